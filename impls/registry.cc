@@ -1,0 +1,92 @@
+// Expands impls/registry.inc into the registry. Built as part of the core static library and
+// referenced by name, so no implementation can be dropped by the linker (no self-registration).
+#include "ropecheck/registry.h"
+
+#include <memory>
+#include <vector>
+
+namespace ropecheck {
+
+#define ROPE_IMPL(factory) std::unique_ptr<RopeImpl> factory();
+#define ROPE_MUTANT(factory) std::unique_ptr<RopeImpl> factory();
+#define SINUSOIDAL_IMPL(factory) std::unique_ptr<SinusoidalImpl> factory();
+#define SINUSOIDAL_MUTANT(factory) std::unique_ptr<SinusoidalImpl> factory();
+#include "registry.inc"
+#undef ROPE_IMPL
+#undef ROPE_MUTANT
+#undef SINUSOIDAL_IMPL
+#undef SINUSOIDAL_MUTANT
+
+namespace {
+
+template <typename Impl>
+struct Lists {
+  std::vector<std::unique_ptr<Impl>> owned;
+  std::vector<const Impl*> real;
+  std::vector<const Impl*> mutants;
+
+  void add(std::unique_ptr<Impl> impl, bool mutant) {
+    (mutant ? mutants : real).push_back(impl.get());
+    owned.push_back(std::move(impl));
+  }
+};
+
+const Lists<RopeImpl>& rope_lists() {
+  static const Lists<RopeImpl> lists = [] {
+    Lists<RopeImpl> l;
+#define ROPE_IMPL(factory) l.add(factory(), false);
+#define ROPE_MUTANT(factory) l.add(factory(), true);
+#define SINUSOIDAL_IMPL(factory)
+#define SINUSOIDAL_MUTANT(factory)
+#include "registry.inc"
+#undef ROPE_IMPL
+#undef ROPE_MUTANT
+#undef SINUSOIDAL_IMPL
+#undef SINUSOIDAL_MUTANT
+    return l;
+  }();
+  return lists;
+}
+
+const Lists<SinusoidalImpl>& sinusoidal_lists() {
+  static const Lists<SinusoidalImpl> lists = [] {
+    Lists<SinusoidalImpl> l;
+#define ROPE_IMPL(factory)
+#define ROPE_MUTANT(factory)
+#define SINUSOIDAL_IMPL(factory) l.add(factory(), false);
+#define SINUSOIDAL_MUTANT(factory) l.add(factory(), true);
+#include "registry.inc"
+#undef ROPE_IMPL
+#undef ROPE_MUTANT
+#undef SINUSOIDAL_IMPL
+#undef SINUSOIDAL_MUTANT
+    return l;
+  }();
+  return lists;
+}
+
+template <typename Impl>
+const Impl* find_in(const Lists<Impl>& lists, std::string_view id) {
+  for (const auto& impl : lists.owned) {
+    if (impl->id() == id) return impl.get();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const RopeImpl* const> rope_implementations() { return rope_lists().real; }
+std::span<const RopeImpl* const> rope_mutants() { return rope_lists().mutants; }
+const RopeImpl& rope_oracle() { return *rope_lists().real.front(); }
+
+std::span<const SinusoidalImpl* const> sinusoidal_implementations() {
+  return sinusoidal_lists().real;
+}
+std::span<const SinusoidalImpl* const> sinusoidal_mutants() { return sinusoidal_lists().mutants; }
+
+const RopeImpl* find_rope(std::string_view id) { return find_in(rope_lists(), id); }
+const SinusoidalImpl* find_sinusoidal(std::string_view id) {
+  return find_in(sinusoidal_lists(), id);
+}
+
+}  // namespace ropecheck

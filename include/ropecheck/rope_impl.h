@@ -1,0 +1,58 @@
+// The interface every RoPE implementation satisfies, and its capability record.
+//
+// apply() rotates q and k in place: for token t at position m = positions[t], every head's
+// rotary pairs are rotated by m * theta_i (see spec.h for pairs and theta_i). q and k may have
+// different head counts (GQA). apply() validates everything first and throws InvalidInput on bad
+// input, so implementations only see well-formed problems; NaN and Inf in the data are not bad
+// input: they propagate through the rotation.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ropecheck/spec.h"
+#include "ropecheck/tensor.h"
+
+namespace ropecheck {
+
+struct RopeCapabilities {
+  std::vector<Layout> layouts;                   // layouts it computes correctly
+  std::vector<AnglePrecision> angle_precisions;  // angle formations it implements
+  bool partial_rotary = true;                    // rotary_dim < head_dim
+  std::string isa = "scalar";                    // instruction set it needs
+  bool available = true;                         // this CPU can run it
+  std::string unavailable_reason;                // why not, when !available
+
+  bool supports(const RopeSpec& spec) const;
+  std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported
+};
+
+class RopeImpl {
+ public:
+  virtual ~RopeImpl() = default;
+
+  // `<algorithm>/<isa>` or `mutant/<the_bug>`: the same string in --impl, test names, reports.
+  virtual std::string_view id() const = 0;
+  virtual std::string_view summary() const = 0;  // one line: which RoPE form, where it comes from
+  virtual RopeCapabilities capabilities() const = 0;
+
+  // Validates spec, shapes, sizes and positions, refuses a spec outside the capabilities, then
+  // rotates q and k in place. Throws InvalidInput on any bad input.
+  void apply(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions) const;
+  // The single-tensor form (a query or key alone).
+  void apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const;
+
+ protected:
+  // Called with validated, supported input only. The default rotates q then k with rotate().
+  virtual void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                         PositionIds positions) const;
+  virtual void rotate(const RopeSpec& spec, HeadTensor x, PositionIds positions) const = 0;
+};
+
+// Throws InvalidInput unless x is a well-formed [tokens][heads][spec.head_dim] tensor with one
+// position per token, every position within +-kMaxAbsPosition. `name` names x in the message.
+void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
+                     std::string_view name);
+
+}  // namespace ropecheck

@@ -1,0 +1,37 @@
+// The tolerance model: every bound in ropecheck is derived here, from the error model below,
+// never picked to make a test pass. Results report the observed error as a fraction of its bound.
+//
+// Units. An output element y of rotary pair p = (x_a, x_b) is compared with the float64 oracle:
+//   err = |y - y_oracle| / (eps32 * |(x_a, x_b)|),   eps32 = 2^-23.
+//
+// Model for an fp32 rotation y_a = c*x_a - s*x_b (y_b likewise), u = eps32/2:
+//   - c, s rounded to fp32 (or sinf/cosf, < 1 ulp on [-1, 1], so <= u):  (|x_a|+|x_b|) * u
+//   - the two products and the sum, each rounded once:                  (|x_a|+|x_b|) * u + |p| * u
+//   with |x_a|+|x_b| <= sqrt(2)|p|:  err <= (2*sqrt(2)/2 + 1/2) = 1.91  -> kRoundingUnits = 2.
+// Angle formation. An angle error of delta radians moves the pair by delta*|p|: delta units/eps32.
+//   - fp64 angles: delta ~ |m theta| * 2^-53, below 1e-3 units for |m| <= 2^24: 0 units.
+//   - fp32 angles: float(theta) and the product float(m)*float(theta) are each rounded once
+//     (float(m) is exact for |m| <= 2^24): delta <= 2u|m theta| = eps32*|m theta| -> |m theta| units.
+// So the per-element bound is kRoundingUnits + kAngleUnitsPerRadian[precision] * |m theta_i|.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "ropecheck/spec.h"
+
+namespace ropecheck {
+
+inline constexpr double kEps32 = std::numeric_limits<float>::epsilon();  // 2^-23
+
+// Rounding of c, s, two products and a sum (derivation above): 1.91 rounded up.
+inline constexpr double kRoundingUnits = 2.0;
+
+// Extra units per radian of |m theta| from forming the angle in the given precision.
+// fp32: 1 + eps32 (the first-order eps32*|m theta| plus the second-order u^2 term, as 1 + u/2 <= 1 + eps32).
+double angle_units_per_radian(AnglePrecision precision);
+
+// Per-element bound, in units of eps32 * |pair|, for a pair rotated by angle m*theta.
+double rotation_bound_units(AnglePrecision precision, std::int64_t position, double theta);
+
+}  // namespace ropecheck

@@ -1,0 +1,76 @@
+// property_catalogue(): every property family in one list, and the subject/run plumbing.
+#include "catalogue.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <vector>
+
+#include "ropecheck/registry.h"
+
+namespace ropecheck {
+
+std::string_view to_string(Status status) {
+  switch (status) {
+    case Status::passed: return "PASSED";
+    case Status::failed: return "FAILED";
+    case Status::skipped: return "SKIPPED";
+  }
+  return "?";
+}
+
+std::span<const Property> property_catalogue() {
+  static const std::vector<Property> all = [] {
+    std::vector<Property> v;
+    for (const auto& p : rope_properties()) v.push_back(p);
+    for (const auto& p : sinusoidal_properties()) v.push_back(p);
+    return v;
+  }();
+  return all;
+}
+
+const Property* find_property(std::string_view id) {
+  for (const auto& p : property_catalogue()) {
+    if (p.id == id) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<Subject> registry_subjects(bool mutants) {
+  std::vector<Subject> subjects;
+  for (const RopeImpl* impl : mutants ? rope_mutants() : rope_implementations()) {
+    subjects.push_back({std::string(impl->id()), impl, nullptr, mutants});
+  }
+  for (const SinusoidalImpl* impl : mutants ? sinusoidal_mutants() : sinusoidal_implementations()) {
+    subjects.push_back({std::string(impl->id()), nullptr, impl, mutants});
+  }
+  return subjects;
+}
+
+PropertyResult run_property(const Property& property, const Subject& subject,
+                            const RunConfig& config) {
+  PropertyResult skipped;
+  skipped.subject = subject.id;
+  skipped.property = std::string(property.id);
+  skipped.status = Status::skipped;
+  const bool kind_matches = property.kind == SubjectKind::rope ? subject.rope != nullptr
+                                                                : subject.sinusoidal != nullptr;
+  if (!kind_matches) {
+    skipped.message = property.kind == SubjectKind::rope ? "not a RoPE implementation"
+                                                         : "not a sinusoidal implementation";
+    return skipped;
+  }
+  if (subject.rope != nullptr) {
+    const auto caps = subject.rope->capabilities();
+    if (!caps.available) {
+      skipped.message = fmt::format("not available on this CPU: {}", caps.unavailable_reason);
+      return skipped;
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  PropertyResult result = property.run(subject, config);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace ropecheck

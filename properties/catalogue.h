@@ -1,0 +1,13 @@
+// The property families that make up property_catalogue(), one file each.
+#pragma once
+
+#include <span>
+
+#include "property.h"
+
+namespace ropecheck {
+
+std::span<const Property> rope_properties();        // rope_properties.cc
+std::span<const Property> sinusoidal_properties();  // sinusoidal_properties.cc
+
+}  // namespace ropecheck

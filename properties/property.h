@@ -1,0 +1,72 @@
+// The property catalogue's types: what a property is, what it is run on, and what it reports.
+// `ropecheck verify` and the gtest files both run properties through run_suite() / run_property(),
+// so a test and the CLI see exactly the same checks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ropecheck/absolute_encoding.h"
+#include "ropecheck/rope_impl.h"
+
+namespace ropecheck {
+
+// benchdnn's statuses: a property that cannot apply to a subject is skipped with the reason,
+// never silently passed.
+enum class Status { passed, failed, skipped };
+std::string_view to_string(Status status);
+
+// What a property runs on: a RoPE implementation, or a sinusoidal table implementation.
+struct Subject {
+  std::string id;
+  const RopeImpl* rope = nullptr;
+  const SinusoidalImpl* sinusoidal = nullptr;
+  bool mutant = false;
+};
+
+struct RunConfig {
+  std::uint64_t seed = 1;  // fixed by default: a CI verdict must replay
+  int cases = 100;         // RapidCheck maxSuccess per (subject, property)
+  // A RapidCheck reproduce string (from a failure line) replays that one shrunk case.
+  std::string reproduce;
+};
+
+struct PropertyResult {
+  std::string subject;
+  std::string property;
+  Status status = Status::passed;
+  int cases = 0;                 // cases that passed before the verdict
+  double worst_ratio = 0.0;      // max over cases of observed error / bound (<= 1 passes)
+  double worst_error = 0.0;      // the observed error at that case, in the property's units
+  double bound = 0.0;            // the bound at that case, same units
+  std::string units;             // e.g. "eps32*|pair|"
+  std::string message;           // why it failed or was skipped
+  std::string counterexample;    // the shrunk failing case, printed
+  std::string reproduce;         // RapidCheck reproduce string for RunConfig::reproduce
+  double seconds = 0.0;
+};
+
+enum class SubjectKind { rope, sinusoidal };
+
+struct Property {
+  std::string_view id;           // snake_case, the same in --property, tests and reports
+  std::string_view description;  // one line: what it states, which seed it comes from
+  SubjectKind kind;
+  PropertyResult (*run)(const Subject& subject, const RunConfig& config);
+};
+
+// Every property, RoPE first then sinusoidal.
+std::span<const Property> property_catalogue();
+const Property* find_property(std::string_view id);
+
+// Subjects from the registry: real implementations, or mutants.
+std::vector<Subject> registry_subjects(bool mutants);
+
+// Runs one property on one subject: skipped when the kinds differ or the subject is unavailable.
+PropertyResult run_property(const Property& property, const Subject& subject,
+                            const RunConfig& config);
+
+}  // namespace ropecheck

@@ -1,0 +1,88 @@
+// Input validation shared by every RoPE implementation (the non-virtual apply()).
+#include "ropecheck/rope_impl.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ropecheck/errors.h"
+
+namespace ropecheck {
+
+bool RopeCapabilities::supports(const RopeSpec& spec) const { return why_unsupported(spec).empty(); }
+
+std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
+  if (!available) return fmt::format("not available on this CPU: {}", unavailable_reason);
+  if (std::find(layouts.begin(), layouts.end(), spec.layout) == layouts.end()) {
+    return fmt::format("layout {} not supported", to_string(spec.layout));
+  }
+  if (std::find(angle_precisions.begin(), angle_precisions.end(), spec.angle_precision) ==
+      angle_precisions.end()) {
+    return fmt::format("{} angles not supported", to_string(spec.angle_precision));
+  }
+  if (!partial_rotary && spec.rotary_dim != spec.head_dim) {
+    return "partial rotary (rotary_dim < head_dim) not supported";
+  }
+  return {};
+}
+
+void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
+                     std::string_view name) {
+  if (x.tokens <= 0 || x.heads <= 0) {
+    throw InvalidInput(fmt::format("{}: empty tensor ({} tokens x {} heads)", name, x.tokens,
+                                   x.heads));
+  }
+  if (x.head_dim != spec.head_dim) {
+    throw InvalidInput(fmt::format("{}: head_dim {} does not match the spec's {}", name,
+                                   x.head_dim, spec.head_dim));
+  }
+  // Checked in unsigned 128-bit-safe steps: tokens*heads*head_dim must equal data.size().
+  const auto tokens = static_cast<unsigned long long>(x.tokens);
+  const auto heads = static_cast<unsigned long long>(x.heads);
+  const auto dim = static_cast<unsigned long long>(x.head_dim);
+  unsigned long long elements = 0;
+  if (__builtin_mul_overflow(tokens, heads, &elements) ||
+      __builtin_mul_overflow(elements, dim, &elements) || elements != x.data.size()) {
+    throw InvalidInput(fmt::format("{}: buffer holds {} floats, shape {}x{}x{} needs {}", name,
+                                   x.data.size(), x.tokens, x.heads, x.head_dim,
+                                   static_cast<double>(tokens) * heads * dim));
+  }
+  if (positions.size() != tokens) {
+    throw InvalidInput(fmt::format("{}: {} positions for {} tokens (one position per token)",
+                                   name, positions.size(), x.tokens));
+  }
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    if (positions[t] > kMaxAbsPosition || positions[t] < -kMaxAbsPosition) {
+      throw InvalidInput(fmt::format("position {} of token {} is outside [-2^24, 2^24]",
+                                     positions[t], t));
+    }
+  }
+}
+
+void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                     PositionIds positions) const {
+  validate(spec);
+  validate_tensor(spec, q, positions, "q");
+  validate_tensor(spec, k, positions, "k");
+  if (auto why = capabilities().why_unsupported(spec); !why.empty()) {
+    throw InvalidInput(fmt::format("{}: {}", id(), why));
+  }
+  rotate_qk(spec, q, k, positions);
+}
+
+void RopeImpl::apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const {
+  validate(spec);
+  validate_tensor(spec, x, positions, "x");
+  if (auto why = capabilities().why_unsupported(spec); !why.empty()) {
+    throw InvalidInput(fmt::format("{}: {}", id(), why));
+  }
+  rotate(spec, x, positions);
+}
+
+void RopeImpl::rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                         PositionIds positions) const {
+  rotate(spec, q, positions);
+  rotate(spec, k, positions);
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,17 @@
+// The tolerance model (derivation in tolerance.h).
+#include "ropecheck/tolerance.h"
+
+#include <cmath>
+
+namespace ropecheck {
+
+double angle_units_per_radian(AnglePrecision precision) {
+  return precision == AnglePrecision::fp32 ? 1.0 + kEps32 : 0.0;
+}
+
+double rotation_bound_units(AnglePrecision precision, std::int64_t position, double theta) {
+  const double angle = std::abs(static_cast<double>(position) * theta);
+  return kRoundingUnits + angle_units_per_radian(precision) * angle;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,2 @@
+// PLACEHOLDER: replaced by its owner.
+#pragma once

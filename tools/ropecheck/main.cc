@@ -1,0 +1,2 @@
+// PLACEHOLDER: replaced by its owner.
+int main() { return 0; }
