@@ -47,24 +47,30 @@ std::vector<Subject> registry_subjects(bool mutants) {
   return subjects;
 }
 
-PropertyResult run_property(const Property& property, const Subject& subject,
-                            const RunConfig& config) {
+PropertyResult skipped_result(const Subject& subject, std::string_view property,
+                              std::string reason) {
   PropertyResult skipped;
   skipped.subject = subject.id;
-  skipped.property = std::string(property.id);
+  skipped.property = std::string(property);
   skipped.status = Status::skipped;
+  skipped.message = std::move(reason);
+  return skipped;
+}
+
+PropertyResult run_property(const Property& property, const Subject& subject,
+                            const RunConfig& config) {
   const bool kind_matches = property.kind == SubjectKind::rope ? subject.rope != nullptr
                                                                 : subject.sinusoidal != nullptr;
   if (!kind_matches) {
-    skipped.message = property.kind == SubjectKind::rope ? "not a RoPE implementation"
-                                                         : "not a sinusoidal implementation";
-    return skipped;
+    return skipped_result(subject, property.id,
+                          property.kind == SubjectKind::rope ? "not a RoPE implementation"
+                                                             : "not a sinusoidal implementation");
   }
   if (subject.rope != nullptr) {
     const auto caps = subject.rope->capabilities();
     if (!caps.available) {
-      skipped.message = fmt::format("not available on this CPU: {}", caps.unavailable_reason);
-      return skipped;
+      return skipped_result(subject, property.id,
+                            fmt::format("not available on this CPU: {}", caps.unavailable_reason));
     }
   }
   const auto start = std::chrono::steady_clock::now();

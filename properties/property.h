@@ -49,6 +49,10 @@ struct PropertyResult {
   double seconds = 0.0;
 };
 
+// A SKIPPED result with its reason.
+PropertyResult skipped_result(const Subject& subject, std::string_view property,
+                              std::string reason);
+
 enum class SubjectKind { rope, sinusoidal };
 
 struct Property {

@@ -14,4 +14,9 @@ double rotation_bound_units(AnglePrecision precision, std::int64_t position, dou
   return kRoundingUnits + angle_units_per_radian(precision) * angle;
 }
 
+double pair_error_bound_units(AnglePrecision precision, std::int64_t position, double theta) {
+  const double angle = std::abs(static_cast<double>(position) * theta);
+  return kNormBoundUnits + angle_units_per_radian(precision) * angle;
+}
+
 }  // namespace ropecheck

@@ -34,4 +34,14 @@ double angle_units_per_radian(AnglePrecision precision);
 // Per-element bound, in units of eps32 * |pair|, for a pair rotated by angle m*theta.
 double rotation_bound_units(AnglePrecision precision, std::int64_t position, double theta);
 
+// Bound on the norm of a pair's whole error vector, same units: the two elements' rounding
+// errors add in quadrature (sqrt(2) * kRoundingUnits) while an angle error moves the pair as a
+// whole by |delta| * |p|, not sqrt(2) times that. This is what a later rotation can move into
+// one element (inverse, composition).
+double pair_error_bound_units(AnglePrecision precision, std::int64_t position, double theta);
+
+// A rotation changes a pair's norm only through rounding (an angle error is still a rotation):
+//   | |y_p| - |x_p| | <= |error vector| <= sqrt(2) * kRoundingUnits, whatever the angle.
+inline constexpr double kNormBoundUnits = 1.4142135623730951 * kRoundingUnits;
+
 }  // namespace ropecheck

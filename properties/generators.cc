@@ -1,0 +1,95 @@
+// Generators for the property suite (see generators.h).
+#include "generators.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ropecheck {
+
+rc::Gen<float> finite_float() {
+  const auto nonzero = rc::gen::apply(
+      [](int fraction, int exponent_magnitude, bool negative_exponent, bool negative) {
+        const float mantissa = 1.0f + static_cast<float>(fraction) * 0x1p-23f;
+        const int exponent = negative_exponent ? -exponent_magnitude : exponent_magnitude;
+        const float value = std::ldexp(mantissa, exponent);
+        return negative ? -value : value;
+      },
+      rc::gen::inRange(0, 1 << 23), rc::gen::inRange(0, 41), rc::gen::arbitrary<bool>(),
+      rc::gen::arbitrary<bool>());
+  return rc::gen::weightedOneOf<float>(
+      {{12, nonzero}, {1, rc::gen::just(0.0f)}, {1, rc::gen::just(-0.0f)}});
+}
+
+rc::Gen<std::vector<float>> finite_floats(std::size_t count) {
+  return rc::gen::container<std::vector<float>>(count, finite_float());
+}
+
+namespace {
+
+// Head dims from real models first (GPT-2 64, Phi-2 80, 96, Llama 128, Gemma 256), then any even.
+rc::Gen<int> head_dim(int at_least) {
+  auto model = rc::gen::suchThat(rc::gen::element(64, 80, 96, 128, 256),
+                                 [=](int d) { return d >= at_least; });
+  auto any_even = rc::gen::map(rc::gen::inRange(at_least / 2, 129), [](int h) { return 2 * h; });
+  return rc::gen::weightedOneOf<int>({{1, model}, {2, any_even}});
+}
+
+// Bases log-uniform in [100, 1e6], with the usual ones (1e4 Llama 2, 5e5 Llama 3, 1e6 Qwen).
+rc::Gen<double> base() {
+  auto usual = rc::gen::element(10000.0, 500000.0, 1000000.0);
+  auto log_uniform = rc::gen::map(rc::gen::inRange(0, 1 << 20), [](int u) {
+    return std::pow(10.0, 2.0 + 4.0 * static_cast<double>(u) / (1 << 20));
+  });
+  return rc::gen::weightedOneOf<double>({{1, usual}, {2, log_uniform}});
+}
+
+}  // namespace
+
+rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary) {
+  const int min_head_dim = rotary == Rotary::partial ? 4 : 2;
+  return rc::gen::mapcat(head_dim(min_head_dim), [=](int d) {
+    rc::Gen<int> rotary_dim = rc::gen::just(d);
+    if (rotary == Rotary::partial) {
+      rotary_dim = rc::gen::map(rc::gen::inRange(1, d / 2), [](int h) { return 2 * h; });
+    } else if (rotary == Rotary::any) {
+      rotary_dim = rc::gen::weightedOneOf<int>(
+          {{2, rc::gen::just(d)},
+           {1, rc::gen::map(rc::gen::inRange(1, d / 2 + 1), [](int h) { return 2 * h; })}});
+    }
+    return rc::gen::apply(
+        [d](int r, double b, Layout layout, AnglePrecision precision) {
+          return RopeSpec{d, r, b, layout, precision};
+        },
+        rotary_dim, base(), rc::gen::elementOf(caps.layouts),
+        rc::gen::elementOf(caps.angle_precisions));
+  });
+}
+
+rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count) {
+  using Positions = std::vector<std::int64_t>;
+  const auto n = static_cast<std::int64_t>(count);
+  const std::int64_t max = kMaxGeneratedPosition;
+  // Decoding: a contiguous run starting at an offset (prefix caching, the KV cache).
+  auto contiguous = rc::gen::map(rc::gen::inRange<std::int64_t>(0, max - n + 1),
+                                 [n](std::int64_t offset) {
+                                   Positions p(static_cast<std::size_t>(n));
+                                   for (std::int64_t t = 0; t < n; ++t) p[static_cast<std::size_t>(t)] = offset + t;
+                                   return p;
+                                 });
+  // Any values: sorted ones have gaps (packed sequences), repeats (tree decoding), negatives.
+  auto values = rc::gen::container<Positions>(count, rc::gen::inRange<std::int64_t>(-max, max + 1));
+  auto sorted = rc::gen::map(values, [](Positions p) {
+    std::sort(p.begin(), p.end());
+    return p;
+  });
+  auto repeated = rc::gen::map(rc::gen::inRange<std::int64_t>(0, max + 1), [count](std::int64_t m) {
+    return Positions(count, m);
+  });
+  auto non_negative = rc::gen::container<Positions>(count, rc::gen::inRange<std::int64_t>(0, max + 1));
+  return rc::gen::weightedOneOf<Positions>(
+      {{2, contiguous}, {2, sorted}, {1, repeated}, {2, non_negative}, {1, values}});
+}
+
+void showValue(const RopeSpec& spec, std::ostream& os) { os << describe(spec); }
+
+}  // namespace ropecheck

@@ -1,0 +1,37 @@
+// RapidCheck generators for what RapidCheck lacks: finite floats across many decades, RoPE specs
+// within an implementation's capabilities, and position sets as models see them (decode offsets,
+// sorted with gaps, repeated, negative). Every generator shrinks towards the simplest case:
+// 1.0f, head_dim 2, base 10000, position 0.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "ropecheck/rope_impl.h"
+#include "ropecheck/spec.h"
+
+namespace ropecheck {
+
+// Largest |position| generated: 2^20 (1M-token contexts), leaving room below kMaxAbsPosition
+// for sums m + n + c in the relative-position and composition properties.
+inline constexpr std::int64_t kMaxGeneratedPosition = std::int64_t{1} << 20;
+
+// +-0 and +-(1 + f) * 2^e for |e| <= 40 (about 1e-12 .. 1e12): wide, yet every product with a
+// cos/sin >= 1e-12 stays a normal float, so the relative error model of tolerance.h holds.
+rc::Gen<float> finite_float();
+rc::Gen<std::vector<float>> finite_floats(std::size_t count);
+
+// A spec the implementation supports. `partial`: true forces rotary_dim < head_dim, false forces
+// rotary_dim == head_dim, unset (the default) picks either.
+enum class Rotary { any, full, partial };
+rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary = Rotary::any);
+
+// `count` positions in [-kMaxGeneratedPosition, kMaxGeneratedPosition].
+rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count);
+
+void showValue(const RopeSpec& spec, std::ostream& os);
+
+}  // namespace ropecheck

@@ -1,0 +1,130 @@
+// RoPE properties of one rotation: agreement with the oracle, norm preservation, identity at
+// position 0, and the untouched pass-through tail.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "rapidcheck_bridge.h"
+#include "rope_cases.h"
+#include "rope_harness.h"
+#include "rope_property_functions.h"
+#include "ropecheck/oracle.h"
+#include "ropecheck/tolerance.h"
+
+namespace ropecheck {
+namespace {
+
+constexpr std::string_view kPairUnits = "eps32*|pair|";
+
+// q and k rotated together through the two-tensor form (the GQA path).
+void apply_qk(const RopeImpl& impl, const QkCase& c, std::vector<float>& q, std::vector<float>& k) {
+  q = c.q;
+  k = c.k;
+  impl.apply(c.spec, HeadTensor{q, c.tokens, c.q_heads, c.spec.head_dim},
+             HeadTensor{k, c.tokens, c.k_heads, c.spec.head_dim}, c.positions);
+}
+
+void fail_if_over(const WorstElement& worst, std::string_view what) {
+  if (worst.ratio > 1.0) {
+    RC_FAIL(fmt::format("{}: error {:.4g} > bound {:.4g} ({}) at {}", what, worst.error,
+                        worst.bound, kPairUnits, worst.where));
+  }
+}
+
+}  // namespace
+
+PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  const RopeImpl& impl = *subject.rope;
+  const auto caps = impl.capabilities();
+  return check_property(subject, "oracle_agreement", config, kPairUnits, tracker, [&] {
+    const QkCase c = pick_qk_case(caps, Rotary::any);
+    std::vector<float> q, k;
+    apply_qk(impl, c, q, k);
+    // The tolerance model (tolerance.h): rounding plus the declared angle precision's term.
+    const auto bound = [&](std::size_t t, double theta) {
+      return rotation_bound_units(c.spec.angle_precision, c.positions[t], theta);
+    };
+    const auto worst_q = worst_rotary_error(c.spec, c.q, q,
+                                            oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions),
+                                            c.q_heads, c.positions, bound);
+    const auto worst_k = worst_rotary_error(c.spec, c.k, k,
+                                            oracle_rope(c.spec, c.k, c.tokens, c.k_heads, c.positions),
+                                            c.k_heads, c.positions, bound);
+    const auto& worst = worst_q.ratio >= worst_k.ratio ? worst_q : worst_k;
+    tracker.observe(worst.error, worst.bound);
+    fail_if_over(worst, worst_q.ratio >= worst_k.ratio ? "q" : "k");
+  });
+}
+
+PropertyResult norm_preservation(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  const RopeImpl& impl = *subject.rope;
+  const auto caps = impl.capabilities();
+  return check_property(subject, "norm_preservation", config, kPairUnits, tracker, [&] {
+    const QkCase c = pick_qk_case(caps, Rotary::any);
+    std::vector<float> q, k;
+    apply_qk(impl, c, q, k);
+    const auto before = pair_norms(c.spec, c.q);
+    const auto after = pair_norms(c.spec, q);
+    double worst = 0;
+    std::size_t worst_pair = 0;
+    for (std::size_t p = 0; p < before.size(); ++p) {
+      const double diff = std::abs(after[p] - before[p]);
+      double units = before[p] > 0 ? diff / (kEps32 * before[p]) : (diff == 0 ? 0 : INFINITY);
+      if (std::isnan(units)) units = INFINITY;
+      if (units > worst) {
+        worst = units;
+        worst_pair = p;
+      }
+    }
+    tracker.observe(worst, kNormBoundUnits);
+    if (worst > kNormBoundUnits) {
+      const auto pairs = static_cast<std::size_t>(c.spec.rotary_dim / 2);
+      RC_FAIL(fmt::format("pair {} of q row {} (position {}): |x| = {:.9g} became {:.9g}, "
+                          "{:.4g} > {:.4g} {}",
+                          worst_pair % pairs, worst_pair / pairs,
+                          c.positions[worst_pair / pairs / static_cast<std::size_t>(c.q_heads)],
+                          before[worst_pair], after[worst_pair], worst, kNormBoundUnits, kPairUnits));
+    }
+  });
+}
+
+PropertyResult identity_at_zero(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  const RopeImpl& impl = *subject.rope;
+  const auto caps = impl.capabilities();
+  return check_property(subject, "identity_at_zero", config, kPairUnits, tracker, [&] {
+    QkCase c = pick_qk_case(caps, Rotary::any);
+    c.positions.assign(c.positions.size(), 0);
+    std::vector<float> q, k;
+    apply_qk(impl, c, q, k);
+    // cos 0 = 1 and sin 0 = 0 exactly, so every form of the rotation returns x exactly: bound 0.
+    const std::vector<double> expected_q(c.q.begin(), c.q.end());
+    const auto worst = worst_rotary_error(c.spec, c.q, q, expected_q, c.q_heads, c.positions,
+                                          [](std::size_t, double) { return 0.0; });
+    tracker.observe(worst.error, 0.0);
+    if (worst.error > 0) RC_FAIL(fmt::format("R_0 changed q: {}", worst.where));
+  });
+}
+
+PropertyResult tail_untouched(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  const RopeImpl& impl = *subject.rope;
+  const auto caps = impl.capabilities();
+  if (!caps.partial_rotary) {
+    return skipped_result(subject, "tail_untouched", "partial rotary not supported");
+  }
+  return check_property(subject, "tail_untouched", config, "changed bits", tracker, [&] {
+    const QkCase c = pick_qk_case(caps, Rotary::partial);
+    std::vector<float> q, k;
+    apply_qk(impl, c, q, k);
+    for (const auto& [in, out, heads] : {std::tuple{&c.q, &q, c.q_heads}, {&c.k, &k, c.k_heads}}) {
+      const auto changed = tail_changes(c.spec, *in, *out, heads);
+      tracker.observe(changed.error, 0.0);
+      if (changed.error > 0) RC_FAIL(changed.where);
+    }
+  });
+}
+
+}  // namespace ropecheck

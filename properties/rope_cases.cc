@@ -1,0 +1,41 @@
+// Random RoPE problems (see rope_cases.h).
+#include "rope_cases.h"
+
+#include <cmath>
+
+#include "rope_harness.h"
+
+namespace ropecheck {
+
+std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads) {
+  return *finite_floats(static_cast<std::size_t>(tokens * heads * spec.head_dim));
+}
+
+QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
+  QkCase c;
+  c.spec = *rope_spec(caps, rotary);
+  c.tokens = *rc::gen::inRange<std::int64_t>(1, 9);
+  c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4);
+  c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4);
+  c.positions = *position_ids(static_cast<std::size_t>(c.tokens));
+  c.q = pick_tensor(c.spec, c.tokens, c.q_heads);
+  c.k = pick_tensor(c.spec, c.tokens, c.k_heads);
+  return c;
+}
+
+std::vector<double> pair_norms(const RopeSpec& spec, const std::vector<float>& x) {
+  const auto dim = static_cast<std::size_t>(spec.head_dim);
+  const auto pairs = static_cast<std::size_t>(spec.rotary_dim / 2);
+  std::vector<double> norms;
+  norms.reserve(x.size() / dim * pairs);
+  for (std::size_t row = 0; row < x.size() / dim; ++row) {
+    for (std::size_t i = 0; i < pairs; ++i) {
+      const auto [a, b] = pair_features(spec, static_cast<int>(i));
+      norms.push_back(std::hypot(static_cast<double>(x[row * dim + a]),
+                                 static_cast<double>(x[row * dim + b])));
+    }
+  }
+  return norms;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,34 @@
+// Random RoPE problems for the properties, picked inside a RapidCheck property with `*gen` so that
+// every piece shrinks and shows in a counterexample: a spec, a GQA shape, positions, q and k.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "generators.h"
+#include "ropecheck/tensor.h"
+
+namespace ropecheck {
+
+struct QkCase {
+  RopeSpec spec;
+  std::int64_t tokens = 0;
+  std::int64_t q_heads = 0;  // a multiple of k_heads (grouped-query attention)
+  std::int64_t k_heads = 0;
+  std::vector<std::int64_t> positions;
+  std::vector<float> q;
+  std::vector<float> k;
+
+  std::int64_t group() const { return q_heads / k_heads; }
+};
+
+// Must be called inside a RapidCheck property. Up to 8 tokens, 1-3 kv heads, groups of 1-3.
+QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary);
+
+// One [tokens][heads][head_dim] tensor's worth of finite floats.
+std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads);
+
+// Pair norms |(x_a, x_b)| of every rotary pair, [tokens][heads][rotary_dim/2], in double.
+std::vector<double> pair_norms(const RopeSpec& spec, const std::vector<float>& x);
+
+}  // namespace ropecheck

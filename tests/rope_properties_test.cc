@@ -1,0 +1,47 @@
+// Every RoPE property on every real RoPE implementation in the registry, one gtest each
+// (ImplsAndProperties/RopeProperty.Holds/<impl>__<property>). A failure prints the shrunk
+// counterexample and the RC_PARAMS string that replays it:
+//   RC_PARAMS="reproduce=..." ctest -R '<impl>__<property>'
+#include <gtest/gtest.h>
+
+#include "catalogue.h"
+#include "ropecheck/registry.h"
+#include "test_config.h"
+
+namespace ropecheck {
+namespace {
+
+struct Case {
+  const RopeImpl* impl;
+  const Property* property;
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const RopeImpl* impl : rope_implementations()) {
+    for (const Property& property : rope_properties()) cases.push_back({impl, &property});
+  }
+  return cases;
+}
+
+class RopeProperty : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RopeProperty, Holds) {
+  const auto [impl, property] = GetParam();
+  const Subject subject{std::string(impl->id()), impl, nullptr, false};
+  const auto result = run_property(*property, subject, test_run_config());
+  ASSERT_NE(result.status, Status::skipped) << result.message;
+  EXPECT_EQ(result.status, Status::passed) << describe_failure(result);
+  EXPECT_GT(result.cases, 0);
+  EXPECT_LE(result.worst_ratio, 1.0);
+  RecordProperty("worst_ratio", std::to_string(result.worst_ratio));
+}
+
+INSTANTIATE_TEST_SUITE_P(ImplsAndProperties, RopeProperty, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return test_name(std::string(info.param.impl->id())) + "__" +
+                                  std::string(info.param.property->id);
+                         });
+
+}  // namespace
+}  // namespace ropecheck

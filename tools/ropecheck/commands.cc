@@ -1,2 +1,0 @@
-// PLACEHOLDER: replaced by its owner.
-#include "commands.h"

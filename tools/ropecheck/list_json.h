@@ -1,0 +1,17 @@
+// The registry and the property catalogue as JSON ("schema": "ropecheck.list/1"), for
+// `ropecheck list --json` and for anything that wants the ids without parsing a table.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace ropecheck {
+
+inline constexpr const char* kListSchemaId = "ropecheck.list/1";
+
+// {"schema", "rope_implementations": [{id, summary, capabilities}], "sinusoidal_implementations":
+//  [{id, summary}], "mutants": [{id, kind, summary, capabilities?}], "properties": [{id, kind,
+//  description}]}; capabilities = {layouts, angle_precisions, partial_rotary, isa, available,
+//  unavailable_reason}.
+nlohmann::ordered_json list_json();
+
+}  // namespace ropecheck

@@ -1,0 +1,65 @@
+// Shell quoting and the replay commands of `ropecheck verify`.
+#include "repro_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ropecheck {
+namespace {
+
+bool shell_safe(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("_-./=:,+@%").find(c) != std::string_view::npos;
+}
+
+std::string single_quoted(std::string_view arg) {
+  std::string quoted = "'";
+  for (const char c : arg) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+}  // namespace
+
+std::string shell_quote(std::string_view arg) {
+  if (!arg.empty() && std::all_of(arg.begin(), arg.end(), shell_safe)) return std::string(arg);
+  return single_quoted(arg);
+}
+
+std::string shell_command(const std::vector<std::string>& args) {
+  std::string command;
+  for (const auto& arg : args) {
+    if (!command.empty()) command += ' ';
+    command += shell_quote(arg);
+  }
+  return command;
+}
+
+std::string repro_command(const PropertyResult& result, const RunConfig& config) {
+  std::string command =
+      shell_command({"ropecheck", "verify", "--impl", result.subject, "--property",
+                     result.property, "--seed", std::to_string(config.seed)});
+  if (result.reproduce.empty()) return command + fmt::format(" --cases {}", config.cases);
+  // Always quoted, as the contract shows it, so that the string reads as one opaque token.
+  return command + " --reproduce " + single_quoted(result.reproduce);
+}
+
+std::vector<std::string> verify_command_line(const VerifyOptions& options) {
+  std::vector<std::string> args = {"ropecheck", "verify"};
+  for (const auto& id : options.impls) args.insert(args.end(), {"--impl", id});
+  for (const auto& id : options.properties) args.insert(args.end(), {"--property", id});
+  args.insert(args.end(), {"--cases", std::to_string(options.cases), "--seed",
+                           std::to_string(options.seed)});
+  if (options.mutants) args.emplace_back("--mutants");
+  if (!options.reproduce.empty()) args.insert(args.end(), {"--reproduce", options.reproduce});
+  args.insert(args.end(), {"--out", options.out_dir.string()});
+  return args;
+}
+
+}  // namespace ropecheck
