@@ -1,19 +1,28 @@
-// PLACEHOLDER: replaced by its owner; links the registry meanwhile.
+// mutant/frequency_index_reversed: pair i gets theta_(n-1-i): the frequency table
+// indexed from the wrong end (low dimensions rotating slowly instead of fast).
+#include <algorithm>
 #include <memory>
-#include <stdexcept>
-#include "ropecheck/registry.h"
+
+#include "pairwise_mutant.h"
+
 namespace ropecheck {
 namespace {
-class Placeholder final : public RopeImpl {
+
+class Mutant final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/frequency_index_reversed"; }
-  std::string_view summary() const override { return "placeholder"; }
-  RopeCapabilities capabilities() const override {
-    return {{Layout::interleaved, Layout::half_split}, {AnglePrecision::fp32, AnglePrecision::fp64}, true, "scalar", true, ""};
-  }
+  std::string_view summary() const override { return "pair i rotates with theta_(n-1-i): frequency index reversed"; }
+
  protected:
-  void rotate(const RopeSpec&, HeadTensor, PositionIds) const override { throw std::logic_error("placeholder"); }
+  std::vector<double> frequencies(const RopeSpec& spec) const override {
+    auto theta = PairwiseMutant::frequencies(spec);
+    std::reverse(theta.begin(), theta.end());  // BUG
+    return theta;
+  }
 };
+
 }  // namespace
-std::unique_ptr<RopeImpl> make_mutant_frequency_index_reversed() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<RopeImpl> make_mutant_frequency_index_reversed() { return std::make_unique<Mutant>(); }
+
 }  // namespace ropecheck

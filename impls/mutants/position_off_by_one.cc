@@ -1,19 +1,23 @@
-// PLACEHOLDER: replaced by its owner; links the registry meanwhile.
+// mutant/position_off_by_one: positions counted from 1 instead of 0 (a KV-cache
+// offset or an arange(1, n+1) mistake).
 #include <memory>
-#include <stdexcept>
-#include "ropecheck/registry.h"
+
+#include "pairwise_mutant.h"
+
 namespace ropecheck {
 namespace {
-class Placeholder final : public RopeImpl {
+
+class Mutant final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/position_off_by_one"; }
-  std::string_view summary() const override { return "placeholder"; }
-  RopeCapabilities capabilities() const override {
-    return {{Layout::interleaved, Layout::half_split}, {AnglePrecision::fp32, AnglePrecision::fp64}, true, "scalar", true, ""};
-  }
+  std::string_view summary() const override { return "rotates by (m + 1) theta: position off by one"; }
+
  protected:
-  void rotate(const RopeSpec&, HeadTensor, PositionIds) const override { throw std::logic_error("placeholder"); }
+  std::int64_t effective_position(std::int64_t m) const override { return m + 1; }  // BUG
 };
+
 }  // namespace
-std::unique_ptr<RopeImpl> make_mutant_position_off_by_one() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<RopeImpl> make_mutant_position_off_by_one() { return std::make_unique<Mutant>(); }
+
 }  // namespace ropecheck

@@ -1,19 +1,24 @@
-// PLACEHOLDER: replaced by its owner; links the registry meanwhile.
+// mutant/rotary_dim_ignored: partial rotary ignored: all head_dim features rotated with
+// frequencies from head_dim (rotary_dim taken from head_dim, as in frameworks that forget
+// partial_rotary_factor).
 #include <memory>
-#include <stdexcept>
-#include "ropecheck/registry.h"
+
+#include "pairwise_mutant.h"
+
 namespace ropecheck {
 namespace {
-class Placeholder final : public RopeImpl {
+
+class Mutant final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/rotary_dim_ignored"; }
-  std::string_view summary() const override { return "placeholder"; }
-  RopeCapabilities capabilities() const override {
-    return {{Layout::interleaved, Layout::half_split}, {AnglePrecision::fp32, AnglePrecision::fp64}, true, "scalar", true, ""};
-  }
+  std::string_view summary() const override { return "rotates every feature with head_dim frequencies: rotary_dim ignored, the tail rotated"; }
+
  protected:
-  void rotate(const RopeSpec&, HeadTensor, PositionIds) const override { throw std::logic_error("placeholder"); }
+  int rotated_features(const RopeSpec& spec) const override { return spec.head_dim; }  // BUG
 };
+
 }  // namespace
-std::unique_ptr<RopeImpl> make_mutant_rotary_dim_ignored() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<RopeImpl> make_mutant_rotary_dim_ignored() { return std::make_unique<Mutant>(); }
+
 }  // namespace ropecheck

@@ -1,19 +1,24 @@
-// PLACEHOLDER: replaced by its owner; links the registry meanwhile.
+// mutant/rotate_half_unpermuted: HF's rotate_half pairing (i, i + r/2) applied to data
+// whatever its layout, i.e. to Meta-layout (interleaved) weights without the checkpoint
+// converter's permutation. Seed 002: for d = 6 this computes x1' = cos*x1 - sin*x4.
 #include <memory>
-#include <stdexcept>
-#include "ropecheck/registry.h"
+
+#include "pairwise_mutant.h"
+
 namespace ropecheck {
 namespace {
-class Placeholder final : public RopeImpl {
+
+class Mutant final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/rotate_half_unpermuted"; }
-  std::string_view summary() const override { return "placeholder"; }
-  RopeCapabilities capabilities() const override {
-    return {{Layout::interleaved, Layout::half_split}, {AnglePrecision::fp32, AnglePrecision::fp64}, true, "scalar", true, ""};
-  }
+  std::string_view summary() const override { return "rotate_half pairing on interleaved data: the weight permutation forgotten (seed 002)"; }
+
  protected:
-  void rotate(const RopeSpec&, HeadTensor, PositionIds) const override { throw std::logic_error("placeholder"); }
+  Layout pairing(const RopeSpec&) const override { return Layout::half_split; }  // BUG
 };
+
 }  // namespace
-std::unique_ptr<RopeImpl> make_mutant_rotate_half_unpermuted() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<RopeImpl> make_mutant_rotate_half_unpermuted() { return std::make_unique<Mutant>(); }
+
 }  // namespace ropecheck

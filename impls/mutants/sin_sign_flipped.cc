@@ -1,19 +1,26 @@
-// PLACEHOLDER: replaced by its owner; links the registry meanwhile.
+// mutant/sin_sign_flipped: the sine's sign flipped, i.e. R_-m instead of R_m (a
+// transposed rotation matrix, or conj(freqs_cis)). Still a rotation group: only the truth sees it.
 #include <memory>
-#include <stdexcept>
-#include "ropecheck/registry.h"
+
+#include "pairwise_mutant.h"
+
 namespace ropecheck {
 namespace {
-class Placeholder final : public RopeImpl {
+
+class Mutant final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/sin_sign_flipped"; }
-  std::string_view summary() const override { return "placeholder"; }
-  RopeCapabilities capabilities() const override {
-    return {{Layout::interleaved, Layout::half_split}, {AnglePrecision::fp32, AnglePrecision::fp64}, true, "scalar", true, ""};
-  }
+  std::string_view summary() const override { return "rotates by -m theta: sin sign flipped (transposed R_m)"; }
+
  protected:
-  void rotate(const RopeSpec&, HeadTensor, PositionIds) const override { throw std::logic_error("placeholder"); }
+  std::pair<float, float> cos_sin(const RopeSpec& spec, std::int64_t m, double theta) const override {
+    const auto [c, s] = PairwiseMutant::cos_sin(spec, m, theta);
+    return {c, -s};  // BUG
+  }
 };
+
 }  // namespace
-std::unique_ptr<RopeImpl> make_mutant_sin_sign_flipped() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<RopeImpl> make_mutant_sin_sign_flipped() { return std::make_unique<Mutant>(); }
+
 }  // namespace ropecheck
