@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ropecheck/spec.h"
+
 namespace ropecheck {
 
 struct SinusoidalSpec {
@@ -27,6 +29,9 @@ class SinusoidalImpl {
   virtual ~SinusoidalImpl() = default;
   virtual std::string_view id() const = 0;       // `sinusoidal/<form>` or `mutant/<the_bug>`
   virtual std::string_view summary() const = 0;
+  // fp64: angles pos * w_i formed in double; fp32: PyTorch's div_term formation in fp32
+  // (tolerance.h has the error model of each).
+  virtual AnglePrecision angle_precision() const = 0;
   // Validates (spec, sizes, |pos| <= kMaxAbsPosition) then computes. Throws InvalidInput.
   void table(const SinusoidalSpec& spec, std::span<const std::int64_t> positions,
              std::span<float> out) const;

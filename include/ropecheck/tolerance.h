@@ -44,4 +44,21 @@ double pair_error_bound_units(AnglePrecision precision, std::int64_t position, d
 //   | |y_p| - |x_p| | <= |error vector| <= sqrt(2) * kRoundingUnits, whatever the angle.
 inline constexpr double kNormBoundUnits = 1.4142135623730951 * kRoundingUnits;
 
+// --- the sinusoidal table (seed 003) ----------------------------------------------------------
+// Units: eps32, absolute (every value lies in [-1, 1], the pair (sin, cos) has norm 1).
+//   fp64 (the formula in double, rounded once): half an ulp of a value in [-1, 1] is <= eps32/4;
+//     the double sin/cos add < 2^-52 absolute, 2^-29 units: 0.25 + 2^-29.
+//   fp32 (PyTorch's div_term = exp(arange(0, d, 2) * -(ln(base)/d)) in fp32, then sinf/cosf of
+//     the fp32 product pos * div_term):
+//       a_i = fl(2i * fl(-ln(base)/d)): two roundings, |delta a_i| <= 2u|a_i|
+//       w_i = expf(a_i): relative error 2u|a_i| from the argument, + 1 ulp (2u) from expf
+//       angle = fl(pos * w_i): + u relative
+//     so |delta angle| <= |pos w_i| (|a_i| + 1.5) eps32 radians, and sinf/cosf add <= 1 ulp (0.5).
+inline constexpr double kSinusoidalFp64Units = 0.25 + 0x1p-29;
+inline constexpr double kSinusoidalFp32RoundingUnits = 0.5;
+
+// Bound, in eps32, on one element of pair i of PE(pos) for d_model d and the given base.
+double sinusoidal_bound_units(AnglePrecision precision, std::int64_t pos, int i, int d_model,
+                              double base);
+
 }  // namespace ropecheck
