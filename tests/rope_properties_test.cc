@@ -16,6 +16,8 @@ struct Case {
   const Property* property;
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.impl->id() << " x " << c.property->id; }
+
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const RopeImpl* impl : rope_implementations()) {

@@ -17,6 +17,8 @@ struct Case {
   const Property* property;
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.impl->id() << " x " << c.property->id; }
+
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const SinusoidalImpl* impl : sinusoidal_implementations()) {

@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 
 #include <cstdlib>
+#include <ostream>
 #include <string>
 
 #include "property.h"
@@ -35,6 +36,10 @@ inline std::string test_name(std::string id) {
   }
   return id;
 }
+
+// gtest prints parameters in test listings: show ids, not bytes.
+inline void PrintTo(const RopeImpl* impl, std::ostream* os) { *os << impl->id(); }
+inline void PrintTo(const Subject& subject, std::ostream* os) { *os << subject.id; }
 
 inline std::string describe_failure(const PropertyResult& r) {
   return r.message + "\ncounterexample:\n" + r.counterexample + "reproduce: RC_PARAMS=\"reproduce=" +
