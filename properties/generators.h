@@ -29,6 +29,9 @@ rc::Gen<std::vector<float>> finite_floats(std::size_t count);
 enum class Rotary { any, full, partial };
 rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary = Rotary::any);
 
+// One position in [-kMaxGeneratedPosition, kMaxGeneratedPosition], shrinking towards 0.
+rc::Gen<std::int64_t> signed_position();
+
 // `count` positions in [-kMaxGeneratedPosition, kMaxGeneratedPosition].
 rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count);
 

@@ -137,7 +137,7 @@ PropertyResult relative_position(const Subject& subject, const RunConfig& config
     const QkCase c = pick_qk_case(caps, Rotary::any);
     const auto& m = c.positions;  // query positions
     const auto n = *position_ids(m.size());  // key positions
-    const auto shift = *rc::gen::inRange<std::int64_t>(-kMaxGeneratedPosition, kMaxGeneratedPosition + 1);
+    const auto shift = *signed_position();
     const std::vector<std::int64_t> shifts(m.size(), shift);
     const auto n_minus_m = sum(n, negated(m));
 

@@ -15,6 +15,23 @@ std::unordered_map<std::string, Reproduce> stringToReproduceMap(const std::strin
 }  // namespace rc::detail
 
 namespace ropecheck::detail {
+namespace {
+
+// RapidCheck describes an RC_FAIL as "<file>:<line>:\n<the macro call>\n\n<message>". Keep the
+// message and a short "(file.cc:line)" reference; the macro's source text is noise to a reader.
+std::string without_assertion_source(const std::string& description) {
+  const auto first_line_end = description.find(":\n");
+  const auto message_start = description.find("\n\n");
+  if (first_line_end == std::string::npos || message_start == std::string::npos ||
+      first_line_end > message_start) {
+    return description;
+  }
+  std::string where = description.substr(0, first_line_end);
+  if (const auto slash = where.rfind('/'); slash != std::string::npos) where = where.substr(slash + 1);
+  return description.substr(message_start + 2) + " (" + where + ")";
+}
+
+}  // namespace
 
 rc::detail::TestParams test_params(const RunConfig& config) {
   rc::detail::TestParams params;
@@ -48,7 +65,7 @@ PropertyResult to_property_result(const rc::detail::TestResult& result, std::str
     const auto& failure = result.get<rc::detail::FailureResult>();
     out.status = Status::failed;
     out.cases = failure.numSuccess;
-    out.message = failure.description;
+    out.message = without_assertion_source(failure.description);
     std::ostringstream example;
     for (const auto& [type, value] : failure.counterExample) example << type << ": " << value << "\n";
     out.counterexample = example.str();
