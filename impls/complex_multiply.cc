@@ -64,13 +64,6 @@ class ComplexMultiply final : public RopeImpl {
     }
   }
 
-  void rotate(const RopeSpec& spec, HeadTensor x, PositionIds positions) const override {
-    const auto theta = inverse_frequencies(spec);
-    for (std::int64_t t = 0; t < x.tokens; ++t) {
-      const auto cis = freqs_cis(spec, theta, positions[static_cast<std::size_t>(t)]);
-      for (std::int64_t h = 0; h < x.heads; ++h) multiply(spec, cis, x.row(t, h));
-    }
-  }
 };
 
 }  // namespace

@@ -80,9 +80,13 @@ class OracleF64 final : public RopeImpl {
   }
 
  protected:
-  void rotate(const RopeSpec& spec, HeadTensor x, PositionIds positions) const override {
-    const auto exact = oracle_rope(spec, x.data, x.tokens, x.heads, positions);
-    for (std::size_t j = 0; j < exact.size(); ++j) x.data[j] = static_cast<float>(exact[j]);
+  void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                 PositionIds positions) const override {
+    for (HeadTensor x : {q, k}) {
+      if (x.heads == 0) continue;  // the single-tensor form
+      const auto exact = oracle_rope(spec, x.data, x.tokens, x.heads, positions);
+      for (std::size_t j = 0; j < exact.size(); ++j) x.data[j] = static_cast<float>(exact[j]);
+    }
   }
 };
 

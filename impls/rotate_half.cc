@@ -77,15 +77,6 @@ class RotateHalf final : public RopeImpl {
     }
   }
 
-  void rotate(const RopeSpec& spec, HeadTensor x, PositionIds positions) const override {
-    const auto theta = inverse_frequencies(spec);
-    const auto to = interleaved_to_half_split(spec.rotary_dim);
-    for (std::int64_t t = 0; t < x.tokens; ++t) {
-      const auto cs = cos_sin(spec, theta, positions[static_cast<std::size_t>(t)]);
-      for (std::int64_t h = 0; h < x.heads; ++h) apply(spec, cs, to, x.row(t, h));
-    }
-  }
-
  private:
   static void apply(const RopeSpec& spec, const CosSin& cs, const std::vector<int>& to,
                     std::span<float> head) {

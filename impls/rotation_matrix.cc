@@ -63,14 +63,6 @@ class RotationMatrix final : public RopeImpl {
     }
   }
 
-  void rotate(const RopeSpec& spec, HeadTensor x, PositionIds positions) const override {
-    const auto theta = inverse_frequencies(spec);
-    for (std::int64_t t = 0; t < x.tokens; ++t) {
-      const auto matrix = rotation_matrix(spec, theta, positions[static_cast<std::size_t>(t)]);
-      for (std::int64_t h = 0; h < x.heads; ++h) multiply(spec, matrix, x.row(t, h));
-    }
-  }
-
  private:
   // y = R x over the first rotary_dim features; the tail is left as it is.
   static void multiply(const RopeSpec& spec, const std::vector<float>& matrix,

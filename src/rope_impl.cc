@@ -76,13 +76,7 @@ void RopeImpl::apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) 
   if (auto why = capabilities().why_unsupported(spec); !why.empty()) {
     throw InvalidInput(fmt::format("{}: {}", id(), why));
   }
-  rotate(spec, x, positions);
-}
-
-void RopeImpl::rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
-                         PositionIds positions) const {
-  rotate(spec, q, positions);
-  rotate(spec, k, positions);
+  rotate_qk(spec, x, HeadTensor{{}, x.tokens, 0, x.head_dim}, positions);
 }
 
 }  // namespace ropecheck

@@ -44,7 +44,14 @@ class PairwiseMutant : public RopeImpl {
   // Which pairing the data is read with.
   virtual Layout pairing(const RopeSpec& spec) const { return spec.layout; }
 
-  void rotate(const RopeSpec& spec, HeadTensor x, PositionIds positions) const override {
+  void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                 PositionIds positions) const override {
+    rotate(spec, q, positions);
+    rotate(spec, k, positions);
+  }
+
+ private:
+  void rotate(const RopeSpec& spec, HeadTensor x, PositionIds positions) const {
     const int features = rotated_features(spec);
     const auto half = static_cast<std::size_t>(features / 2);
     const auto theta = frequencies(spec);

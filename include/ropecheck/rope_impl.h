@@ -44,10 +44,10 @@ class RopeImpl {
   void apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const;
 
  protected:
-  // Called with validated, supported input only. The default rotates q then k with rotate().
+  // Called with validated, supported input only: rotates q and k in one pass, so that cos/sin
+  // can be formed once per token. The single-tensor apply() passes a k with no heads.
   virtual void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
-                         PositionIds positions) const;
-  virtual void rotate(const RopeSpec& spec, HeadTensor x, PositionIds positions) const = 0;
+                         PositionIds positions) const = 0;
 };
 
 // Throws InvalidInput unless x is a well-formed [tokens][heads][spec.head_dim] tensor with one
