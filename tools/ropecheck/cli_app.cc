@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <iostream>
+#include <limits>
 
 #include "commands.h"
 #include "ropecheck/build_info.h"
@@ -52,6 +53,7 @@ void add_list(CLI::App& app, Commands& c) {
       "list", "List the RoPE and sinusoidal implementations (capabilities, available here or "
               "not), the mutants and the properties.");
   c.list->add_flag("--json", c.list_options.json, "Print JSON (schema ropecheck.list/1)");
+  c.list->footer("Exit: 0; 2 bad usage.");
 }
 
 void add_verify(CLI::App& app, Commands& c) {
@@ -104,10 +106,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                  "ropecheck");
     app.set_version_flag("--version", version_text());
     app.require_subcommand(0, 1);
-    app.footer(kExitCodes);
     Commands commands;
     add_list(app, commands);
     add_verify(app, commands);
+    app.footer(kExitCodes);  // after the subcommands: CLI11 copies a parent's footer into them
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

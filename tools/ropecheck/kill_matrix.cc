@@ -1,4 +1,5 @@
 // kill_matrix(): the mutants' results rearranged as mutant x property.
+//   ropecheck verify --mutants   (printed after the table, and in verify.json "kill_matrix")
 #include "kill_matrix.h"
 
 #include <algorithm>

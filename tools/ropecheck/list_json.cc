@@ -1,4 +1,5 @@
 // list_json(): the registry (registry.h) and property_catalogue() walked into one document.
+//   ropecheck list --json
 #include "list_json.h"
 
 #include <string>

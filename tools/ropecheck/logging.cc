@@ -1,4 +1,5 @@
 // progress_log(): spdlog's stderr sink, created once and shared by every command.
+//   ropecheck verify 2>/dev/null   (silences progress, keeps the results)
 #include "logging.h"
 
 #include <spdlog/sinks/stdout_color_sinks.h>

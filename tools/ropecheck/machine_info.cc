@@ -1,4 +1,5 @@
 // MachineInfo from /proc/cpuinfo: "key<tabs>: value" lines, one block per logical processor.
+// Recorded as "machine" in verify.json; tested in tests/cli_test.cc (CliLibrary.ParseCpuinfo*).
 #include "machine_info.h"
 
 #include <algorithm>

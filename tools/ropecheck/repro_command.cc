@@ -1,4 +1,5 @@
-// Shell quoting and the replay commands of `ropecheck verify`.
+// Shell quoting and the replay commands of `ropecheck verify` (the __REPRO lines).
+// tests/cli_test.cc runs a printed __REPRO command through /bin/sh to prove the quoting.
 #include "repro_command.h"
 
 #include <fmt/format.h>

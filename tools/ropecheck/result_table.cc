@@ -1,4 +1,5 @@
 // Text rendering of verify results: TextTable rows plus note lines under failures.
+//   ropecheck verify --impl mutant/sin_sign_flipped --cases 20   (shows FAILED rows)
 #include "result_table.h"
 
 #include <fmt/format.h>

@@ -1,4 +1,5 @@
 // TextTable: widths from the widest cell per column, two spaces between columns.
+// Used by `ropecheck list` and `ropecheck verify`.
 #include "text_table.h"
 
 #include <fmt/format.h>

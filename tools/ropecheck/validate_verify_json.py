@@ -2,7 +2,8 @@
 # Validates real verify.json files against schemas/verify.schema.json with python3-jsonschema:
 # runs `ropecheck verify` twice (a plain run with a failing mutant, and a --mutants run with its
 # kill matrix) and checks each file. Registered as the ctest cli_verify_json_schema.
-#   python3 tools/ropecheck/validate_verify_json.py build-cli/ropecheck schemas/verify.schema.json /tmp/x
+#   /usr/bin/python3 tools/ropecheck/validate_verify_json.py \
+#       build-cli/ropecheck schemas/verify.schema.json /tmp/x
 import json
 import pathlib
 import subprocess

@@ -1,4 +1,5 @@
 // verify_json(): VerifyRun -> the "ropecheck.verify/1" document, and its atomic write.
+// Checked against schemas/verify.schema.json by `ctest -R cli_verify_json_schema`.
 #include "verify_json.h"
 
 #include <fmt/format.h>

@@ -15,7 +15,8 @@ namespace ropecheck {
 namespace {
 
 std::string utc_timestamp(std::chrono::system_clock::time_point when) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(when)));
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(when)));
 }
 
 PropertyResult failed_by_exception(const Property& property, const Subject& subject,

@@ -1,4 +1,5 @@
-// summarize(): counts and exit code of a verify run.
+// summarize(): counts and exit code of a verify run (the RESULT line and "summary" in
+// verify.json).
 #include "verify_summary.h"
 
 #include "commands.h"
@@ -19,7 +20,9 @@ VerifySummary summarize(const VerifyRun& run, const KillMatrix& matrix) {
       }
     }
   }
-  for (const auto& row : matrix.mutants) (row.killed() ? summary.mutants_killed : summary.mutants_survived)++;
+  for (const auto& row : matrix.mutants) {
+    ++(row.killed() ? summary.mutants_killed : summary.mutants_survived);
+  }
   summary.exit_code =
       summary.unexpected_failures == 0 && summary.mutants_survived == 0 ? kExitOk : kExitFailed;
   return summary;
