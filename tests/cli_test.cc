@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -218,7 +217,7 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
 
 TEST(CliVerify, OneImplOnePropertyPassesAndWritesMatchingJson) {
   const Property* property = some_rope_property();
-  if (property == nullptr) GTEST_SKIP() << "no RoPE property registered yet";
+  ASSERT_NE(property, nullptr) << "no RoPE property registered";
   const std::string impl = real_rope_impl();
   const ScratchDir scratch;
   const fs::path out = scratch / "nested" / "out";  // --out creates missing parents
@@ -324,8 +323,8 @@ INSTANTIATE_TEST_SUITE_P(Cli, CliUsageError, testing::ValuesIn(usage_cases()),
 // ---- verify: a failure prints a __REPRO command that really replays it ----------------------
 
 TEST(CliVerify, MutantFailsAndItsReproCommandReplaysTheSameFailure) {
-  if (find_rope("mutant/sin_sign_flipped") == nullptr) GTEST_SKIP() << "mutant not registered";
-  if (some_rope_property() == nullptr) GTEST_SKIP() << "no RoPE property registered yet";
+  ASSERT_NE(find_rope("mutant/sin_sign_flipped"), nullptr) << "mutant not registered";
+  ASSERT_NE(some_rope_property(), nullptr) << "no RoPE property registered";
   const ScratchDir out;
   const auto run = ropecheck_cli(
       {"verify", "--impl", "mutant/sin_sign_flipped", "--cases", "20", "--out", out.str()});
@@ -335,9 +334,10 @@ TEST(CliVerify, MutantFailsAndItsReproCommandReplaysTheSameFailure) {
   ASSERT_FALSE(repros.empty()) << run.out;
 
   const std::string command = repros[0].substr(repros[0].find("__REPRO: ") + 9);
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(command, m, std::regex("--property ([a-z0-9_]+)"))) << command;
-  const std::string property = m[1];
+  const auto flag = command.find("--property ");
+  ASSERT_NE(flag, std::string::npos) << command;
+  const auto start = flag + std::string("--property ").size();
+  const std::string property = command.substr(start, command.find(' ', start) - start);
   ASSERT_NE(command.find("--reproduce '"), std::string::npos) << command;
 
   // The original failure's record, to compare the replay's with.
@@ -366,8 +366,8 @@ TEST(CliVerify, MutantFailsAndItsReproCommandReplaysTheSameFailure) {
 }
 
 TEST(CliVerify, ReproduceStringForAPairOutsideTheSelectionExits2) {
-  if (find_rope("mutant/sin_sign_flipped") == nullptr) GTEST_SKIP() << "mutant not registered";
-  if (some_rope_property() == nullptr) GTEST_SKIP() << "no RoPE property registered yet";
+  ASSERT_NE(find_rope("mutant/sin_sign_flipped"), nullptr) << "mutant not registered";
+  ASSERT_NE(some_rope_property(), nullptr) << "no RoPE property registered";
   const ScratchDir out;
   const auto run = ropecheck_cli(
       {"verify", "--impl", "mutant/sin_sign_flipped", "--cases", kFewCases, "--out", out.str()});
@@ -387,7 +387,7 @@ TEST(CliVerify, ReproduceStringForAPairOutsideTheSelectionExits2) {
 // ---- verify --mutants: the kill matrix -----------------------------------------------------
 
 TEST(CliVerify, MutantsRunPrintsKillMatrixAndVerdictPerMutant) {
-  if (some_rope_property() == nullptr) GTEST_SKIP() << "no RoPE property registered yet";
+  ASSERT_NE(some_rope_property(), nullptr) << "no RoPE property registered";
   const ScratchDir out;
   const auto run = ropecheck_cli({"verify", "--impl", real_rope_impl(), "--mutants", "--cases",
                                   kFewCases, "--out", out.str()});
@@ -416,8 +416,8 @@ TEST(CliVerify, MutantsRunPrintsKillMatrixAndVerdictPerMutant) {
 
 TEST(CliVerify, MutantNoSelectedPropertyCanCatchSurvivesAndExits1) {
   const Property* property = some_rope_property();
-  if (property == nullptr) GTEST_SKIP() << "no RoPE property registered yet";
-  if (sinusoidal_mutants().empty()) GTEST_SKIP() << "no sinusoidal mutant registered";
+  ASSERT_NE(property, nullptr) << "no RoPE property registered";
+  ASSERT_FALSE(sinusoidal_mutants().empty()) << "no sinusoidal mutant registered";
   // A RoPE-only selection cannot touch a sinusoidal mutant: it must be reported as a survivor.
   const std::string survivor(sinusoidal_mutants().front()->id());
   const ScratchDir out;
@@ -481,7 +481,7 @@ PropertyResult throws_invalid_input(const Subject&, const RunConfig&) {
 }
 
 TEST(CliLibrary, PropertyThrowingIsAFailedResultButInvalidInputPropagates) {
-  if (rope_implementations().empty()) GTEST_SKIP();
+  ASSERT_FALSE(rope_implementations().empty());
   const Subject subject = registry_subjects(false).front();
   ASSERT_NE(subject.rope, nullptr);
   const Property exploding{"exploding", "throws", SubjectKind::rope, &throws_runtime_error};
