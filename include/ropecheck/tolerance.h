@@ -9,7 +9,8 @@
 //   - the two products and the sum, each rounded once:                  (|x_a|+|x_b|) * u + |p| * u
 //   with |x_a|+|x_b| <= sqrt(2)|p|:  err <= (2*sqrt(2)/2 + 1/2) = 1.91  -> kRoundingUnits = 2.
 // Angle formation. An angle error of delta radians moves the pair by delta*|p|: delta units/eps32.
-//   - fp64 angles: delta ~ |m theta| * 2^-53, below 1e-3 units for |m| <= 2^24: 0 units.
+//   - fp64 angles: delta <= |m theta| * 2^-53, at most 0.016 units for |m theta| <= 2^24: inside
+//     the slack between 1.91 and 2 below, so 0 units.
 //   - fp32 angles: float(theta) and the product float(m)*float(theta) are each rounded once
 //     (float(m) is exact for |m| <= 2^24): delta <= 2u|m theta| = eps32*|m theta| -> |m theta| units.
 // So the per-element bound is kRoundingUnits + kAngleUnitsPerRadian[precision] * |m theta_i|.

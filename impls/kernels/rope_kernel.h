@@ -1,0 +1,40 @@
+// The fast RoPE algorithm, one contract for every ISA level (scalar, AVX2, AVX-512): a porter's
+// reference. Plain C types only: the AVX2/AVX-512 files are compiled with their own ISA flags, and
+// must not instantiate C++ library templates the linker could pick for code that runs anywhere.
+//
+// Per token t (position m = positions[t]):
+//   1. angles m * theta_i in double (|m| <= 2^24: error <= 2^-53 |m theta|), sin/cos by SLEEF
+//      (u10: 1 double ulp), rounded to fp32 once, into a per-token table:
+//        interleaved: cos_dup = [c0 c0 c1 c1 ...], sin_signed = [-s0 s0 -s1 s1 ...]   (rotary_dim)
+//        half_split:  cos = [c0 c1 ...], sin = [s0 s1 ...]                             (rotary_dim/2)
+//   2. every q head, then every k head, of the token, in place:
+//        interleaved: y = x * cos_dup + swap_pairs(x) * sin_signed
+//        half_split:  y1 = x1 * c - x2 * s,  y2 = x2 * c + x1 * s    (x1, x2: the two halves)
+//      remainders by masked loads/stores; features past rotary_dim are never touched.
+// Napkin math: q and k are read and written once (8 bytes a float); the table is 2 * rotary_dim
+// floats per token, formed once and reused by every head, so it stays in L1.
+#pragma once
+
+#include <cstdint>
+
+namespace ropecheck::kernels {
+
+struct RopeKernelProblem {
+  float* q;                       // [tokens][q_heads][head_dim]
+  float* k;                       // [tokens][k_heads][head_dim]; k_heads may be 0
+  std::int64_t tokens;
+  std::int64_t q_heads;
+  std::int64_t k_heads;
+  int head_dim;
+  int rotary_dim;                 // even, <= head_dim
+  bool interleaved;               // else half_split
+  const std::int64_t* positions;  // one per token, |m| <= 2^24
+  const double* theta;            // rotary_dim / 2 inverse frequencies
+  float* table;                   // scratch: 2 * rotary_dim floats, 64-byte aligned
+};
+
+void rope_kernel_scalar(const RopeKernelProblem& problem);
+void rope_kernel_avx2(const RopeKernelProblem& problem);    // needs AVX2 + FMA
+void rope_kernel_avx512(const RopeKernelProblem& problem);  // needs AVX-512 F, DQ, VL
+
+}  // namespace ropecheck::kernels

@@ -1,0 +1,92 @@
+// The fast RoPE algorithm (rope_kernel.h) with AVX2 + FMA intrinsics: 8 floats a vector, 4 angles
+// a SLEEF call, masked loads/stores (vmaskmov) for every remainder. Compiled with -mavx2 -mfma
+// (CMake object library); only called after cpuid says so.
+#include <immintrin.h>
+#include <sleef.h>
+
+#include "rope_kernel.h"
+
+namespace ropecheck::kernels {
+namespace {
+
+// Lanes [0, remaining) set: compare the lane index with the count.
+__m256i mask8(int remaining) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(remaining), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+__m256i mask4_pd(int remaining) {
+  return _mm256_cmpgt_epi64(_mm256_set1_epi64x(remaining), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
+void fill_table(const RopeKernelProblem& p, double m) {
+  const int half = p.rotary_dim / 2;
+  float* cos_table = p.table;
+  float* sin_table = p.table + p.rotary_dim;
+  const __m256d position = _mm256_set1_pd(m);
+  const __m256i duplicate = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+  const __m256 even_negative = _mm256_setr_ps(-1, 1, -1, 1, -1, 1, -1, 1);
+  for (int i = 0; i < half; i += 4) {
+    const __m256d angle = _mm256_mul_pd(position, _mm256_maskload_pd(p.theta + i, mask4_pd(half - i)));
+    const Sleef___m256d_2 sc = Sleef_sincosd4_u10avx2(angle);
+    const __m128 s = _mm256_cvtpd_ps(sc.x);
+    const __m128 c = _mm256_cvtpd_ps(sc.y);
+    if (p.interleaved) {
+      const __m256 c2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(c), duplicate);
+      const __m256 s2 = _mm256_mul_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(s), duplicate),
+                                      even_negative);  // exact: a sign flip
+      const __m256i lanes = mask8(2 * (half - i));
+      _mm256_maskstore_ps(cos_table + 2 * i, lanes, c2);
+      _mm256_maskstore_ps(sin_table + 2 * i, lanes, s2);
+    } else {
+      const __m128i lanes = _mm256_castsi256_si128(mask8(half - i));
+      _mm_maskstore_ps(cos_table + i, lanes, c);
+      _mm_maskstore_ps(sin_table + i, lanes, s);
+    }
+  }
+}
+
+void rotate_interleaved(const RopeKernelProblem& p, float* x) {
+  const float* c = p.table;
+  const float* s = p.table + p.rotary_dim;
+  for (int j = 0; j < p.rotary_dim; j += 8) {
+    const __m256i lanes = mask8(p.rotary_dim - j);
+    const __m256 v = _mm256_maskload_ps(x + j, lanes);
+    const __m256 swapped = _mm256_permute_ps(v, 0xB1);
+    const __m256 y = _mm256_fmadd_ps(swapped, _mm256_maskload_ps(s + j, lanes),
+                                     _mm256_mul_ps(v, _mm256_maskload_ps(c + j, lanes)));
+    _mm256_maskstore_ps(x + j, lanes, y);
+  }
+}
+
+void rotate_half_split(const RopeKernelProblem& p, float* x) {
+  const int half = p.rotary_dim / 2;
+  const float* c = p.table;
+  const float* s = p.table + p.rotary_dim;
+  for (int i = 0; i < half; i += 8) {
+    const __m256i lanes = mask8(half - i);
+    const __m256 x1 = _mm256_maskload_ps(x + i, lanes);
+    const __m256 x2 = _mm256_maskload_ps(x + half + i, lanes);
+    const __m256 cv = _mm256_maskload_ps(c + i, lanes);
+    const __m256 sv = _mm256_maskload_ps(s + i, lanes);
+    _mm256_maskstore_ps(x + i, lanes, _mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv)));
+    _mm256_maskstore_ps(x + half + i, lanes, _mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv)));
+  }
+}
+
+}  // namespace
+
+void rope_kernel_avx2(const RopeKernelProblem& p) {
+  for (std::int64_t t = 0; t < p.tokens; ++t) {
+    fill_table(p, static_cast<double>(p.positions[t]));
+    float* q = p.q + t * p.q_heads * p.head_dim;
+    float* k = p.k + t * p.k_heads * p.head_dim;
+    for (std::int64_t h = 0; h < p.q_heads; ++h) {
+      p.interleaved ? rotate_interleaved(p, q + h * p.head_dim) : rotate_half_split(p, q + h * p.head_dim);
+    }
+    for (std::int64_t h = 0; h < p.k_heads; ++h) {
+      p.interleaved ? rotate_interleaved(p, k + h * p.head_dim) : rotate_half_split(p, k + h * p.head_dim);
+    }
+  }
+}
+
+}  // namespace ropecheck::kernels
