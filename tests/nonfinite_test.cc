@@ -16,7 +16,9 @@ namespace {
 
 constexpr std::int64_t kTokens = 3, kHeads = 2;
 
-RopeSpec partial_spec(Layout layout) { return {8, 6, 10000.0, layout, AnglePrecision::fp32}; }
+RopeSpec partial_spec(const RopeImpl& impl, Layout layout) {
+  return {8, 6, 10000.0, layout, impl.capabilities().angle_precisions.front()};
+}
 
 std::vector<float> ramp(std::size_t n) {
   std::vector<float> x(n);
@@ -36,9 +38,10 @@ class NonFinite : public ::testing::TestWithParam<const RopeImpl*> {};
 
 TEST_P(NonFinite, PropagatesAndStaysContained) {
   const RopeImpl& impl = *GetParam();
+  if (!impl.capabilities().available) GTEST_SKIP() << impl.capabilities().unavailable_reason;
   const std::vector<std::int64_t> positions = {0, 7, 100000};
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-    const RopeSpec spec = partial_spec(layout);
+    const RopeSpec spec = partial_spec(impl, layout);
     const auto d = static_cast<std::size_t>(spec.head_dim);
     const auto clean = ramp(static_cast<std::size_t>(kTokens * kHeads) * d);
     auto poisoned = clean;
@@ -74,6 +77,7 @@ TEST_P(NonFinite, PropagatesAndStaysContained) {
 
 TEST_P(NonFinite, LargestFloatsOverflowOnlyWhereTheTruthDoes) {
   const RopeImpl& impl = *GetParam();
+  if (!impl.capabilities().available) GTEST_SKIP() << impl.capabilities().unavailable_reason;
   const RopeSpec spec{4, 4, 10000.0, Layout::interleaved, AnglePrecision::fp64};
   const std::vector<std::int64_t> positions = {0, 1, 3};
   std::vector<float> x(static_cast<std::size_t>(kTokens * kHeads) * 4);
