@@ -1,0 +1,41 @@
+// Scaled dot-product multi-head attention (seed 003): softmax(Q K^T / sqrt(d)) V per head, on the
+// RoPE data layout [tokens][heads][head_dim], with grouped-query heads (q head h reads kv head
+// h / (q_heads / kv_heads)) and a causal or full mask.
+//   attention_naive: the textbook loops, accumulated in double: the reference.
+//   attention_blas:  per q head and block of query rows, S = Q K^T * scale by cblas_sgemm, a
+//                    max-subtracted row softmax (vectorised where the CPU can), O = P V by sgemm;
+//                    blocks of rows keep the score buffer at block_rows x tokens, never L x L.
+// Softmax: masked scores are excluded, not set to -1e9 (seed 003 uses -1e9 to dodge inf/inf; the
+// max subtraction already makes every exponent <= 0), so logits up to 1e30 stay finite; a row
+// whose every score is masked is defined as all zeros.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace ropecheck {
+
+struct AttentionShape {
+  std::int64_t tokens = 0;
+  std::int64_t q_heads = 0;
+  std::int64_t kv_heads = 0;  // divides q_heads
+  int head_dim = 0;
+  bool causal = true;  // query i sees keys 0..i
+};
+
+// Throws InvalidInput for empty or inconsistent shapes or buffer sizes.
+void validate(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
+              std::span<const float> v, std::span<const float> out);
+
+void attention_naive(const AttentionShape& shape, std::span<const float> q,
+                     std::span<const float> k, std::span<const float> v, std::span<float> out);
+
+void attention_blas(const AttentionShape& shape, std::span<const float> q,
+                    std::span<const float> k, std::span<const float> v, std::span<float> out,
+                    std::int64_t block_rows = 128);
+
+// In place over n scores: p_j = exp(x_j - max) / sum; all zeros when every x_j is -inf.
+// Dispatched to the best ISA level (ROPECHECK_ISA pins it).
+void softmax_row(float* x, std::int64_t n);
+
+}  // namespace ropecheck
