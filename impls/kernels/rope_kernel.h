@@ -30,7 +30,7 @@ struct RopeKernelProblem {
   bool interleaved;               // else half_split
   const std::int64_t* positions;  // one per token, |m| <= 2^24
   const double* theta;            // rotary_dim / 2 inverse frequencies
-  float* table;                   // scratch: 2 * rotary_dim floats, 64-byte aligned
+  float* table;                   // scratch: 2 * rotary_dim floats (any alignment)
 };
 
 void rope_kernel_scalar(const RopeKernelProblem& problem);

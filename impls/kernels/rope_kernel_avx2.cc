@@ -45,16 +45,25 @@ void fill_table(const RopeKernelProblem& p, double m) {
   }
 }
 
+inline __m256 rotate_pairs(__m256 v, __m256 c, __m256 s) {
+  const __m256 swapped = _mm256_permute_ps(v, 0xB1);  // (x0 x1 x2 x3) -> (x1 x0 x3 x2)
+  return _mm256_fmadd_ps(swapped, s, _mm256_mul_ps(v, c));
+}
+
 void rotate_interleaved(const RopeKernelProblem& p, float* x) {
   const float* c = p.table;
   const float* s = p.table + p.rotary_dim;
-  for (int j = 0; j < p.rotary_dim; j += 8) {
+  int j = 0;
+  // Full vectors with plain loads and stores: vmaskmov stores are slow on AMD cores.
+  for (; j + 8 <= p.rotary_dim; j += 8) {
+    _mm256_storeu_ps(x + j, rotate_pairs(_mm256_loadu_ps(x + j), _mm256_loadu_ps(c + j),
+                                         _mm256_loadu_ps(s + j)));
+  }
+  if (j < p.rotary_dim) {
     const __m256i lanes = mask8(p.rotary_dim - j);
-    const __m256 v = _mm256_maskload_ps(x + j, lanes);
-    const __m256 swapped = _mm256_permute_ps(v, 0xB1);
-    const __m256 y = _mm256_fmadd_ps(swapped, _mm256_maskload_ps(s + j, lanes),
-                                     _mm256_mul_ps(v, _mm256_maskload_ps(c + j, lanes)));
-    _mm256_maskstore_ps(x + j, lanes, y);
+    _mm256_maskstore_ps(x + j, lanes,
+                        rotate_pairs(_mm256_maskload_ps(x + j, lanes), _mm256_maskload_ps(c + j, lanes),
+                                     _mm256_maskload_ps(s + j, lanes)));
   }
 }
 
@@ -62,15 +71,22 @@ void rotate_half_split(const RopeKernelProblem& p, float* x) {
   const int half = p.rotary_dim / 2;
   const float* c = p.table;
   const float* s = p.table + p.rotary_dim;
-  for (int i = 0; i < half; i += 8) {
-    const __m256i lanes = mask8(half - i);
-    const __m256 x1 = _mm256_maskload_ps(x + i, lanes);
-    const __m256 x2 = _mm256_maskload_ps(x + half + i, lanes);
-    const __m256 cv = _mm256_maskload_ps(c + i, lanes);
-    const __m256 sv = _mm256_maskload_ps(s + i, lanes);
-    _mm256_maskstore_ps(x + i, lanes, _mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv)));
-    _mm256_maskstore_ps(x + half + i, lanes, _mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv)));
-  }
+  const auto rotate = [&](int i, __m256i lanes, bool full) {
+    const auto load = [&](const float* at) { return full ? _mm256_loadu_ps(at) : _mm256_maskload_ps(at, lanes); };
+    const __m256 x1 = load(x + i), x2 = load(x + half + i), cv = load(c + i), sv = load(s + i);
+    const __m256 y1 = _mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv));
+    const __m256 y2 = _mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv));
+    if (full) {
+      _mm256_storeu_ps(x + i, y1);
+      _mm256_storeu_ps(x + half + i, y2);
+    } else {
+      _mm256_maskstore_ps(x + i, lanes, y1);
+      _mm256_maskstore_ps(x + half + i, lanes, y2);
+    }
+  };
+  int i = 0;
+  for (; i + 8 <= half; i += 8) rotate(i, _mm256_set1_epi32(-1), true);
+  if (i < half) rotate(i, mask8(half - i), false);
 }
 
 }  // namespace

@@ -47,16 +47,27 @@ void fill_table(const RopeKernelProblem& p, double m) {
   }
 }
 
+// One vector of interleaved pairs: y = x * cos_dup + swap_pairs(x) * sin_signed.
+inline __m512 rotate_pairs(__m512 v, __m512 c, __m512 s) {
+  const __m512 swapped = _mm512_permute_ps(v, 0xB1);  // (x0 x1 x2 x3) -> (x1 x0 x3 x2)
+  return _mm512_fmadd_ps(swapped, s, _mm512_mul_ps(v, c));
+}
+
 void rotate_interleaved(const RopeKernelProblem& p, float* x) {
   const float* c = p.table;
   const float* s = p.table + p.rotary_dim;
-  for (int j = 0; j < p.rotary_dim; j += 16) {
+  int j = 0;
+  // Full vectors with plain loads and stores: masked stores are slow on some cores (Zen 4).
+  for (; j + 16 <= p.rotary_dim; j += 16) {
+    _mm512_storeu_ps(x + j, rotate_pairs(_mm512_loadu_ps(x + j), _mm512_loadu_ps(c + j),
+                                         _mm512_loadu_ps(s + j)));
+  }
+  if (j < p.rotary_dim) {
     const __mmask16 lanes = mask16(p.rotary_dim - j);
-    const __m512 v = _mm512_maskz_loadu_ps(lanes, x + j);
-    const __m512 swapped = _mm512_permute_ps(v, 0xB1);  // (x0 x1 x2 x3) -> (x1 x0 x3 x2)
-    const __m512 y = _mm512_fmadd_ps(swapped, _mm512_maskz_loadu_ps(lanes, s + j),
-                                     _mm512_mul_ps(v, _mm512_maskz_loadu_ps(lanes, c + j)));
-    _mm512_mask_storeu_ps(x + j, lanes, y);
+    _mm512_mask_storeu_ps(x + j, lanes,
+                          rotate_pairs(_mm512_maskz_loadu_ps(lanes, x + j),
+                                       _mm512_maskz_loadu_ps(lanes, c + j),
+                                       _mm512_maskz_loadu_ps(lanes, s + j)));
   }
 }
 
@@ -64,15 +75,24 @@ void rotate_half_split(const RopeKernelProblem& p, float* x) {
   const int half = p.rotary_dim / 2;
   const float* c = p.table;
   const float* s = p.table + p.rotary_dim;
-  for (int i = 0; i < half; i += 16) {
-    const __mmask16 lanes = mask16(half - i);
-    const __m512 x1 = _mm512_maskz_loadu_ps(lanes, x + i);
-    const __m512 x2 = _mm512_maskz_loadu_ps(lanes, x + half + i);
-    const __m512 cv = _mm512_maskz_loadu_ps(lanes, c + i);
-    const __m512 sv = _mm512_maskz_loadu_ps(lanes, s + i);
-    _mm512_mask_storeu_ps(x + i, lanes, _mm512_fnmadd_ps(x2, sv, _mm512_mul_ps(x1, cv)));
-    _mm512_mask_storeu_ps(x + half + i, lanes, _mm512_fmadd_ps(x1, sv, _mm512_mul_ps(x2, cv)));
-  }
+  const auto rotate = [&](int i, __mmask16 lanes, bool full) {
+    const __m512 x1 = full ? _mm512_loadu_ps(x + i) : _mm512_maskz_loadu_ps(lanes, x + i);
+    const __m512 x2 = full ? _mm512_loadu_ps(x + half + i) : _mm512_maskz_loadu_ps(lanes, x + half + i);
+    const __m512 cv = full ? _mm512_loadu_ps(c + i) : _mm512_maskz_loadu_ps(lanes, c + i);
+    const __m512 sv = full ? _mm512_loadu_ps(s + i) : _mm512_maskz_loadu_ps(lanes, s + i);
+    const __m512 y1 = _mm512_fnmadd_ps(x2, sv, _mm512_mul_ps(x1, cv));
+    const __m512 y2 = _mm512_fmadd_ps(x1, sv, _mm512_mul_ps(x2, cv));
+    if (full) {
+      _mm512_storeu_ps(x + i, y1);
+      _mm512_storeu_ps(x + half + i, y2);
+    } else {
+      _mm512_mask_storeu_ps(x + i, lanes, y1);
+      _mm512_mask_storeu_ps(x + half + i, lanes, y2);
+    }
+  };
+  int i = 0;
+  for (; i + 16 <= half; i += 16) rotate(i, 0xFFFF, true);  // plain loads/stores (see above)
+  if (i < half) rotate(i, mask16(half - i), false);
 }
 
 }  // namespace
