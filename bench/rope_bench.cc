@@ -78,11 +78,6 @@ void register_benchmarks() {
                                  bench_inplace_probe, shape);
     for (const RopeImpl* impl : rope_implementations()) {
       if (!impl->capabilities().available) continue;  // an ISA this CPU lacks
-      // The references are for correctness: out of cache they take seconds an iteration.
-      if (impl->capabilities().isa == "scalar" && impl->id().substr(0, 7) != "kernel/" &&
-          shape.tokens * shape.q_heads > 512 * 32) {
-        continue;
-      }
       // The dense definition is O(head_dim^2) per head: benchmark it on the smallest shape only.
       if (impl->id() == "rotation_matrix/scalar" && shape.head_dim > 64) continue;
       benchmark::RegisterBenchmark(fmt::format("{}/{}", impl->id(), shape.name).c_str(),

@@ -4,6 +4,7 @@
 
 #include <rapidcheck.h>
 
+#include <cmath>
 #include <string>
 #include <string_view>
 
