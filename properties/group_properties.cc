@@ -16,8 +16,6 @@
 namespace ropecheck {
 namespace {
 
-constexpr std::string_view kPairUnits = "eps32*|pair|";
-
 std::vector<std::int64_t> negated(const std::vector<std::int64_t>& m) {
   std::vector<std::int64_t> out(m.size());
   for (std::size_t t = 0; t < m.size(); ++t) out[t] = -m[t];
@@ -28,13 +26,6 @@ std::vector<std::int64_t> sum(const std::vector<std::int64_t>& a, const std::vec
   std::vector<std::int64_t> out(a.size());
   for (std::size_t t = 0; t < a.size(); ++t) out[t] = a[t] + b[t];
   return out;
-}
-
-void fail_if_over(const WorstElement& worst, std::string_view what) {
-  if (worst.ratio > 1.0) {
-    RC_FAIL(fmt::format("{}: error {:.4g} > bound {:.4g} ({}) at {}", what, worst.error,
-                        worst.bound, kPairUnits, worst.where));
-  }
 }
 
 }  // namespace

@@ -14,21 +14,12 @@
 namespace ropecheck {
 namespace {
 
-constexpr std::string_view kPairUnits = "eps32*|pair|";
-
 // q and k rotated together through the two-tensor form (the GQA path).
 void apply_qk(const RopeImpl& impl, const QkCase& c, std::vector<float>& q, std::vector<float>& k) {
   q = c.q;
   k = c.k;
   impl.apply(c.spec, HeadTensor{q, c.tokens, c.q_heads, c.spec.head_dim},
              HeadTensor{k, c.tokens, c.k_heads, c.spec.head_dim}, c.positions);
-}
-
-void fail_if_over(const WorstElement& worst, std::string_view what) {
-  if (worst.ratio > 1.0) {
-    RC_FAIL(fmt::format("{}: error {:.4g} > bound {:.4g} ({}) at {}", what, worst.error,
-                        worst.bound, kPairUnits, worst.where));
-  }
 }
 
 }  // namespace

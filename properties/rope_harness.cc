@@ -1,6 +1,8 @@
 // Shared RoPE property plumbing (see rope_harness.h).
 #include "rope_harness.h"
 
+#include <rapidcheck.h>
+
 #include <cstring>
 
 namespace ropecheck {
@@ -17,6 +19,13 @@ std::vector<float> rotated(const RopeImpl& impl, const RopeSpec& spec, std::span
   impl.apply(spec, HeadTensor{y, static_cast<std::int64_t>(positions.size()), heads, spec.head_dim},
              positions);
   return y;
+}
+
+void fail_if_over(const WorstElement& worst, std::string_view what) {
+  if (worst.ratio > 1.0) {
+    RC_FAIL(fmt::format("{}: error {:.4g} > bound {:.4g} ({}) at {}", what, worst.error,
+                        worst.bound, kPairUnits, worst.where));
+  }
 }
 
 WorstElement tail_changes(const RopeSpec& spec, std::span<const float> x, std::span<const float> y,

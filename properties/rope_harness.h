@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,12 @@ WorstElement worst_rotary_error(const RopeSpec& spec, std::span<const float> x,
                                 std::span<const float> y, std::span<const double> expected,
                                 std::int64_t heads, std::span<const std::int64_t> positions,
                                 BoundFn bound);
+
+// The unit of the per-element errors (tolerance.h).
+inline constexpr std::string_view kPairUnits = "eps32*|pair|";
+
+// Inside a RapidCheck property: fails the case, with the numbers and where, when worst.ratio > 1.
+void fail_if_over(const WorstElement& worst, std::string_view what);
 
 // Max over pass-through features of "bit pattern changed" (1) or not (0), with where.
 WorstElement tail_changes(const RopeSpec& spec, std::span<const float> x, std::span<const float> y,
