@@ -64,7 +64,7 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     return skipped_result(subject, "layout_equivalence", "needs both layouts");
   }
   caps.layouts = {Layout::interleaved};  // the spec generator picks the Meta side's layout
-  return check_property(subject, "layout_equivalence", config, "eps32*|pair|", tracker, [&] {
+  return check_property(subject, "layout_equivalence", config, kPairUnits, tracker, [&] {
     const RopeSpec meta = *rope_spec(caps, Rotary::full);
     RopeSpec hf = meta;
     hf.layout = Layout::half_split;
