@@ -25,11 +25,31 @@ Isa parse_isa(std::string_view text) {
   throw InvalidInput(fmt::format("unknown ISA level '{}' (scalar, avx2, avx512)", text));
 }
 
+namespace {
+
+// ROPECHECK_ISA also caps the levels: run as if the CPU had nothing above it, so that the whole
+// suite can be run as on a machine without AVX-512 or AVX2. An unknown value caps nothing here;
+// dispatched_isa() (and the CLI at start) reject it with a message.
+bool above_cap(Isa isa, std::string* why) {
+  const char* cap_text = std::getenv("ROPECHECK_ISA");
+  if (cap_text == nullptr || *cap_text == '\0') return false;
+  for (Isa cap : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (to_string(cap) == cap_text && static_cast<int>(isa) > static_cast<int>(cap)) {
+      if (why != nullptr) *why = fmt::format("capped by ROPECHECK_ISA={}", cap_text);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 bool cpu_supports(Isa isa, std::string* why) {
   const auto missing = [&](const char* what) {
     if (why != nullptr) *why = fmt::format("this CPU lacks {}", what);
     return false;
   };
+  if (above_cap(isa, why)) return false;
   switch (isa) {
     case Isa::scalar:
       return true;

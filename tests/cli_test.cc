@@ -532,3 +532,19 @@ TEST(CliLibrary, TextTableAlignsColumnsAndKeepsNotesUnderTheirRow) {
 
 }  // namespace
 }  // namespace ropecheck
+
+namespace ropecheck {
+namespace {
+
+TEST(CliVerify, IsaCapSkipsHigherLevelsWithTheReason) {
+  ScratchDir out;
+  const auto run = ropecheck_cli({"verify", "--isa", "scalar", "--impl", "kernel/avx512", "--impl",
+                                  "kernel/scalar", "--property", "oracle_agreement", "--cases", "10",
+                                  "--out", out.str()});
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_FALSE(lines_with(run.out, "capped by ROPECHECK_ISA=scalar").empty()) << run.out;
+  EXPECT_EQ(ropecheck_cli({"verify", "--isa", "sse9"}).code, 2);
+}
+
+}  // namespace
+}  // namespace ropecheck

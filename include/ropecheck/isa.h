@@ -14,7 +14,8 @@ enum class Isa { scalar, avx2, avx512 };
 std::string_view to_string(Isa isa);
 Isa parse_isa(std::string_view text);  // throws InvalidInput
 
-// Whether this CPU (and OS) can run the level; `why` says what is missing when it cannot.
+// Whether this CPU (and OS) can run the level, and ROPECHECK_ISA does not cap it below; `why` says
+// what is missing when it cannot.
 bool cpu_supports(Isa isa, std::string* why = nullptr);
 
 // The level dispatch uses: ROPECHECK_ISA when set (InvalidInput if unknown or unsupported here),

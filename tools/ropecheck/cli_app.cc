@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 
 #include "commands.h"
 #include "ropecheck/build_info.h"
 #include "ropecheck/errors.h"
+#include "ropecheck/isa.h"
 
 namespace ropecheck {
 namespace {
@@ -76,6 +78,10 @@ void add_verify(CLI::App& app, Commands& c) {
       ->capture_default_str();
   c.verify->add_flag("--mutants", v.mutants,
                      "Also run every mutant; each must be caught (FAILED) by some property");
+  c.verify->add_option("--isa", v.isa,
+                       "Run as on a CPU whose best level is this one (scalar, avx2, avx512): "
+                       "higher levels are skipped, dispatch uses it (env ROPECHECK_ISA)")
+      ->type_name("LEVEL");
   c.verify->add_option("--reproduce", v.reproduce,
                        "Replay a failure: the reproduce string of a __REPRO line")
       ->type_name("STR");
@@ -89,6 +95,11 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
   if (c.list->parsed()) return run_list(c.list_options, out);
   if (c.verify->parsed()) {
     c.verify_options.seed = parse_seed(c.seed_text);
+    if (!c.verify_options.isa.empty()) {
+      parse_isa(c.verify_options.isa);  // InvalidInput (exit 2) for an unknown level
+      ::setenv("ROPECHECK_ISA", c.verify_options.isa.c_str(), 1);
+    }
+    dispatched_isa();  // an unknown or unsupported ROPECHECK_ISA is bad input: exit 2 now
     c.verify_options.out_dir = c.out_dir;
     c.verify_options.command_line = std::move(command_line);
     return run_verify(c.verify_options, out);

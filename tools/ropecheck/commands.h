@@ -31,6 +31,7 @@ struct VerifyOptions {
   std::uint64_t seed = 1;               // fixed by default: a CI verdict must replay
   bool mutants = false;                 // add every mutant and judge mutants by the kill matrix
   std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line
+  std::string isa;                      // scalar|avx2|avx512: as on a CPU with nothing above it
   std::filesystem::path out_dir = kDefaultOutDir;
   // Recorded in verify.json; empty: the equivalent `ropecheck verify ...` command is recorded.
   std::vector<std::string> command_line;
