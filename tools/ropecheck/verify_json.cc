@@ -11,6 +11,7 @@
 #include "repro_command.h"
 #include "ropecheck/build_info.h"
 #include "ropecheck/errors.h"
+#include "ropecheck/isa.h"
 
 namespace ropecheck {
 namespace {
@@ -34,7 +35,8 @@ Json machine_json(const MachineInfo& machine) {
   for (const auto& [flag, present] : machine.flags) flags[flag] = present;
   return {{"cpu_model", machine.cpu_model},
           {"logical_cpus", machine.logical_cpus},
-          {"cpu_flags", flags}};
+          {"cpu_flags", flags},
+          {"dispatched_isa", std::string(to_string(dispatched_isa()))}};
 }
 
 Json result_json(const SubjectResults& subject, const PropertyResult& r, const RunConfig& config) {
