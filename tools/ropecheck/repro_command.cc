@@ -58,6 +58,7 @@ std::vector<std::string> verify_command_line(const VerifyOptions& options) {
   args.insert(args.end(), {"--cases", std::to_string(options.cases), "--seed",
                            std::to_string(options.seed)});
   if (options.mutants) args.emplace_back("--mutants");
+  if (!options.isa.empty()) args.insert(args.end(), {"--isa", options.isa});
   if (!options.reproduce.empty()) args.insert(args.end(), {"--reproduce", options.reproduce});
   args.insert(args.end(), {"--out", options.out_dir.string()});
   return args;
