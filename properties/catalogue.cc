@@ -47,6 +47,10 @@ std::vector<Subject> registry_subjects(bool mutants) {
   return subjects;
 }
 
+bool applies_to(const Property& property, const Subject& subject) {
+  return property.kind == SubjectKind::rope ? subject.rope != nullptr : subject.sinusoidal != nullptr;
+}
+
 PropertyResult skipped_result(const Subject& subject, std::string_view property,
                               std::string reason) {
   PropertyResult skipped;
@@ -59,9 +63,7 @@ PropertyResult skipped_result(const Subject& subject, std::string_view property,
 
 PropertyResult run_property(const Property& property, const Subject& subject,
                             const RunConfig& config) {
-  const bool kind_matches = property.kind == SubjectKind::rope ? subject.rope != nullptr
-                                                                : subject.sinusoidal != nullptr;
-  if (!kind_matches) {
+  if (!applies_to(property, subject)) {
     return skipped_result(subject, property.id,
                           property.kind == SubjectKind::rope ? "not a RoPE implementation"
                                                              : "not a sinusoidal implementation");

@@ -66,6 +66,9 @@ struct Property {
 std::span<const Property> property_catalogue();
 const Property* find_property(std::string_view id);
 
+// Whether the property is about this kind of subject (RoPE properties on RoPE implementations...).
+bool applies_to(const Property& property, const Subject& subject);
+
 // Subjects from the registry: real implementations, or mutants.
 std::vector<Subject> registry_subjects(bool mutants);
 

@@ -15,11 +15,6 @@
 namespace ropecheck {
 namespace {
 
-bool applies(const Property& property, const Subject& subject) {
-  return property.kind == SubjectKind::rope ? subject.rope != nullptr
-                                            : subject.sinusoidal != nullptr;
-}
-
 bool contains(const std::vector<std::string>& ids, std::string_view id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
@@ -129,7 +124,7 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
   for (auto& subject : select_subjects(options)) {
     VerifyJob job{std::move(subject), {}};
     for (const Property* p : properties) {
-      if (applies(*p, job.subject)) job.properties.push_back(p);
+      if (applies_to(*p, job.subject)) job.properties.push_back(p);
     }
     // A mutant no selected property applies to stays in the plan: it cannot be killed, and the
     // kill matrix must show it SURVIVED rather than drop it.
