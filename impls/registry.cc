@@ -11,11 +11,15 @@ namespace ropecheck {
 #define ROPE_MUTANT(factory) std::unique_ptr<RopeImpl> factory();
 #define SINUSOIDAL_IMPL(factory) std::unique_ptr<SinusoidalImpl> factory();
 #define SINUSOIDAL_MUTANT(factory) std::unique_ptr<SinusoidalImpl> factory();
+#define ATTENTION_IMPL(factory) std::unique_ptr<AttentionImpl> factory();
+#define ATTENTION_MUTANT(factory) std::unique_ptr<AttentionImpl> factory();
 #include "registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
 #undef SINUSOIDAL_IMPL
 #undef SINUSOIDAL_MUTANT
+#undef ATTENTION_IMPL
+#undef ATTENTION_MUTANT
 
 namespace {
 
@@ -38,11 +42,15 @@ const Lists<RopeImpl>& rope_lists() {
 #define ROPE_MUTANT(factory) l.add(factory(), true);
 #define SINUSOIDAL_IMPL(factory)
 #define SINUSOIDAL_MUTANT(factory)
+#define ATTENTION_IMPL(factory)
+#define ATTENTION_MUTANT(factory)
 #include "registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
 #undef SINUSOIDAL_IMPL
 #undef SINUSOIDAL_MUTANT
+#undef ATTENTION_IMPL
+#undef ATTENTION_MUTANT
     return l;
   }();
   return lists;
@@ -55,11 +63,36 @@ const Lists<SinusoidalImpl>& sinusoidal_lists() {
 #define ROPE_MUTANT(factory)
 #define SINUSOIDAL_IMPL(factory) l.add(factory(), false);
 #define SINUSOIDAL_MUTANT(factory) l.add(factory(), true);
+#define ATTENTION_IMPL(factory)
+#define ATTENTION_MUTANT(factory)
 #include "registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
 #undef SINUSOIDAL_IMPL
 #undef SINUSOIDAL_MUTANT
+#undef ATTENTION_IMPL
+#undef ATTENTION_MUTANT
+    return l;
+  }();
+  return lists;
+}
+
+const Lists<AttentionImpl>& attention_lists() {
+  static const Lists<AttentionImpl> lists = [] {
+    Lists<AttentionImpl> l;
+#define ROPE_IMPL(factory)
+#define ROPE_MUTANT(factory)
+#define SINUSOIDAL_IMPL(factory)
+#define SINUSOIDAL_MUTANT(factory)
+#define ATTENTION_IMPL(factory) l.add(factory(), false);
+#define ATTENTION_MUTANT(factory) l.add(factory(), true);
+#include "registry.inc"
+#undef ROPE_IMPL
+#undef ROPE_MUTANT
+#undef SINUSOIDAL_IMPL
+#undef SINUSOIDAL_MUTANT
+#undef ATTENTION_IMPL
+#undef ATTENTION_MUTANT
     return l;
   }();
   return lists;
@@ -83,6 +116,11 @@ std::span<const SinusoidalImpl* const> sinusoidal_implementations() {
   return sinusoidal_lists().real;
 }
 std::span<const SinusoidalImpl* const> sinusoidal_mutants() { return sinusoidal_lists().mutants; }
+
+std::span<const AttentionImpl* const> attention_implementations() { return attention_lists().real; }
+std::span<const AttentionImpl* const> attention_mutants() { return attention_lists().mutants; }
+
+const AttentionImpl* find_attention(std::string_view id) { return find_in(attention_lists(), id); }
 
 const RopeImpl* find_rope(std::string_view id) { return find_in(rope_lists(), id); }
 const SinusoidalImpl* find_sinusoidal(std::string_view id) {

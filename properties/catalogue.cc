@@ -24,6 +24,7 @@ std::span<const Property> property_catalogue() {
     std::vector<Property> v;
     for (const auto& p : rope_properties()) v.push_back(p);
     for (const auto& p : sinusoidal_properties()) v.push_back(p);
+    for (const auto& p : attention_properties()) v.push_back(p);
     return v;
   }();
   return all;
@@ -44,11 +45,28 @@ std::vector<Subject> registry_subjects(bool mutants) {
   for (const SinusoidalImpl* impl : mutants ? sinusoidal_mutants() : sinusoidal_implementations()) {
     subjects.push_back({std::string(impl->id()), nullptr, impl, mutants});
   }
+  for (const AttentionImpl* impl : mutants ? attention_mutants() : attention_implementations()) {
+    subjects.push_back({std::string(impl->id()), nullptr, nullptr, mutants, impl});
+  }
   return subjects;
 }
 
+std::string_view to_string(SubjectKind kind) {
+  switch (kind) {
+    case SubjectKind::rope: return "rope";
+    case SubjectKind::sinusoidal: return "sinusoidal";
+    case SubjectKind::attention: return "attention";
+  }
+  return "?";
+}
+
 bool applies_to(const Property& property, const Subject& subject) {
-  return property.kind == SubjectKind::rope ? subject.rope != nullptr : subject.sinusoidal != nullptr;
+  switch (property.kind) {
+    case SubjectKind::rope: return subject.rope != nullptr;
+    case SubjectKind::sinusoidal: return subject.sinusoidal != nullptr;
+    case SubjectKind::attention: return subject.attention != nullptr;
+  }
+  return false;
 }
 
 PropertyResult skipped_result(const Subject& subject, std::string_view property,
@@ -65,8 +83,7 @@ PropertyResult run_property(const Property& property, const Subject& subject,
                             const RunConfig& config) {
   if (!applies_to(property, subject)) {
     return skipped_result(subject, property.id,
-                          property.kind == SubjectKind::rope ? "not a RoPE implementation"
-                                                             : "not a sinusoidal implementation");
+                          fmt::format("not a {} implementation", to_string(property.kind)));
   }
   if (subject.rope != nullptr) {
     const auto caps = subject.rope->capabilities();

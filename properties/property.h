@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ropecheck/absolute_encoding.h"
+#include "ropecheck/attention_impl.h"
 #include "ropecheck/rope_impl.h"
 
 namespace ropecheck {
@@ -19,12 +20,13 @@ namespace ropecheck {
 enum class Status { passed, failed, skipped };
 std::string_view to_string(Status status);
 
-// What a property runs on: a RoPE implementation, or a sinusoidal table implementation.
+// What a property runs on: a RoPE implementation, a sinusoidal table, or an attention.
 struct Subject {
   std::string id;
   const RopeImpl* rope = nullptr;
   const SinusoidalImpl* sinusoidal = nullptr;
   bool mutant = false;
+  const AttentionImpl* attention = nullptr;
 };
 
 struct RunConfig {
@@ -53,7 +55,8 @@ struct PropertyResult {
 PropertyResult skipped_result(const Subject& subject, std::string_view property,
                               std::string reason);
 
-enum class SubjectKind { rope, sinusoidal };
+enum class SubjectKind { rope, sinusoidal, attention };
+std::string_view to_string(SubjectKind kind);
 
 struct Property {
   std::string_view id;           // snake_case, the same in --property, tests and reports

@@ -17,11 +17,16 @@ struct ErrorTracker {
   double worst_ratio = 0.0;
   double worst_error = 0.0;
   double bound = 0.0;
+  bool observed = false;
 
+  // Keeps the case with the largest error / bound (the first case while all errors are 0, so
+  // that a report shows the bound the zeros were held to).
   void observe(double error, double bound_at_case) {
-    const double ratio = bound_at_case > 0 ? error / bound_at_case : (error > 0 ? INFINITY : 0.0);
-    if (ratio > worst_ratio || std::isnan(ratio)) {
-      worst_ratio = std::isnan(ratio) ? INFINITY : ratio;
+    double ratio = bound_at_case > 0 ? error / bound_at_case : (error > 0 ? INFINITY : 0.0);
+    if (std::isnan(ratio)) ratio = INFINITY;
+    if (!observed || ratio > worst_ratio) {
+      observed = true;
+      worst_ratio = ratio;
       worst_error = error;
       bound = bound_at_case;
     }

@@ -129,6 +129,7 @@ std::vector<std::string> registry_ids() {
   for (const auto* impl : sinusoidal_implementations()) ids.emplace_back(impl->id());
   for (const auto* impl : rope_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : sinusoidal_mutants()) ids.emplace_back(impl->id());
+  for (const auto* impl : attention_mutants()) ids.emplace_back(impl->id());
   return ids;
 }
 
@@ -136,6 +137,7 @@ std::vector<std::string> mutant_ids() {
   std::vector<std::string> ids;
   for (const auto* impl : rope_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : sinusoidal_mutants()) ids.emplace_back(impl->id());
+  for (const auto* impl : attention_mutants()) ids.emplace_back(impl->id());
   return ids;
 }
 
@@ -187,13 +189,15 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
     for (const auto& e : list[key]) s.insert(e["id"].get<std::string>());
     return s;
   };
-  std::set<std::string> rope, sinusoidal, mutants, properties;
+  std::set<std::string> rope, sinusoidal, attention, mutants, properties;
   for (const auto* impl : rope_implementations()) rope.emplace(impl->id());
   for (const auto* impl : sinusoidal_implementations()) sinusoidal.emplace(impl->id());
+  for (const auto* impl : attention_implementations()) attention.emplace(impl->id());
   for (const auto& id : mutant_ids()) mutants.insert(id);
   for (const auto& p : property_catalogue()) properties.emplace(p.id);
   EXPECT_EQ(ids("rope_implementations"), rope);
   EXPECT_EQ(ids("sinusoidal_implementations"), sinusoidal);
+  EXPECT_EQ(ids("attention_implementations"), attention);
   EXPECT_EQ(ids("mutants"), mutants);
   EXPECT_EQ(ids("properties"), properties);
   for (const auto& impl : list["rope_implementations"]) {
@@ -208,7 +212,8 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
     }
   }
   for (const auto& p : list["properties"]) {
-    EXPECT_TRUE(p["kind"] == "rope" || p["kind"] == "sinusoidal") << p["id"];
+    EXPECT_TRUE(p["kind"] == "rope" || p["kind"] == "sinusoidal" || p["kind"] == "attention")
+        << p["id"];
     EXPECT_NE(p["description"], "") << p["id"];
   }
 }

@@ -32,7 +32,7 @@ TEST_P(RopeProperty, Holds) {
   const auto [impl, property] = GetParam();
   // A level this CPU lacks is reported skipped with the reason, never silently passed.
   if (!impl->capabilities().available) GTEST_SKIP() << impl->capabilities().unavailable_reason;
-  const Subject subject{std::string(impl->id()), impl, nullptr, false};
+  const Subject subject{std::string(impl->id()), impl, nullptr, false, nullptr};
   const auto result = run_property(*property, subject, test_run_config());
   ASSERT_NE(result.status, Status::skipped) << result.message;
   EXPECT_EQ(result.status, Status::passed) << describe_failure(result);

@@ -31,7 +31,7 @@ class SinusoidalProperty : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SinusoidalProperty, Holds) {
   const auto [impl, property] = GetParam();
-  const Subject subject{std::string(impl->id()), nullptr, impl, false};
+  const Subject subject{std::string(impl->id()), nullptr, impl, false, nullptr};
   const auto result = run_property(*property, subject, test_run_config());
   ASSERT_NE(result.status, Status::skipped) << result.message;
   EXPECT_EQ(result.status, Status::passed) << describe_failure(result);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "ropecheck/absolute_encoding.h"
+#include "ropecheck/attention_impl.h"
 #include "ropecheck/rope_impl.h"
 
 namespace ropecheck {
@@ -18,8 +19,12 @@ const RopeImpl& rope_oracle();
 std::span<const SinusoidalImpl* const> sinusoidal_implementations();
 std::span<const SinusoidalImpl* const> sinusoidal_mutants();
 
+std::span<const AttentionImpl* const> attention_implementations();
+std::span<const AttentionImpl* const> attention_mutants();
+
 // Searches implementations and mutants; nullptr when no id matches.
 const RopeImpl* find_rope(std::string_view id);
 const SinusoidalImpl* find_sinusoidal(std::string_view id);
+const AttentionImpl* find_attention(std::string_view id);
 
 }  // namespace ropecheck

@@ -38,10 +38,18 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
                              joined(caps["layouts"]), joined(caps["angle_precisions"]),
                              caps["partial_rotary"].get<bool>() ? "yes" : "no"});
     } else {
-      row.insert(row.end(), {"-", "-", "-", "-", "-"});  // a sinusoidal table has no RoPE caps
+      row.insert(row.end(), {"-", "-", "-", "-", "-"});  // only RoPE has a capability record
     }
     row.push_back(impl["summary"].get<std::string>());
     table.add_row(std::move(row));
+  }
+  table.print(out);
+}
+
+void print_plain_table(const Json& impls, std::ostream& out) {
+  TextTable table({"ID", "SUMMARY"});
+  for (const auto& impl : impls) {
+    table.add_row({impl["id"].get<std::string>(), impl["summary"].get<std::string>()});
   }
   table.print(out);
 }
@@ -52,11 +60,11 @@ void print_text(const Json& list, std::ostream& out) {
 
   out << fmt::format("\nSinusoidal implementations ({}):\n",
                      list["sinusoidal_implementations"].size());
-  TextTable sinusoidal({"ID", "SUMMARY"});
-  for (const auto& impl : list["sinusoidal_implementations"]) {
-    sinusoidal.add_row({impl["id"].get<std::string>(), impl["summary"].get<std::string>()});
-  }
-  sinusoidal.print(out);
+  print_plain_table(list["sinusoidal_implementations"], out);
+
+  out << fmt::format("\nAttention implementations ({}):\n",
+                     list["attention_implementations"].size());
+  print_plain_table(list["attention_implementations"], out);
 
   out << fmt::format(
       "\nMUTANTS ({}): deliberately wrong implementations, never run unless asked "

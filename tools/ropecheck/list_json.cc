@@ -32,33 +32,42 @@ Json rope_json(const RopeImpl& impl) {
           {"capabilities", capabilities_json(impl.capabilities())}};
 }
 
-Json sinusoidal_json(const SinusoidalImpl& impl) {
+// Tables and attentions have no RoPE capability record: id, kind and summary.
+template <typename Impl>
+Json plain_json(const Impl& impl, std::string_view kind) {
   return {{"id", std::string(impl.id())},
-          {"kind", "sinusoidal"},
+          {"kind", std::string(kind)},
           {"summary", std::string(impl.summary())}};
 }
 
 }  // namespace
 
 Json list_json() {
-  Json rope = Json::array(), sinusoidal = Json::array(), mutants = Json::array(),
-       properties = Json::array();
+  Json rope = Json::array(), sinusoidal = Json::array(), attention = Json::array(),
+       mutants = Json::array(), properties = Json::array();
   for (const RopeImpl* impl : rope_implementations()) rope.push_back(rope_json(*impl));
   for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
-    sinusoidal.push_back(sinusoidal_json(*impl));
+    sinusoidal.push_back(plain_json(*impl, "sinusoidal"));
+  }
+  for (const AttentionImpl* impl : attention_implementations()) {
+    attention.push_back(plain_json(*impl, "attention"));
   }
   for (const RopeImpl* impl : rope_mutants()) mutants.push_back(rope_json(*impl));
   for (const SinusoidalImpl* impl : sinusoidal_mutants()) {
-    mutants.push_back(sinusoidal_json(*impl));
+    mutants.push_back(plain_json(*impl, "sinusoidal"));
+  }
+  for (const AttentionImpl* impl : attention_mutants()) {
+    mutants.push_back(plain_json(*impl, "attention"));
   }
   for (const auto& p : property_catalogue()) {
     properties.push_back({{"id", std::string(p.id)},
-                          {"kind", p.kind == SubjectKind::rope ? "rope" : "sinusoidal"},
+                          {"kind", std::string(to_string(p.kind))},
                           {"description", std::string(p.description)}});
   }
   return {{"schema", kListSchemaId},
           {"rope_implementations", rope},
           {"sinusoidal_implementations", sinusoidal},
+          {"attention_implementations", attention},
           {"mutants", mutants},
           {"properties", properties}};
 }

@@ -1,0 +1,286 @@
+// The attention properties (seeds 000, 001, 003), on every attention implementation: agreement
+// with the double reference within a bound derived from fp32 accumulation, permutation
+// equivariance without positions, RoPE breaking it, RoPE invariance to a common shift, causality.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "catalogue.h"
+#include "rapidcheck_bridge.h"
+#include "ropecheck/registry.h"
+#include "ropecheck/tolerance.h"
+
+namespace ropecheck {
+namespace {
+
+constexpr double kU = 0x1p-24;  // fp32 unit roundoff
+double gamma(double n) { return n * kU / (1 - n * kU); }
+
+struct Problem {
+  AttentionShape shape;
+  std::vector<float> q, k, v;
+};
+
+// Values on a 1/64 grid in [-4, 4]: activation-sized, exact in fp32.
+std::vector<float> pick_values(std::size_t n) {
+  return *rc::gen::container<std::vector<float>>(
+      n, rc::gen::map(rc::gen::inRange(-256, 257), [](int x) { return static_cast<float>(x) / 64; }));
+}
+
+Problem pick_problem(bool causal_any) {
+  Problem p;
+  p.shape.tokens = *rc::gen::inRange<std::int64_t>(1, 33);
+  p.shape.kv_heads = *rc::gen::inRange<std::int64_t>(1, 3);
+  p.shape.q_heads = p.shape.kv_heads * *rc::gen::inRange<std::int64_t>(1, 3);
+  p.shape.head_dim = *rc::gen::element(2, 6, 16, 64, 128);
+  p.shape.causal = causal_any ? *rc::gen::arbitrary<bool>() : false;
+  const auto d = static_cast<std::size_t>(p.shape.head_dim);
+  p.q = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.q_heads) * d);
+  p.k = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.kv_heads) * d);
+  p.v = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.kv_heads) * d);
+  return p;
+}
+
+// Bound on |O_fp32 - O_exact| per output element, from the error model:
+//   S = Q K^T * scale in fp32:  |dS_ij| <= gamma_d * scale * sum_c |q_ic k_jc| + u |S_ij|
+//   softmax (max-subtracted):   P~_ij = P_ij (1 + e_ij),
+//     |e_ij| <= 2 max_j |dS_ij| + u |S_ij - max| + 2u (expf) + gamma_T (sum) + 2u (1/sum, *)
+//   O = P~ V in fp32:           |dO_ic| <= sum_j P_ij |v_jc| (|e_ij| + gamma_T (1 + |e_ij|))
+// plus u |O_ic| for the output's rounding. The double reference is within u |O_ic| of exact.
+std::vector<double> fp32_attention_bound(const Problem& p, const std::vector<float>& reference) {
+  const auto& s = p.shape;
+  const auto d = static_cast<std::size_t>(s.head_dim);
+  const double scale = 1 / std::sqrt(static_cast<double>(s.head_dim));
+  std::vector<double> bound(reference.size());
+  for (std::int64_t h = 0; h < s.q_heads; ++h) {
+    const std::int64_t kvh = h / (s.q_heads / s.kv_heads);
+    for (std::int64_t i = 0; i < s.tokens; ++i) {
+      const std::int64_t visible = s.causal ? i + 1 : s.tokens;
+      std::vector<double> score(static_cast<std::size_t>(visible));
+      double max_ds = 0;
+      for (std::int64_t j = 0; j < visible; ++j) {
+        double dot = 0, abs_dot = 0;
+        for (std::size_t c = 0; c < d; ++c) {
+          const double a = p.q[static_cast<std::size_t>(i * s.q_heads + h) * d + c];
+          const double b = p.k[static_cast<std::size_t>(j * s.kv_heads + kvh) * d + c];
+          dot += a * b;
+          abs_dot += std::abs(a * b);
+        }
+        score[static_cast<std::size_t>(j)] = dot * scale;
+        max_ds = std::max(max_ds, gamma(static_cast<double>(d)) * scale * abs_dot + kU * std::abs(dot * scale));
+      }
+      const double max = *std::max_element(score.begin(), score.end());
+      double sum = 0;
+      for (double x : score) sum += std::exp(x - max);
+      const double g = gamma(static_cast<double>(visible));
+      for (std::size_t c = 0; c < d; ++c) {
+        double b = 0;
+        for (std::int64_t j = 0; j < visible; ++j) {
+          const double pij = std::exp(score[static_cast<std::size_t>(j)] - max) / sum;
+          const double e = 2 * max_ds + kU * (max - score[static_cast<std::size_t>(j)]) + 4 * kU + g;
+          b += pij * std::abs(p.v[static_cast<std::size_t>(j * s.kv_heads + kvh) * d + c]) * (e + g * (1 + e));
+        }
+        const std::size_t at = static_cast<std::size_t>(i * s.q_heads + h) * d + c;
+        bound[at] = b + 2 * kU * std::abs(reference[at]);
+      }
+    }
+  }
+  return bound;
+}
+
+std::vector<float> attend(const AttentionImpl& impl, const Problem& p, const RopeSpec* rope = nullptr,
+                          std::span<const std::int64_t> positions = {}) {
+  std::vector<float> out(p.q.size());
+  impl.run(p.shape, rope, positions, p.q, p.k, p.v, out);
+  return out;
+}
+
+Problem permuted(const Problem& p, const std::vector<std::int64_t>& order) {
+  Problem out = p;
+  const auto q_row = static_cast<std::size_t>(p.shape.q_heads * p.shape.head_dim);
+  const auto kv_row = static_cast<std::size_t>(p.shape.kv_heads * p.shape.head_dim);
+  for (std::size_t t = 0; t < order.size(); ++t) {
+    const auto from = static_cast<std::size_t>(order[t]);
+    std::copy_n(p.q.begin() + static_cast<std::ptrdiff_t>(from * q_row), q_row, out.q.begin() + static_cast<std::ptrdiff_t>(t * q_row));
+    std::copy_n(p.k.begin() + static_cast<std::ptrdiff_t>(from * kv_row), kv_row, out.k.begin() + static_cast<std::ptrdiff_t>(t * kv_row));
+    std::copy_n(p.v.begin() + static_cast<std::ptrdiff_t>(from * kv_row), kv_row, out.v.begin() + static_cast<std::ptrdiff_t>(t * kv_row));
+  }
+  return out;
+}
+
+PropertyResult matches_reference(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  return check_property(subject, "attention_matches_reference", config, "fp32 bound", tracker, [&] {
+    const Problem p = pick_problem(true);
+    const auto got = attend(*subject.attention, p);
+    const auto reference = attend(*find_attention("attention/naive"), p);
+    const auto bound = fp32_attention_bound(p, reference);
+    for (std::size_t j = 0; j < got.size(); ++j) {
+      const double diff = std::abs(static_cast<double>(got[j]) - reference[j]);
+      tracker.observe(diff, bound[j]);
+      if (!(diff <= bound[j])) {
+        RC_FAIL(fmt::format("output {} = {:.9g}, reference {:.9g}: |diff| {:.3g} > bound {:.3g}",
+                            j, got[j], reference[j], diff, bound[j]));
+      }
+    }
+  });
+}
+
+PropertyResult equivariance_without_positions(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  return check_property(subject, "attention_equivariant_without_positions", config, "fp32 bound",
+                        tracker, [&] {
+    // Seed 000: without positions, reordering the tokens reorders the outputs (full mask).
+    const Problem p = pick_problem(false);
+    std::vector<std::int64_t> order(static_cast<std::size_t>(p.shape.tokens));
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937(*rc::gen::arbitrary<unsigned>()));
+    const Problem moved = permuted(p, order);
+    const auto out = attend(*subject.attention, p), out_moved = attend(*subject.attention, moved);
+    const auto bound = fp32_attention_bound(p, out);
+    const auto row = static_cast<std::size_t>(p.shape.q_heads * p.shape.head_dim);
+    for (std::size_t t = 0; t < order.size(); ++t) {
+      for (std::size_t c = 0; c < row; ++c) {
+        const std::size_t at = static_cast<std::size_t>(order[t]) * row + c;
+        const double diff = std::abs(static_cast<double>(out_moved[t * row + c]) - out[at]);
+        tracker.observe(diff, 2 * bound[at]);  // each run within its bound of the same truth
+        if (!(diff <= 2 * bound[at])) {
+          RC_FAIL(fmt::format("token {} moved to slot {}: output {} differs by {:.3g}", order[t], t, c, diff));
+        }
+      }
+    }
+  });
+}
+
+PropertyResult rope_breaks_equivariance(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  RunConfig once = config;
+  once.cases = 1;  // a fixed, non-degenerate problem: "this is awesome" vs "this awesome is"
+  return check_property(subject, "attention_rope_breaks_equivariance", once, "relative gap", tracker, [&] {
+    Problem p;
+    p.shape = {6, 2, 2, 8, false};
+    const std::size_t n = 6 * 2 * 8;
+    for (std::size_t j = 0; j < n; ++j) {
+      p.q.push_back(std::sin(0.7f * static_cast<float>(j) + 0.3f));
+      p.k.push_back(std::cos(1.3f * static_cast<float>(j)));
+      p.v.push_back(std::sin(0.1f * static_cast<float>(j * j % 97)));
+    }
+    const std::vector<std::int64_t> slots = {0, 1, 2, 3, 4, 5}, order = {3, 0, 5, 1, 4, 2};
+    const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64};
+    const auto out = attend(*subject.attention, p, &spec, slots);
+    const auto out_moved = attend(*subject.attention, permuted(p, order), &spec, slots);
+    double gap = 0, scale = 0;
+    for (std::size_t t = 0; t < 6; ++t) {
+      for (std::size_t c = 0; c < 16; ++c) {
+        gap = std::max(gap, std::abs(static_cast<double>(out_moved[t * 16 + c]) - out[static_cast<std::size_t>(order[t]) * 16 + c]));
+        scale = std::max(scale, std::abs(static_cast<double>(out[t * 16 + c])));
+      }
+    }
+    // Positions change the scores by O(1) here; fp32 error is O(1e-6): 1e-3 separates them.
+    constexpr double kMinGap = 1e-3;
+    tracker.observe(kMinGap, gap / scale);
+    if (gap / scale < kMinGap) {
+      RC_FAIL(fmt::format("with RoPE, reordering the tokens only reordered the outputs (relative "
+                          "gap {:.3g}): the positions never reached attention", gap / scale));
+    }
+  });
+}
+
+PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  return check_property(subject, "attention_rope_shift_invariant", config, "fp32 bound", tracker, [&] {
+    // softmax(R_m q . R_n k) depends on n - m only: shifting every position by c changes nothing
+    // beyond rounding. Each rotated pair is within kNormBoundUnits eps32 |pair| of exact (fp64
+    // angles), so each score within scale * sum|q||k| * 2 kNormBoundUnits eps32 per side; the two
+    // runs' scores differ by <= Delta_i, outputs by <= 2 Delta_i max|v|, plus each run's fp32 bound.
+    const Problem p = pick_problem(true);
+    const auto& s = p.shape;
+    const RopeSpec spec{s.head_dim, s.head_dim, 10000.0, Layout::interleaved, AnglePrecision::fp64};
+    std::vector<std::int64_t> positions(static_cast<std::size_t>(s.tokens));
+    std::iota(positions.begin(), positions.end(), *rc::gen::inRange<std::int64_t>(0, 1 << 20));
+    std::vector<std::int64_t> shifted(positions);
+    const auto c = *rc::gen::inRange<std::int64_t>(-(1 << 20), 1 << 20);
+    for (auto& m : shifted) m += c;
+    const auto out_a = attend(*subject.attention, p, &spec, positions);
+    const auto out_b = attend(*subject.attention, p, &spec, shifted);
+    const auto fp32 = fp32_attention_bound(p, out_a);  // on the unrotated problem: same |q||k| sums
+    const double scale = 1 / std::sqrt(static_cast<double>(s.head_dim));
+    double max_v = 0;
+    for (float x : p.v) max_v = std::max(max_v, static_cast<double>(std::abs(x)));
+    const auto d = static_cast<std::size_t>(s.head_dim);
+    for (std::int64_t i = 0; i < s.tokens; ++i) {
+      for (std::int64_t h = 0; h < s.q_heads; ++h) {
+        double delta = 0;
+        for (std::int64_t j = 0; j < s.tokens; ++j) {
+          double abs_dot = 0;
+          for (std::size_t x = 0; x < d; ++x) {
+            abs_dot += std::abs(static_cast<double>(p.q[static_cast<std::size_t>(i * s.q_heads + h) * d + x]) *
+                                p.k[static_cast<std::size_t>(j * s.kv_heads + h / (s.q_heads / s.kv_heads)) * d + x]);
+          }
+          delta = std::max(delta, 2 * scale * abs_dot * 2 * kNormBoundUnits * kEps32 * (1 + kEps32));
+        }
+        for (std::size_t x = 0; x < d; ++x) {
+          const std::size_t at = static_cast<std::size_t>(i * s.q_heads + h) * d + x;
+          // fp32 bounds of each run: the rotated problem's |q||k| sums are those of the unrotated
+          // one up to rounding, so the unrotated bound is used, doubled for the two runs.
+          const double allowed = 2 * delta * max_v + 2 * fp32[at] + kU * (std::abs(out_a[at]) + std::abs(out_b[at]));
+          const double diff = std::abs(static_cast<double>(out_a[at]) - out_b[at]);
+          tracker.observe(diff, allowed);
+          if (!(diff <= allowed)) {
+            RC_FAIL(fmt::format("shift {}: output {} changed by {:.3g} > {:.3g}", c, at, diff, allowed));
+          }
+        }
+      }
+    }
+  });
+}
+
+PropertyResult causality(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  return check_property(subject, "attention_causal", config, "changed outputs", tracker, [&] {
+    // With the causal mask, output i depends on tokens 0..i only: change every later token and
+    // rows 0..i stay the same bit for bit (masked keys add exact zeros).
+    Problem p = pick_problem(false);
+    p.shape.causal = true;
+    const auto cut = *rc::gen::inRange<std::int64_t>(0, p.shape.tokens);
+    Problem changed = p;
+    const auto q_row = static_cast<std::size_t>(p.shape.q_heads * p.shape.head_dim);
+    const auto kv_row = static_cast<std::size_t>(p.shape.kv_heads * p.shape.head_dim);
+    for (std::size_t j = static_cast<std::size_t>(cut + 1) * kv_row; j < p.k.size(); ++j) {
+      changed.k[j] = -3 * changed.k[j] + 1;
+      changed.v[j] = 5 * changed.v[j] - 2;
+    }
+    for (std::size_t j = static_cast<std::size_t>(cut + 1) * q_row; j < p.q.size(); ++j) changed.q[j] += 1;
+    const auto before = attend(*subject.attention, p), after = attend(*subject.attention, changed);
+    const auto kept = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(cut + 1) * q_row);
+    const bool same = std::equal(before.begin(), before.begin() + kept, after.begin());
+    tracker.observe(same ? 0.0 : 1.0, 0.0);
+    if (!same) RC_FAIL(fmt::format("rows 0..{} changed when only later tokens did", cut));
+  });
+}
+
+}  // namespace
+
+std::span<const Property> attention_properties() {
+  static const Property kAll[] = {
+      {"attention_matches_reference",
+       "within the fp32 accumulation bound of the double reference, causal or full, GQA (seed 003)",
+       SubjectKind::attention, matches_reference},
+      {"attention_equivariant_without_positions",
+       "without positions, reordering tokens reorders outputs (seed 000)", SubjectKind::attention,
+       equivariance_without_positions},
+      {"attention_rope_breaks_equivariance",
+       "with RoPE, reordering tokens changes the outputs (seed 000; seed 001's lost else)",
+       SubjectKind::attention, rope_breaks_equivariance},
+      {"attention_rope_shift_invariant", "RoPE attention unchanged when every position shifts by c",
+       SubjectKind::attention, rope_shift_invariance},
+      {"attention_causal", "causal: output i does not change when tokens after i change",
+       SubjectKind::attention, causality},
+  };
+  return kAll;
+}
+
+}  // namespace ropecheck
