@@ -35,15 +35,22 @@ struct Lists {
   }
 };
 
-const Lists<RopeImpl>& rope_lists() {
-  static const Lists<RopeImpl> lists = [] {
-    Lists<RopeImpl> l;
-#define ROPE_IMPL(factory) l.add(factory(), false);
-#define ROPE_MUTANT(factory) l.add(factory(), true);
-#define SINUSOIDAL_IMPL(factory)
-#define SINUSOIDAL_MUTANT(factory)
-#define ATTENTION_IMPL(factory)
-#define ATTENTION_MUTANT(factory)
+struct Registry {
+  Lists<RopeImpl> rope;
+  Lists<SinusoidalImpl> sinusoidal;
+  Lists<AttentionImpl> attention;
+};
+
+// One expansion of the list, in its order, built on first use.
+const Registry& registry() {
+  static const Registry all = [] {
+    Registry r;
+#define ROPE_IMPL(factory) r.rope.add(factory(), false);
+#define ROPE_MUTANT(factory) r.rope.add(factory(), true);
+#define SINUSOIDAL_IMPL(factory) r.sinusoidal.add(factory(), false);
+#define SINUSOIDAL_MUTANT(factory) r.sinusoidal.add(factory(), true);
+#define ATTENTION_IMPL(factory) r.attention.add(factory(), false);
+#define ATTENTION_MUTANT(factory) r.attention.add(factory(), true);
 #include "registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
@@ -51,52 +58,14 @@ const Lists<RopeImpl>& rope_lists() {
 #undef SINUSOIDAL_MUTANT
 #undef ATTENTION_IMPL
 #undef ATTENTION_MUTANT
-    return l;
+    return r;
   }();
-  return lists;
+  return all;
 }
 
-const Lists<SinusoidalImpl>& sinusoidal_lists() {
-  static const Lists<SinusoidalImpl> lists = [] {
-    Lists<SinusoidalImpl> l;
-#define ROPE_IMPL(factory)
-#define ROPE_MUTANT(factory)
-#define SINUSOIDAL_IMPL(factory) l.add(factory(), false);
-#define SINUSOIDAL_MUTANT(factory) l.add(factory(), true);
-#define ATTENTION_IMPL(factory)
-#define ATTENTION_MUTANT(factory)
-#include "registry.inc"
-#undef ROPE_IMPL
-#undef ROPE_MUTANT
-#undef SINUSOIDAL_IMPL
-#undef SINUSOIDAL_MUTANT
-#undef ATTENTION_IMPL
-#undef ATTENTION_MUTANT
-    return l;
-  }();
-  return lists;
-}
-
-const Lists<AttentionImpl>& attention_lists() {
-  static const Lists<AttentionImpl> lists = [] {
-    Lists<AttentionImpl> l;
-#define ROPE_IMPL(factory)
-#define ROPE_MUTANT(factory)
-#define SINUSOIDAL_IMPL(factory)
-#define SINUSOIDAL_MUTANT(factory)
-#define ATTENTION_IMPL(factory) l.add(factory(), false);
-#define ATTENTION_MUTANT(factory) l.add(factory(), true);
-#include "registry.inc"
-#undef ROPE_IMPL
-#undef ROPE_MUTANT
-#undef SINUSOIDAL_IMPL
-#undef SINUSOIDAL_MUTANT
-#undef ATTENTION_IMPL
-#undef ATTENTION_MUTANT
-    return l;
-  }();
-  return lists;
-}
+const Lists<RopeImpl>& rope_lists() { return registry().rope; }
+const Lists<SinusoidalImpl>& sinusoidal_lists() { return registry().sinusoidal; }
+const Lists<AttentionImpl>& attention_lists() { return registry().attention; }
 
 template <typename Impl>
 const Impl* find_in(const Lists<Impl>& lists, std::string_view id) {

@@ -49,6 +49,9 @@ void TextTable::print(std::ostream& out) const {
         line += cells[c];
       }
     }
+    // Blank trailing cells (a kill-matrix row with no property of its kind at the end) would
+    // otherwise leave trailing blanks.
+    line.erase(line.find_last_not_of(' ') + 1);
     out << line << '\n';
   };
   print_cells(header_);
