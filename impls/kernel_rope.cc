@@ -1,7 +1,7 @@
-// kernel/scalar, kernel/avx2, kernel/avx512: the fast RoPE algorithm of impls/kernels/rope_kernel.h
-// at each ISA level, one registry entry per level so that every property runs on every level this
-// CPU has (the others are listed as unavailable, with the reason). Angles are formed in double
-// (fp64 angle precision: error flat in position).
+// kernel/<level> and kernel_bf16/<level>: the fast RoPE algorithm of impls/kernels/rope_kernel.h
+// at each ISA level, on fp32 and on bf16 storage, one registry entry per (storage, level) so that
+// every property runs on every level this CPU has (the others are listed as unavailable, with the
+// reason). Angles are formed in double (fp64 angle precision: error flat in position).
 #include <memory>
 #include <vector>
 
@@ -13,52 +13,105 @@
 namespace ropecheck {
 namespace {
 
+using Availability = bool (*)(std::string* why);  // cpuid (and ROPECHECK_ISA) for the level
+using Fp32Kernel = void (*)(const kernels::RopeKernelProblem&);
+using Bf16Kernel = void (*)(const kernels::RopeKernelBf16Problem&);
+
+template <typename Element>
+void run_kernel(void (*kernel)(const kernels::RopeKernelArgs<Element>&), const RopeSpec& spec,
+                HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) {
+  const auto theta = inverse_frequencies(spec);
+  // 16 floats of slack: a masked vector store never needs it, but keeps the table's last
+  // vector in one allocation whatever the level's width.
+  std::vector<float> table(2 * static_cast<std::size_t>(spec.rotary_dim) + 16);
+  kernel({q.data.data(), k.data.data(), q.tokens, q.heads, k.heads, spec.head_dim, spec.rotary_dim,
+          spec.layout == Layout::interleaved, positions.data(), theta.data(), table.data()});
+}
+
 class KernelRope final : public RopeImpl {
  public:
-  using Kernel = void (*)(const kernels::RopeKernelProblem&);
-  KernelRope(Isa isa, std::string_view id, Kernel kernel) : isa_(isa), id_(id), kernel_(kernel) {}
+  KernelRope(std::string_view id, std::string_view isa, Availability availability, Fp32Kernel fp32,
+             Bf16Kernel bf16)
+      : id_(id), isa_(isa), availability_(availability), fp32_(fp32), bf16_(bf16) {}
 
   std::string_view id() const override { return id_; }
   std::string_view summary() const override {
-    return "fast kernel: cos/sin once per token (SLEEF, double angles), all q and k heads rotated "
-           "in one pass, masked remainders";
+    return bf16_ != nullptr
+               ? "fast kernel on bf16 storage: bf16 in and out, fp32 arithmetic, cos/sin once per "
+                 "token (SLEEF, double angles), all q and k heads in one pass"
+               : "fast kernel: cos/sin once per token (SLEEF, double angles), all q and k heads "
+                 "rotated in one pass, masked remainders";
   }
   RopeCapabilities capabilities() const override {
     RopeCapabilities caps{{Layout::interleaved, Layout::half_split},
                           {AnglePrecision::fp64},
-                          true, std::string(to_string(isa_)), true, ""};
-    caps.available = cpu_supports(isa_, &caps.unavailable_reason);
+                          true, std::string(isa_), true, ""};
+    caps.available = availability_(&caps.unavailable_reason);
+    caps.storage = bf16_ != nullptr ? StorageType::bf16 : StorageType::fp32;
     return caps;
   }
 
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
-    const auto theta = inverse_frequencies(spec);
-    // 16 floats of slack: a masked vector store never needs it, but keeps the table's last
-    // vector in one allocation whatever the level's width.
-    std::vector<float> table(2 * static_cast<std::size_t>(spec.rotary_dim) + 16);
-    kernel_({q.data.data(), k.data.data(), q.tokens, q.heads, k.heads, spec.head_dim,
-             spec.rotary_dim, spec.layout == Layout::interleaved, positions.data(), theta.data(),
-             table.data()});
+    if (bf16_ == nullptr) return run_kernel(fp32_, spec, q, k, positions);
+    // fp32 in and out through bf16 storage: round, rotate, widen back (exact).
+    auto q16 = to_bf16(q), k16 = to_bf16(k);
+    rotate_qk_bf16(spec, {q16, q.tokens, q.heads, q.head_dim}, {k16, k.tokens, k.heads, k.head_dim},
+                   positions);
+    for (std::size_t j = 0; j < q16.size(); ++j) q.data[j] = float_from_bf16(q16[j]);
+    for (std::size_t j = 0; j < k16.size(); ++j) k.data[j] = float_from_bf16(k16[j]);
+  }
+  void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                      PositionIds positions) const override {
+    run_kernel(bf16_, spec, q, k, positions);
   }
 
  private:
-  Isa isa_;
+  static std::vector<std::uint16_t> to_bf16(const HeadTensor& x) {
+    std::vector<std::uint16_t> out(x.data.size());
+    for (std::size_t j = 0; j < out.size(); ++j) out[j] = bf16_from_float(x.data[j]);
+    return out;
+  }
+
   std::string_view id_;
-  Kernel kernel_;
+  std::string_view isa_;
+  Availability availability_;
+  Fp32Kernel fp32_;
+  Bf16Kernel bf16_;
 };
+
+template <Isa level>
+bool level_available(std::string* why) {
+  return cpu_supports(level, why);
+}
 
 }  // namespace
 
 std::unique_ptr<RopeImpl> make_kernel_scalar() {
-  return std::make_unique<KernelRope>(Isa::scalar, "kernel/scalar", kernels::rope_kernel_scalar);
+  return std::make_unique<KernelRope>("kernel/scalar", "scalar", level_available<Isa::scalar>,
+                                      kernels::rope_kernel_scalar, nullptr);
 }
 std::unique_ptr<RopeImpl> make_kernel_avx2() {
-  return std::make_unique<KernelRope>(Isa::avx2, "kernel/avx2", kernels::rope_kernel_avx2);
+  return std::make_unique<KernelRope>("kernel/avx2", "avx2", level_available<Isa::avx2>,
+                                      kernels::rope_kernel_avx2, nullptr);
 }
 std::unique_ptr<RopeImpl> make_kernel_avx512() {
-  return std::make_unique<KernelRope>(Isa::avx512, "kernel/avx512", kernels::rope_kernel_avx512);
+  return std::make_unique<KernelRope>("kernel/avx512", "avx512", level_available<Isa::avx512>,
+                                      kernels::rope_kernel_avx512, nullptr);
+}
+std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {
+  return std::make_unique<KernelRope>("kernel_bf16/scalar", "scalar", level_available<Isa::scalar>,
+                                      nullptr, kernels::rope_kernel_bf16_scalar);
+}
+std::unique_ptr<RopeImpl> make_kernel_bf16_avx512() {
+  return std::make_unique<KernelRope>("kernel_bf16/avx512", "avx512", level_available<Isa::avx512>,
+                                      nullptr, kernels::rope_kernel_bf16_avx512);
+}
+std::unique_ptr<RopeImpl> make_kernel_bf16_avx512bf16() {
+  return std::make_unique<KernelRope>("kernel_bf16/avx512bf16", "avx512+bf16",
+                                      cpu_supports_avx512_bf16, nullptr,
+                                      kernels::rope_kernel_bf16_avx512bf16);
 }
 
 }  // namespace ropecheck

@@ -39,7 +39,7 @@ PropertyResult inverse(const Subject& subject, const RunConfig& config) {
     const auto back = rotated(impl, c.spec, rotated(impl, c.spec, c.q, c.q_heads, c.positions),
                               c.q_heads, negated(c.positions));
     const std::vector<double> expected(c.q.begin(), c.q.end());
-    const auto p = c.spec.angle_precision;
+    const auto p = c.model();
     const auto worst = worst_rotary_error(
         c.spec, c.q, back, expected, c.q_heads, c.positions, [&](std::size_t t, double theta) {
           return pair_error_bound_units(p, c.positions[t], theta) +
@@ -62,7 +62,7 @@ PropertyResult composition(const Subject& subject, const RunConfig& config) {
     const auto twice = rotated(impl, c.spec, rotated(impl, c.spec, c.q, c.q_heads, n), c.q_heads, m);
     const auto once = rotated(impl, c.spec, c.q, c.q_heads, m_plus_n);
     const std::vector<double> expected(once.begin(), once.end());
-    const auto p = c.spec.angle_precision;
+    const auto p = c.model();
     const auto worst = worst_rotary_error(
         c.spec, c.q, twice, expected, c.q_heads, m_plus_n, [&](std::size_t t, double theta) {
           return pair_error_bound_units(p, n[t], theta) + rotation_bound_units(p, m[t], theta) +
@@ -93,7 +93,7 @@ Scores scores(const QkCase& c, const std::vector<float>& q, const std::vector<fl
   const auto k_norms = pair_norms(c.spec, c.k);
   const auto dim = static_cast<std::size_t>(c.spec.head_dim);
   const auto pairs = theta.size();
-  const auto p = c.spec.angle_precision;
+  const auto p = c.model();
   Scores s;
   for (std::size_t t = 0; t < c.positions.size(); ++t) {
     for (std::int64_t h = 0; h < c.q_heads; ++h) {

@@ -77,16 +77,22 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     const auto wq = *finite_floats(static_cast<std::size_t>(q_heads * meta.head_dim * dim_in));
     const auto wk = *finite_floats(static_cast<std::size_t>(kv_heads * meta.head_dim * dim_in));
 
-    const auto q_in = project(x, wq, dim_in), k_in = project(x, wk, dim_in);
+    // Projections rounded to the storage type: a row permutation commutes with the rounding.
+    const auto project_stored = [&](const std::vector<float>& w) {
+      auto out = project(x, w, dim_in);
+      round_to_storage(out, caps.storage);
+      return out;
+    };
+    const auto q_in = project_stored(wq), k_in = project_stored(wk);
     const auto q_meta = rotated(impl, meta, q_in, q_heads, positions);
     const auto k_meta = rotated(impl, meta, k_in, kv_heads, positions);
-    const auto q_hf = rotated(impl, hf, project(x, permute_for_rotate_half(wq, q_heads, dim_in), dim_in),
+    const auto q_hf = rotated(impl, hf, project_stored(permute_for_rotate_half(wq, q_heads, dim_in)),
                               q_heads, positions);
-    const auto k_hf = rotated(impl, hf, project(x, permute_for_rotate_half(wk, kv_heads, dim_in), dim_in),
+    const auto k_hf = rotated(impl, hf, project_stored(permute_for_rotate_half(wk, kv_heads, dim_in)),
                               kv_heads, positions);
 
     // Features: both sides carry their own rotation error against the same truth.
-    const auto p = meta.angle_precision;
+    const ErrorModel p{meta.angle_precision, caps.storage};
     const auto bound = [&](std::size_t t, double theta) {
       return 2 * rotation_bound_units(p, positions[t], theta);
     };

@@ -34,7 +34,7 @@ PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config)
     apply_qk(impl, c, q, k);
     // The tolerance model (tolerance.h): rounding plus the declared angle precision's term.
     const auto bound = [&](std::size_t t, double theta) {
-      return rotation_bound_units(c.spec.angle_precision, c.positions[t], theta);
+      return rotation_bound_units(c.model(), c.positions[t], theta);
     };
     const auto worst_q = worst_rotary_error(c.spec, c.q, q,
                                             oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions),
@@ -69,14 +69,15 @@ PropertyResult norm_preservation(const Subject& subject, const RunConfig& config
         worst_pair = p;
       }
     }
-    tracker.observe(worst, kNormBoundUnits);
-    if (worst > kNormBoundUnits) {
+    const double limit = norm_bound_units(c.storage);
+    tracker.observe(worst, limit);
+    if (worst > limit) {
       const auto pairs = static_cast<std::size_t>(c.spec.rotary_dim / 2);
       RC_FAIL(fmt::format("pair {} of q row {} (position {}): |x| = {:.9g} became {:.9g}, "
                           "{:.4g} > {:.4g} {}",
                           worst_pair % pairs, worst_pair / pairs,
                           c.positions[worst_pair / pairs / static_cast<std::size_t>(c.q_heads)],
-                          before[worst_pair], after[worst_pair], worst, kNormBoundUnits, kPairUnits));
+                          before[worst_pair], after[worst_pair], worst, limit, kPairUnits));
     }
   });
 }

@@ -20,7 +20,14 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
   c.positions = *position_ids(static_cast<std::size_t>(c.tokens));
   c.q = pick_tensor(c.spec, c.tokens, c.q_heads);
   c.k = pick_tensor(c.spec, c.tokens, c.k_heads);
+  c.storage = caps.storage;
+  round_to_storage(c.q, c.storage);
+  round_to_storage(c.k, c.storage);
   return c;
+}
+
+void round_to_storage(std::vector<float>& x, StorageType storage) {
+  for (float& v : x) v = round_to_storage(v, storage);
 }
 
 std::vector<double> pair_norms(const RopeSpec& spec, const std::vector<float>& x) {

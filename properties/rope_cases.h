@@ -7,6 +7,7 @@
 
 #include "generators.h"
 #include "ropecheck/tensor.h"
+#include "ropecheck/tolerance.h"
 
 namespace ropecheck {
 
@@ -18,15 +19,22 @@ struct QkCase {
   std::vector<std::int64_t> positions;
   std::vector<float> q;
   std::vector<float> k;
+  StorageType storage = StorageType::fp32;  // q and k hold values of this type exactly
 
   std::int64_t group() const { return q_heads / k_heads; }
+  ErrorModel model() const { return {spec.angle_precision, storage}; }
 };
 
 // Must be called inside a RapidCheck property. Up to 8 tokens, 1-3 kv heads, groups of 1-3.
+// q and k are rounded to the implementation's storage type, so that the oracle and the
+// implementation see the same input (the tolerance then needs no input-rounding term).
 QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary);
 
 // One [tokens][heads][head_dim] tensor's worth of finite floats.
 std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads);
+
+// x with every value rounded to the storage type (unchanged for fp32).
+void round_to_storage(std::vector<float>& x, StorageType storage);
 
 // Pair norms |(x_a, x_b)| of every rotary pair, [tokens][heads][rotary_dim/2], in double.
 std::vector<double> pair_norms(const RopeSpec& spec, const std::vector<float>& x);

@@ -67,6 +67,15 @@ bool cpu_supports(Isa isa, std::string* why) {
   return false;
 }
 
+bool cpu_supports_avx512_bf16(std::string* why) {
+  if (!cpu_supports(Isa::avx512, why)) return false;
+  if (!__builtin_cpu_supports("avx512bf16")) {
+    if (why != nullptr) *why = "this CPU lacks AVX512_BF16";
+    return false;
+  }
+  return true;
+}
+
 Isa dispatched_isa() {
   if (const char* forced = std::getenv("ROPECHECK_ISA"); forced != nullptr && *forced != '\0') {
     const Isa isa = parse_isa(forced);

@@ -26,8 +26,11 @@ std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
   return {};
 }
 
-void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
-                     std::string_view name) {
+namespace {
+
+template <typename Element>
+void validate_shape(const RopeSpec& spec, const HeadTensorOf<Element>& x, PositionIds positions,
+                    std::string_view name) {
   if (x.tokens <= 0 || x.heads <= 0) {
     throw InvalidInput(fmt::format("{}: empty tensor ({} tokens x {} heads)", name, x.tokens,
                                    x.heads));
@@ -43,7 +46,7 @@ void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds posi
   unsigned long long elements = 0;
   if (__builtin_mul_overflow(tokens, heads, &elements) ||
       __builtin_mul_overflow(elements, dim, &elements) || elements != x.data.size()) {
-    throw InvalidInput(fmt::format("{}: buffer holds {} floats, shape {}x{}x{} needs {}", name,
+    throw InvalidInput(fmt::format("{}: buffer holds {} elements, shape {}x{}x{} needs {}", name,
                                    x.data.size(), x.tokens, x.heads, x.head_dim,
                                    static_cast<double>(tokens) * heads * dim));
   }
@@ -59,6 +62,18 @@ void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds posi
   }
 }
 
+}  // namespace
+
+void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
+                     std::string_view name) {
+  validate_shape(spec, x, positions, name);
+}
+
+void validate_tensor(const RopeSpec& spec, const Bf16HeadTensor& x, PositionIds positions,
+                     std::string_view name) {
+  validate_shape(spec, x, positions, name);
+}
+
 void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                      PositionIds positions) const {
   validate(spec);
@@ -68,6 +83,25 @@ void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k,
     throw InvalidInput(fmt::format("{}: {}", id(), why));
   }
   rotate_qk(spec, q, k, positions);
+}
+
+void RopeImpl::apply_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                          PositionIds positions) const {
+  validate(spec);
+  validate_tensor(spec, q, positions, "q");
+  validate_tensor(spec, k, positions, "k");
+  const auto caps = capabilities();
+  if (caps.storage != StorageType::bf16) {
+    throw InvalidInput(fmt::format("{}: stores {}, not bf16", id(), to_string(caps.storage)));
+  }
+  if (auto why = caps.why_unsupported(spec); !why.empty()) {
+    throw InvalidInput(fmt::format("{}: {}", id(), why));
+  }
+  rotate_qk_bf16(spec, q, k, positions);
+}
+
+void RopeImpl::rotate_qk_bf16(const RopeSpec&, Bf16HeadTensor, Bf16HeadTensor, PositionIds) const {
+  throw InvalidInput(fmt::format("{}: no bf16 storage", id()));
 }
 
 void RopeImpl::apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ropecheck/errors.h"
+#include "ropecheck/storage.h"
 
 namespace ropecheck {
 
@@ -26,6 +27,10 @@ void validate(const RopeSpec& spec) {
   if (!std::isfinite(spec.base) || spec.base <= 1.0) {
     throw InvalidInput(fmt::format("base (theta) must be finite and > 1, got {}", spec.base));
   }
+}
+
+std::string_view to_string(StorageType storage) {
+  return storage == StorageType::bf16 ? "bf16" : "fp32";
 }
 
 std::string_view to_string(Layout layout) {

@@ -9,14 +9,24 @@ double angle_units_per_radian(AnglePrecision precision) {
   return precision == AnglePrecision::fp32 ? 1.0 + kEps32 : 0.0;
 }
 
-double rotation_bound_units(AnglePrecision precision, std::int64_t position, double theta) {
-  const double angle = std::abs(static_cast<double>(position) * theta);
-  return kRoundingUnits + angle_units_per_radian(precision) * angle;
+double storage_rounding_units(StorageType storage) {
+  // u_bf16 / eps32 = 2^-8 / 2^-23, times |y| / |p| <= 1 + 2 eps32.
+  return storage == StorageType::bf16 ? 0x1p15 * (1 + 0x1p-22) : 0.0;
 }
 
-double pair_error_bound_units(AnglePrecision precision, std::int64_t position, double theta) {
+double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta) {
   const double angle = std::abs(static_cast<double>(position) * theta);
-  return kNormBoundUnits + angle_units_per_radian(precision) * angle;
+  return kRoundingUnits + storage_rounding_units(model.storage) +
+         angle_units_per_radian(model.angles) * angle;
+}
+
+double norm_bound_units(StorageType storage) {
+  return 1.4142135623730951 * (kRoundingUnits + storage_rounding_units(storage));
+}
+
+double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta) {
+  const double angle = std::abs(static_cast<double>(position) * theta);
+  return norm_bound_units(model.storage) + angle_units_per_radian(model.angles) * angle;
 }
 
 double sinusoidal_bound_units(AnglePrecision precision, std::int64_t pos, int i, int d_model,

@@ -1,6 +1,6 @@
 // NaN and Inf in the data propagate through every real RoPE implementation: never a crash, never
 // finite garbage, never a change to untouched heads or the pass-through tail; and the largest
-// finite floats overflow to Inf only where the exact result is beyond FLT_MAX.
+// finite values of the storage type overflow to Inf only where the exact result is beyond it.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -46,10 +46,12 @@ TEST_P(NonFinite, PropagatesAndStaysContained) {
     const auto clean = ramp(static_cast<std::size_t>(kTokens * kHeads) * d);
     auto poisoned = clean;
     // Feature 0 is in pair 0 in both layouts. Row (token 0, head 0): NaN; row (token 2, head 1):
-    // -Inf; row (token 1, head 0): a NaN with a payload in the tail (feature 7).
+    // -Inf; row (token 1, head 0): a NaN with a payload in the tail (feature 7), the payload
+    // bits the storage type holds (bf16 keeps the top 16: 0x7fe5).
     float payload_nan;
-    const std::uint32_t bits = 0x7fc0beefu;
+    const std::uint32_t bits = 0x7fe5beefu;
     std::memcpy(&payload_nan, &bits, sizeof bits);
+    payload_nan = round_to_storage(payload_nan, impl.capabilities().storage);
     poisoned[0 * d + 0] = NAN;
     poisoned[(2 * kHeads + 1) * d + 0] = -INFINITY;
     poisoned[(1 * kHeads + 0) * d + 7] = payload_nan;
@@ -80,11 +82,13 @@ TEST_P(NonFinite, LargestFloatsOverflowOnlyWhereTheTruthDoes) {
   if (!impl.capabilities().available) GTEST_SKIP() << impl.capabilities().unavailable_reason;
   const RopeSpec spec{4, 4, 10000.0, Layout::interleaved, AnglePrecision::fp64};
   const std::vector<std::int64_t> positions = {0, 1, 3};
+  // The largest finite value the implementation stores (FLT_MAX rounds to Inf in bf16).
+  const float max = impl.capabilities().storage == StorageType::bf16 ? kBf16Max : FLT_MAX;
   std::vector<float> x(static_cast<std::size_t>(kTokens * kHeads) * 4);
   for (std::size_t row = 0; row < x.size() / 4; ++row) {
-    x[row * 4 + 0] = FLT_MAX;  // pair 0: (MAX, MAX) -> components up to sqrt(2) MAX
-    x[row * 4 + 1] = row % 2 ? FLT_MAX : -FLT_MAX;
-    x[row * 4 + 2] = FLT_MAX;  // pair 1: (MAX, 0) -> always finite
+    x[row * 4 + 0] = max;  // pair 0: (max, max) -> components up to sqrt(2) max
+    x[row * 4 + 1] = row % 2 ? max : -max;
+    x[row * 4 + 2] = max;  // pair 1: (max, 0) -> always finite
     x[row * 4 + 3] = 0.0f;
   }
   const auto y = apply_copy(impl, spec, x, positions);
@@ -92,7 +96,7 @@ TEST_P(NonFinite, LargestFloatsOverflowOnlyWhereTheTruthDoes) {
   for (std::size_t j = 0; j < y.size(); ++j) {
     EXPECT_FALSE(std::isnan(y[j])) << impl.id() << " element " << j;
     if (std::isinf(y[j])) {
-      EXPECT_GT(std::abs(exact[j]), FLT_MAX) << impl.id() << " overflowed at " << j
+      EXPECT_GT(std::abs(exact[j]), max) << impl.id() << " overflowed at " << j
                                               << " where the exact value is " << exact[j];
     }
   }

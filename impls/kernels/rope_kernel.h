@@ -11,17 +11,22 @@
 //        interleaved: y = x * cos_dup + swap_pairs(x) * sin_signed
 //        half_split:  y1 = x1 * c - x2 * s,  y2 = x2 * c + x1 * s    (x1, x2: the two halves)
 //      remainders by masked loads/stores; features past rotary_dim are never touched.
-// Napkin math: q and k are read and written once (8 bytes a float); the table is 2 * rotary_dim
-// floats per token, formed once and reused by every head, so it stays in L1.
+// bf16 storage (the *_bf16 entry points): the same algorithm on bf16 q and k, widened to fp32
+// on load (exact) and rounded to nearest even on store: fp32 arithmetic, one rounding per output.
+// Napkin math: q and k are read and written once (8 bytes a float, 4 a bf16); the table is
+// 2 * rotary_dim floats per token, formed once and reused by every head, so it stays in L1.
 #pragma once
 
 #include <cstdint>
 
 namespace ropecheck::kernels {
 
-struct RopeKernelProblem {
-  float* q;                       // [tokens][q_heads][head_dim]
-  float* k;                       // [tokens][k_heads][head_dim]; k_heads may be 0
+// Element: float, or std::uint16_t holding bf16 bit patterns. (A template of data only: no code
+// is instantiated from it, so nothing compiled with ISA flags can leak to other levels.)
+template <typename Element>
+struct RopeKernelArgs {
+  Element* q;                     // [tokens][q_heads][head_dim]
+  Element* k;                     // [tokens][k_heads][head_dim]; k_heads may be 0
   std::int64_t tokens;
   std::int64_t q_heads;
   std::int64_t k_heads;
@@ -33,8 +38,18 @@ struct RopeKernelProblem {
   float* table;                   // scratch: 2 * rotary_dim floats (any alignment)
 };
 
+using RopeKernelProblem = RopeKernelArgs<float>;
+using RopeKernelBf16Problem = RopeKernelArgs<std::uint16_t>;
+
 void rope_kernel_scalar(const RopeKernelProblem& problem);
 void rope_kernel_avx2(const RopeKernelProblem& problem);    // needs AVX2 + FMA
-void rope_kernel_avx512(const RopeKernelProblem& problem);  // needs AVX-512 F, DQ, VL
+void rope_kernel_avx512(const RopeKernelProblem& problem);  // needs AVX-512 F, DQ, VL, BW
+
+void rope_kernel_bf16_scalar(const RopeKernelBf16Problem& problem);  // portable rounding
+// AVX-512 F, DQ, VL, BW: bf16 rounded with integer ops (any AVX-512 CPU).
+void rope_kernel_bf16_avx512(const RopeKernelBf16Problem& problem);
+// + AVX512_BF16: vcvtneps2bf16 rounds. It flushes subnormal results (|y| < 2^-126) to zero,
+// where the portable rounding keeps them: an absolute difference below 2^-126.
+void rope_kernel_bf16_avx512bf16(const RopeKernelBf16Problem& problem);
 
 }  // namespace ropecheck::kernels

@@ -18,6 +18,10 @@ Isa parse_isa(std::string_view text);  // throws InvalidInput
 // what is missing when it cannot.
 bool cpu_supports(Isa isa, std::string* why = nullptr);
 
+// The avx512 level plus the AVX512_BF16 extension (bf16 conversion instructions). An extension,
+// not a dispatch level: only the bf16 kernel that rounds with vcvtneps2bf16 needs it.
+bool cpu_supports_avx512_bf16(std::string* why = nullptr);
+
 // The level dispatch uses: ROPECHECK_ISA when set (InvalidInput if unknown or unsupported here),
 // else the best level this CPU supports.
 Isa dispatched_isa();

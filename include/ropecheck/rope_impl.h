@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ropecheck/spec.h"
+#include "ropecheck/storage.h"
 #include "ropecheck/tensor.h"
 
 namespace ropecheck {
@@ -23,6 +24,9 @@ struct RopeCapabilities {
   std::string isa = "scalar";                    // instruction set it needs
   bool available = true;                         // this CPU can run it
   std::string unavailable_reason;                // why not, when !available
+  // What it stores q and k in. A bf16 implementation also takes fp32 tensors (the properties'
+  // way in): they are rounded to bf16, rotated, and widened back, so its output is bf16-exact.
+  StorageType storage = StorageType::fp32;
 
   bool supports(const RopeSpec& spec) const;
   std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported
@@ -42,17 +46,26 @@ class RopeImpl {
   void apply(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions) const;
   // The single-tensor form (a query or key alone).
   void apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const;
+  // bf16 in and out (fp32 arithmetic), for implementations whose storage is bf16; InvalidInput
+  // for the others, and on any bad input as above.
+  void apply_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                  PositionIds positions) const;
 
  protected:
   // Called with validated, supported input only: rotates q and k in one pass, so that cos/sin
   // can be formed once per token. The single-tensor apply() passes a k with no heads.
   virtual void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                          PositionIds positions) const = 0;
+  // The same on bf16 storage; called only when capabilities().storage is bf16.
+  virtual void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                              PositionIds positions) const;
 };
 
 // Throws InvalidInput unless x is a well-formed [tokens][heads][spec.head_dim] tensor with one
 // position per token, every position within +-kMaxAbsPosition. `name` names x in the message.
 void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
+                     std::string_view name);
+void validate_tensor(const RopeSpec& spec, const Bf16HeadTensor& x, PositionIds positions,
                      std::string_view name);
 
 }  // namespace ropecheck

@@ -13,15 +13,26 @@
 //     the slack between 1.91 and 2 below, so 0 units.
 //   - fp32 angles: float(theta) and the product float(m)*float(theta) are each rounded once
 //     (float(m) is exact for |m| <= 2^24): delta <= 2u|m theta| = eps32*|m theta| -> |m theta| units.
-// So the per-element bound is kRoundingUnits + kAngleUnitsPerRadian[precision] * |m theta_i|.
+// Storage. An implementation that stores bf16 rounds each fp32 result y once more (round to
+//   nearest even): |delta| <= u_bf16 |y| with u_bf16 = 2^-8, and |y| <= |p| (1 + 2 eps32) by the
+//   fp32 model above, so 2^15 (1 + 2^-22) more units. Its inputs are bf16 values already (the
+//   properties round them before the oracle sees them), so there is no input term.
+// So the per-element bound is kRoundingUnits + storage units + angle units per radian * |m theta_i|.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 
 #include "ropecheck/spec.h"
+#include "ropecheck/storage.h"
 
 namespace ropecheck {
+
+// What an implementation's error depends on: how it forms angles, what it stores results in.
+struct ErrorModel {
+  AnglePrecision angles = AnglePrecision::fp64;
+  StorageType storage = StorageType::fp32;
+};
 
 inline constexpr double kEps32 = std::numeric_limits<float>::epsilon();  // 2^-23
 
@@ -32,17 +43,22 @@ inline constexpr double kRoundingUnits = 2.0;
 // fp32: 1 + eps32 (the first-order eps32*|m theta| plus the second-order u^2 term, as 1 + u/2 <= 1 + eps32).
 double angle_units_per_radian(AnglePrecision precision);
 
+// Units added by rounding each result to the storage type (0 for fp32; derivation above).
+double storage_rounding_units(StorageType storage);
+
 // Per-element bound, in units of eps32 * |pair|, for a pair rotated by angle m*theta.
-double rotation_bound_units(AnglePrecision precision, std::int64_t position, double theta);
+double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta);
 
 // Bound on the norm of a pair's whole error vector, same units: the two elements' rounding
 // errors add in quadrature (sqrt(2) * kRoundingUnits) while an angle error moves the pair as a
 // whole by |delta| * |p|, not sqrt(2) times that. This is what a later rotation can move into
 // one element (inverse, composition).
-double pair_error_bound_units(AnglePrecision precision, std::int64_t position, double theta);
+double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta);
 
 // A rotation changes a pair's norm only through rounding (an angle error is still a rotation):
-//   | |y_p| - |x_p| | <= |error vector| <= sqrt(2) * kRoundingUnits, whatever the angle.
+//   | |y_p| - |x_p| | <= |error vector| <= sqrt(2) * (kRoundingUnits + storage units),
+// whatever the angle. kNormBoundUnits is the fp32 value.
+double norm_bound_units(StorageType storage);
 inline constexpr double kNormBoundUnits = 1.4142135623730951 * kRoundingUnits;
 
 // --- the sinusoidal table (seed 003) ----------------------------------------------------------
