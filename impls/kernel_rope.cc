@@ -17,15 +17,36 @@ using Availability = bool (*)(std::string* why);  // cpuid (and ROPECHECK_ISA) f
 using Fp32Kernel = void (*)(const kernels::RopeKernelProblem&);
 using Bf16Kernel = void (*)(const kernels::RopeKernelBf16Problem&);
 
+// The frequencies and the cos/sin scratch table of the last spec this thread used. Decoding
+// applies RoPE to one token at a time: recomputing rotary_dim/2 powers and allocating per call
+// would cost more than rotating the token (the decode benchmark measures it).
+struct KernelScratch {
+  int rotary_dim = 0;
+  double base = 0;
+  std::vector<double> theta;
+  std::vector<float> table;
+  std::vector<double> angles;
+
+  void prepare(const RopeSpec& spec) {
+    if (spec.rotary_dim == rotary_dim && spec.base == base) return;
+    theta = inverse_frequencies(spec);
+    // 16 floats of slack: a masked vector store never needs it, but keeps the table's last
+    // vector in one allocation whatever the level's width.
+    table.assign(2 * static_cast<std::size_t>(spec.rotary_dim) + 16, 0.0f);
+    angles.assign(2 * static_cast<std::size_t>(spec.rotary_dim), 0.0);
+    rotary_dim = spec.rotary_dim;
+    base = spec.base;
+  }
+};
+
 template <typename Element>
 void run_kernel(void (*kernel)(const kernels::RopeKernelArgs<Element>&), const RopeSpec& spec,
                 HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) {
-  const auto theta = inverse_frequencies(spec);
-  // 16 floats of slack: a masked vector store never needs it, but keeps the table's last
-  // vector in one allocation whatever the level's width.
-  std::vector<float> table(2 * static_cast<std::size_t>(spec.rotary_dim) + 16);
+  thread_local KernelScratch scratch;
+  scratch.prepare(spec);
   kernel({q.data.data(), k.data.data(), q.tokens, q.heads, k.heads, spec.head_dim, spec.rotary_dim,
-          spec.layout == Layout::interleaved, positions.data(), theta.data(), table.data()});
+          spec.layout == Layout::interleaved, positions.data(), scratch.theta.data(),
+          scratch.table.data(), scratch.angles.data()});
 }
 
 class KernelRope final : public RopeImpl {

@@ -72,6 +72,62 @@ TEST_P(KernelLevel, TileRemaindersAgreeWithTheOracle) {
   }
 }
 
+// Consecutive positions take the kernels' step-rotation path (rope_kernel.h): long runs crossing
+// the kExactEvery restarts, at positions where an angle error would show (2^20), must stay
+// within the same bound as exactly formed angles; a gap or a repeat restarts a run.
+class KernelRuns : public ::testing::TestWithParam<const RopeImpl*> {};
+
+TEST_P(KernelRuns, LongRunsOfConsecutivePositionsStayWithinTheBound) {
+  const RopeImpl& impl = *GetParam();
+  const auto caps = impl.capabilities();
+  if (!caps.available) GTEST_SKIP() << impl.id() << ": " << caps.unavailable_reason;
+  std::vector<std::int64_t> positions;
+  for (std::int64_t m = (1 << 20) - 100; m < (1 << 20) + 150; ++m) positions.push_back(m);
+  positions.insert(positions.end(), {7, 7, 8});
+  for (std::int64_t m = -300; m < -160; ++m) positions.push_back(m);
+  const auto tokens = static_cast<std::int64_t>(positions.size());
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    for (const int rotary : {128, 38}) {
+      const RopeSpec spec{rotary, rotary, 500000.0, layout, AnglePrecision::fp64};
+      std::vector<float> q(static_cast<std::size_t>(tokens * 2 * rotary)), k(q.size() / 2);
+      // Values the storage holds exactly, so that the oracle sees the implementation's input.
+      for (std::size_t j = 0; j < q.size(); ++j) {
+        q[j] = round_to_storage(std::sin(0.37f * static_cast<float>(j)), caps.storage);
+      }
+      for (std::size_t j = 0; j < k.size(); ++j) k[j] = std::cos(0.11f * static_cast<float>(j));
+      const auto q_in = q;
+      impl.apply(spec, HeadTensor{q, tokens, 2, rotary}, HeadTensor{k, tokens, 1, rotary}, positions);
+      const auto exact = oracle_rope(spec, q_in, tokens, 2, positions);
+      const double bound = rotation_bound_units({AnglePrecision::fp64, caps.storage}, 0, 0.0);
+      for (std::size_t j = 0; j < q.size(); ++j) {
+        const auto f = static_cast<int>(j % static_cast<std::size_t>(rotary));
+        const int i = layout == Layout::interleaved ? f / 2 : f % (rotary / 2);
+        const std::size_t row = j - static_cast<std::size_t>(f);
+        const std::size_t a = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i : i);
+        const std::size_t b = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i + 1 : i + rotary / 2);
+        const double error = std::abs(q[j] - exact[j]) / (kEps32 * std::hypot(q_in[a], q_in[b]));
+        ASSERT_LE(error, bound) << impl.id() << " " << to_string(layout) << " rotary " << rotary
+                                << " token " << j / static_cast<std::size_t>(2 * rotary)
+                                << " position " << positions[j / static_cast<std::size_t>(2 * rotary)];
+      }
+    }
+  }
+}
+
+// Every fp32 and bf16 kernel level.
+std::vector<const RopeImpl*> all_kernels() {
+  std::vector<const RopeImpl*> kernels;
+  for (const RopeImpl* impl : rope_implementations()) {
+    if (impl->id().starts_with("kernel")) kernels.push_back(impl);
+  }
+  return kernels;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKernel, KernelRuns, ::testing::ValuesIn(all_kernels()),
+                         [](const ::testing::TestParamInfo<const RopeImpl*>& info) {
+                           return test_name(std::string(info.param->id()));
+                         });
+
 INSTANTIATE_TEST_SUITE_P(EveryLevel, KernelLevel, ::testing::ValuesIn(kernel_levels()),
                          [](const ::testing::TestParamInfo<const RopeImpl*>& info) {
                            return test_name(std::string(info.param->id()));

@@ -3,8 +3,16 @@
 // must not instantiate C++ library templates the linker could pick for code that runs anywhere.
 //
 // Per token t (position m = positions[t]):
-//   1. angles m * theta_i in double (|m| <= 2^24: error <= 2^-53 |m theta|), sin/cos by SLEEF
-//      (u10: 1 double ulp), rounded to fp32 once, into a per-token table:
+//   1. cos/sin of m * theta_i in double, then rounded to fp32 once, into a per-token table.
+//      Exactly (angle m * theta_i in double, |m| <= 2^24: error <= 2^-53 |m theta|; SLEEF u35:
+//      <= 3.5 double ulp) for the first token of a run and every kExactEvery tokens; for a token
+//      at the previous position + 1, advanced by the step rotation (cos theta_i, sin theta_i):
+//        c' = c cos(theta_i) - s sin(theta_i),  s' = s cos(theta_i) + c sin(theta_i)   (double)
+//      Each step adds <= ~2^-51 (rounding, and the step's own 3.5-ulp angle error), so after
+//      fewer than kExactEvery = 64 steps the drift is < 2^-45: invisible after the rounding to
+//      fp32 (the tolerance model's slack is 2^-26.5). Prefill positions are consecutive, so
+//      SLEEF runs once per 64 tokens there and the table costs a few FMAs per pair.
+//      The table:
 //        interleaved: cos_dup = [c0 c0 c1 c1 ...], sin_signed = [-s0 s0 -s1 s1 ...]   (rotary_dim)
 //        half_split:  cos = [c0 c1 ...], sin = [s0 s1 ...]                             (rotary_dim/2)
 //   2. every q head, then every k head, of the token, in place:
@@ -36,7 +44,56 @@ struct RopeKernelArgs {
   const std::int64_t* positions;  // one per token, |m| <= 2^24
   const double* theta;            // rotary_dim / 2 inverse frequencies
   float* table;                   // scratch: 2 * rotary_dim floats (any alignment)
+  double* angles;                 // scratch: 2 * rotary_dim doubles (see AngleState)
 };
+
+inline constexpr int kExactEvery = 64;
+
+// Views of the `angles` scratch: cos/sin of m theta_i for the current token, and of theta_i.
+struct AngleState {
+  double* cos_m;
+  double* sin_m;
+  double* cos_step;
+  double* sin_step;
+};
+
+// Internal linkage: each level's file, compiled with its own flags, gets its own copy of the
+// code below (a shared inline copy could be one compiled for AVX-512).
+namespace {
+
+template <typename Args>
+AngleState angle_state(const Args& p) {
+  const int half = p.rotary_dim / 2;
+  return {p.angles, p.angles + half, p.angles + 2 * half, p.angles + 3 * half};
+}
+
+// The token loop every level shares. Level provides, for its Args:
+//   exact(p, m)           cos/sin of m theta_i into the AngleState by SLEEF, and into the table
+//   step(p)               cos/sin of theta_i (the step), once per call, when a run needs it
+//   advance(p)            the AngleState to the next position by the step rotation, and into
+//                         the table (rounded to fp32)
+//   rotate(p, rows, n)    n consecutive head vectors of one token, with the table
+template <typename Level, typename Args>
+void run_tokens(const Args& p) {
+  bool have_step = false;
+  int since_exact = 0;
+  for (std::int64_t t = 0; t < p.tokens; ++t) {
+    const std::int64_t m = p.positions[t];
+    if (t > 0 && m == p.positions[t - 1] + 1 && since_exact + 1 < kExactEvery) {
+      if (!have_step) Level::step(p);
+      have_step = true;
+      Level::advance(p);
+      ++since_exact;
+    } else {
+      Level::exact(p, static_cast<double>(m));
+      since_exact = 0;
+    }
+    Level::rotate(p, p.q + t * p.q_heads * p.head_dim, p.q_heads);
+    Level::rotate(p, p.k + t * p.k_heads * p.head_dim, p.k_heads);
+  }
+}
+
+}  // namespace
 
 using RopeKernelProblem = RopeKernelArgs<float>;
 using RopeKernelBf16Problem = RopeKernelArgs<std::uint16_t>;

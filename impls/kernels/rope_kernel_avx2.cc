@@ -18,18 +18,44 @@ __m256i mask4_pd(int remaining) {
   return _mm256_cmpgt_epi64(_mm256_set1_epi64x(remaining), _mm256_setr_epi64x(0, 1, 2, 3));
 }
 
-void fill_table(const RopeKernelProblem& p, double m) {
+// cos/sin of scale * theta_i into (cos_out, sin_out), 4 doubles a vector (the last masked).
+void sincos_of_theta(const RopeKernelProblem& p, double scale, double* cos_out, double* sin_out) {
+  const int half = p.rotary_dim / 2;
+  const __m256d factor = _mm256_set1_pd(scale);
+  for (int i = 0; i < half; i += 4) {
+    const __m256i lanes = mask4_pd(half - i);
+    const __m256d angle = _mm256_mul_pd(factor, _mm256_maskload_pd(p.theta + i, lanes));
+    const Sleef___m256d_2 sc = Sleef_sincosd4_u35avx2(angle);
+    _mm256_maskstore_pd(sin_out + i, lanes, sc.x);
+    _mm256_maskstore_pd(cos_out + i, lanes, sc.y);
+  }
+}
+
+void advance_angles(const RopeKernelProblem& p) {
+  const AngleState a = angle_state(p);
+  const int half = p.rotary_dim / 2;
+  for (int i = 0; i < half; i += 4) {
+    const __m256i lanes = mask4_pd(half - i);
+    const __m256d c = _mm256_maskload_pd(a.cos_m + i, lanes), s = _mm256_maskload_pd(a.sin_m + i, lanes);
+    const __m256d cs = _mm256_maskload_pd(a.cos_step + i, lanes);
+    const __m256d ss = _mm256_maskload_pd(a.sin_step + i, lanes);
+    _mm256_maskstore_pd(a.cos_m + i, lanes, _mm256_fmsub_pd(c, cs, _mm256_mul_pd(s, ss)));
+    _mm256_maskstore_pd(a.sin_m + i, lanes, _mm256_fmadd_pd(s, cs, _mm256_mul_pd(c, ss)));
+  }
+}
+
+// The AngleState rounded to fp32 into the table layout of rope_kernel.h.
+void emit_table(const RopeKernelProblem& p) {
+  const AngleState a = angle_state(p);
   const int half = p.rotary_dim / 2;
   float* cos_table = p.table;
   float* sin_table = p.table + p.rotary_dim;
-  const __m256d position = _mm256_set1_pd(m);
   const __m256i duplicate = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256 even_negative = _mm256_setr_ps(-1, 1, -1, 1, -1, 1, -1, 1);
   for (int i = 0; i < half; i += 4) {
-    const __m256d angle = _mm256_mul_pd(position, _mm256_maskload_pd(p.theta + i, mask4_pd(half - i)));
-    const Sleef___m256d_2 sc = Sleef_sincosd4_u10avx2(angle);
-    const __m128 s = _mm256_cvtpd_ps(sc.x);
-    const __m128 c = _mm256_cvtpd_ps(sc.y);
+    const __m256i lanes_pd = mask4_pd(half - i);
+    const __m128 c = _mm256_cvtpd_ps(_mm256_maskload_pd(a.cos_m + i, lanes_pd));
+    const __m128 s = _mm256_cvtpd_ps(_mm256_maskload_pd(a.sin_m + i, lanes_pd));
     if (p.interleaved) {
       const __m256 c2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(c), duplicate);
       const __m256 s2 = _mm256_mul_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(s), duplicate),
@@ -89,20 +115,30 @@ void rotate_half_split(const RopeKernelProblem& p, float* x) {
   if (i < half) rotate(i, mask8(half - i), false);
 }
 
-}  // namespace
-
-void rope_kernel_avx2(const RopeKernelProblem& p) {
-  for (std::int64_t t = 0; t < p.tokens; ++t) {
-    fill_table(p, static_cast<double>(p.positions[t]));
-    float* q = p.q + t * p.q_heads * p.head_dim;
-    float* k = p.k + t * p.k_heads * p.head_dim;
-    for (std::int64_t h = 0; h < p.q_heads; ++h) {
-      p.interleaved ? rotate_interleaved(p, q + h * p.head_dim) : rotate_half_split(p, q + h * p.head_dim);
-    }
-    for (std::int64_t h = 0; h < p.k_heads; ++h) {
-      p.interleaved ? rotate_interleaved(p, k + h * p.head_dim) : rotate_half_split(p, k + h * p.head_dim);
+struct Avx2Level {
+  static void exact(const RopeKernelProblem& p, double m) {
+    const AngleState a = angle_state(p);
+    sincos_of_theta(p, m, a.cos_m, a.sin_m);
+    emit_table(p);
+  }
+  static void step(const RopeKernelProblem& p) {
+    const AngleState a = angle_state(p);
+    sincos_of_theta(p, 1.0, a.cos_step, a.sin_step);
+  }
+  static void advance(const RopeKernelProblem& p) {
+    advance_angles(p);
+    emit_table(p);
+  }
+  static void rotate(const RopeKernelProblem& p, float* rows, std::int64_t heads) {
+    for (std::int64_t h = 0; h < heads; ++h) {
+      p.interleaved ? rotate_interleaved(p, rows + h * p.head_dim)
+                    : rotate_half_split(p, rows + h * p.head_dim);
     }
   }
-}
+};
+
+}  // namespace
+
+void rope_kernel_avx2(const RopeKernelProblem& p) { run_tokens<Avx2Level>(p); }
 
 }  // namespace ropecheck::kernels

@@ -6,10 +6,10 @@
 
 namespace ropecheck::kernels {
 
-void rope_kernel_avx512(const RopeKernelProblem& p) { rope_avx512<Fp32Storage>(p); }
+void rope_kernel_avx512(const RopeKernelProblem& p) { run_tokens<Avx512Level<Fp32Storage>>(p); }
 
 void rope_kernel_bf16_avx512(const RopeKernelBf16Problem& p) {
-  rope_avx512<Bf16Storage<IntegerRoundingBf16>>(p);
+  run_tokens<Avx512Level<Bf16Storage<IntegerRoundingBf16>>>(p);
 }
 
 }  // namespace ropecheck::kernels

@@ -3,8 +3,7 @@
 // files compiled with AVX-512 flags; everything here has internal linkage, so each such file gets
 // its own copy, compiled for its own level.
 //   16 floats a vector, 8 angles a SLEEF call, masked loads/stores only for remainders.
-//   Loop order: per vector tile of the table, every head of the token, so that cos and sin are
-//   loaded once per tile and token, not once per head (one load and one store per q/k vector).
+//   cos/sin stay in registers while every head of the token is rotated (see rotate_heads).
 #pragma once
 
 #include <immintrin.h>
@@ -70,110 +69,222 @@ struct Bf16Storage {
   }
 };
 
-// cos/sin of m * theta_i for the token, into the table layout of rope_kernel.h.
+// The angle steps of rope_kernel.h, 8 doubles a vector. Full vectors use plain loads and
+// stores, the remainder masked ones (masked stores are slow on Zen 4, and a masked load cannot
+// take its data from a store still in flight). Each new cos/sin vector is rounded into the table
+// straight from its registers.
+
+// cos/sin of pairs [i, i + 8) (lanes of them) rounded to fp32, into the table layout of
+// rope_kernel.h.
 template <typename Args>
-void fill_table(const Args& p, double m) {
-  const int half = p.rotary_dim / 2;
+inline void emit_table(const Args& p, int i, __mmask8 lanes, __m512d cos_d, __m512d sin_d) {
   float* cos_table = p.table;
   float* sin_table = p.table + p.rotary_dim;
-  const __m512d position = _mm512_set1_pd(m);
-  // [0 0 1 1 ... 7 7]: each of 8 values twice, for the interleaved layout's pairs.
-  const __m512i duplicate = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-  for (int i = 0; i < half; i += 8) {
-    const __mmask8 lanes = mask8(half - i);
-    const __m512d angle = _mm512_mul_pd(position, _mm512_maskz_loadu_pd(lanes, p.theta + i));
-    const Sleef___m512d_2 sc = Sleef_sincosd8_u10avx512f(angle);
-    const __m256 s = _mm512_cvtpd_ps(sc.x);
-    const __m256 c = _mm512_cvtpd_ps(sc.y);
-    if (p.interleaved) {
-      const __m512 c2 = _mm512_permutexvar_ps(duplicate, _mm512_castps256_ps512(c));
-      const __m512 s2 = _mm512_permutexvar_ps(duplicate, _mm512_castps256_ps512(s));
-      // negate the even lanes: sin_signed = [-s0 s0 -s1 s1 ...]
-      const __m512 s2_signed = _mm512_mask_sub_ps(s2, 0x5555, _mm512_setzero_ps(), s2);
-      const __mmask16 pair_lanes = mask16(2 * (half - i));
+  const __m256 c = _mm512_cvtpd_ps(cos_d);
+  const __m256 s = _mm512_cvtpd_ps(sin_d);
+  const bool full = lanes == 0xFF;
+  if (p.interleaved) {
+    // [0 0 1 1 ... 7 7]: each of 8 values twice, for the interleaved layout's pairs.
+    const __m512i duplicate = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const __m512 c2 = _mm512_permutexvar_ps(duplicate, _mm512_castps256_ps512(c));
+    const __m512 s2 = _mm512_permutexvar_ps(duplicate, _mm512_castps256_ps512(s));
+    // negate the even lanes: sin_signed = [-s0 s0 -s1 s1 ...]
+    const __m512 s2_signed = _mm512_mask_sub_ps(s2, 0x5555, _mm512_setzero_ps(), s2);
+    if (full) {
+      _mm512_storeu_ps(cos_table + 2 * i, c2);
+      _mm512_storeu_ps(sin_table + 2 * i, s2_signed);
+    } else {
+      const __mmask16 pair_lanes = mask16(2 * __builtin_popcount(lanes));
       _mm512_mask_storeu_ps(cos_table + 2 * i, pair_lanes, c2);
       _mm512_mask_storeu_ps(sin_table + 2 * i, pair_lanes, s2_signed);
-    } else {
-      _mm256_mask_storeu_ps(cos_table + i, lanes, c);
-      _mm256_mask_storeu_ps(sin_table + i, lanes, s);
     }
+  } else if (full) {
+    _mm256_storeu_ps(cos_table + i, c);
+    _mm256_storeu_ps(sin_table + i, s);
+  } else {
+    _mm256_mask_storeu_ps(cos_table + i, lanes, c);
+    _mm256_mask_storeu_ps(sin_table + i, lanes, s);
+  }
+}
+
+inline __m512d load_pd(const double* at, __mmask8 lanes) {
+  return lanes == 0xFF ? _mm512_loadu_pd(at) : _mm512_maskz_loadu_pd(lanes, at);
+}
+inline void store_pd(double* at, __mmask8 lanes, __m512d v) {
+  lanes == 0xFF ? _mm512_storeu_pd(at, v) : _mm512_mask_storeu_pd(at, lanes, v);
+}
+
+// cos/sin of scale * theta_i into (cos_out, sin_out), and into the table when `emit`.
+template <typename Args>
+void sincos_of_theta(const Args& p, double scale, double* cos_out, double* sin_out, bool emit) {
+  const int half = p.rotary_dim / 2;
+  const __m512d factor = _mm512_set1_pd(scale);
+  for (int i = 0; i < half; i += 8) {
+    const __mmask8 lanes = mask8(half - i);
+    const __m512d angle = _mm512_mul_pd(factor, load_pd(p.theta + i, lanes));
+    const Sleef___m512d_2 sc = Sleef_sincosd8_u35avx512f(angle);
+    store_pd(sin_out + i, lanes, sc.x);
+    store_pd(cos_out + i, lanes, sc.y);
+    if (emit) emit_table(p, i, lanes, sc.y, sc.x);
+  }
+}
+
+// The AngleState to the next position by the step rotation, and into the table.
+template <typename Args>
+void advance_angles(const Args& p) {
+  const AngleState a = angle_state(p);
+  const int half = p.rotary_dim / 2;
+  for (int i = 0; i < half; i += 8) {
+    const __mmask8 lanes = mask8(half - i);
+    const __m512d c = load_pd(a.cos_m + i, lanes), s = load_pd(a.sin_m + i, lanes);
+    const __m512d cs = load_pd(a.cos_step + i, lanes), ss = load_pd(a.sin_step + i, lanes);
+    const __m512d c_next = _mm512_fmsub_pd(c, cs, _mm512_mul_pd(s, ss));
+    const __m512d s_next = _mm512_fmadd_pd(s, cs, _mm512_mul_pd(c, ss));
+    store_pd(a.cos_m + i, lanes, c_next);
+    store_pd(a.sin_m + i, lanes, s_next);
+    emit_table(p, i, lanes, c_next, s_next);
   }
 }
 
 // One vector of interleaved pairs: y = x * cos_dup + swap_pairs(x) * sin_signed.
 inline __m512 rotate_pairs(__m512 v, __m512 c, __m512 s) {
+  // Pin v to a register: otherwise GCC folds the load into both the multiply and the permute,
+  // two 512-bit loads per vector where one will do (loads are the bottleneck in cache).
+  asm("" : "+v"(v));
   const __m512 swapped = _mm512_permute_ps(v, 0xB1);  // (x0 x1 x2 x3) -> (x1 x0 x3 x2)
   return _mm512_fmadd_ps(swapped, s, _mm512_mul_ps(v, c));
 }
 
-// All `heads` head vectors of one token (consecutive rows of head_dim), interleaved layout.
-// Full vectors use plain loads and stores: masked stores are slow on some cores (Zen 4).
-template <typename S, typename Args>
-void rotate_interleaved(const Args& p, typename S::Element* rows, std::int64_t heads) {
-  const float* c = p.table;
-  const float* s = p.table + p.rotary_dim;
-  int j = 0;
-  for (; j + 16 <= p.rotary_dim; j += 16) {
-    const __m512 cv = _mm512_loadu_ps(c + j), sv = _mm512_loadu_ps(s + j);
-    for (std::int64_t h = 0; h < heads; ++h) {
-      auto* x = rows + h * p.head_dim + j;
-      S::store(x, rotate_pairs(S::load(x), cv, sv));
-    }
-  }
-  if (j < p.rotary_dim) {
-    const __mmask16 lanes = mask16(p.rotary_dim - j);
-    const __m512 cv = _mm512_maskz_loadu_ps(lanes, c + j), sv = _mm512_maskz_loadu_ps(lanes, s + j);
-    for (std::int64_t h = 0; h < heads; ++h) {
-      auto* x = rows + h * p.head_dim + j;
-      S::store(x, rotate_pairs(S::load(x, lanes), cv, sv), lanes);
-    }
+// Rotating one token's heads. Zen 4 (and most cores) load at most one 512-bit vector a cycle, so
+// loading x, cos and sin per vector would make the loop load-bound; instead cos/sin of up to
+// kChunkTiles tiles of 16 stay in registers (2 * 8 of the 32 zmm) while every head's segment of
+// those tiles is rotated: one load and one store per vector, heads visited in address order.
+// A remainder tile (rotary_dim not a multiple of 16) rides along with masked loads/stores; full
+// tiles use plain ones: masked stores are slow on some cores (Zen 4).
+constexpr int kChunkTiles = 8;
+
+template <int N>
+struct TileCount {
+  static constexpr int value = N;
+};
+
+// Calls f(TileCount<n>{}) for n in [0, kChunkTiles]: the tile loops below then have constant
+// trip counts and unroll fully, which keeps cos/sin in registers.
+template <typename F>
+void with_tile_count(int n, F&& f) {
+  switch (n) {
+    case 0: return f(TileCount<0>{});
+    case 1: return f(TileCount<1>{});
+    case 2: return f(TileCount<2>{});
+    case 3: return f(TileCount<3>{});
+    case 4: return f(TileCount<4>{});
+    case 5: return f(TileCount<5>{});
+    case 6: return f(TileCount<6>{});
+    case 7: return f(TileCount<7>{});
+    default: return f(TileCount<8>{});
   }
 }
 
-// The same for the half-split layout: y1 = x1 c - x2 s, y2 = x2 c + x1 s.
-template <typename S, typename Args>
-void rotate_half_split(const Args& p, typename S::Element* rows, std::int64_t heads) {
+// Interleaved layout: features [16 first, 16 (first + N)) of every head, plus `tail` lanes of
+// the tile after them.
+template <typename S, int N, typename Args>
+void rotate_interleaved_chunk(const Args& p, typename S::Element* rows, std::int64_t heads,
+                              int first, __mmask16 tail) {
+  const float* c = p.table + 16 * first;
+  const float* s = p.table + p.rotary_dim + 16 * first;
+  __m512 cv[N + 1], sv[N + 1];
+#pragma GCC unroll 8
+  for (int t = 0; t < N; ++t) {
+    cv[t] = _mm512_loadu_ps(c + 16 * t);
+    sv[t] = _mm512_loadu_ps(s + 16 * t);
+  }
+  cv[N] = _mm512_maskz_loadu_ps(tail, c + 16 * N);
+  sv[N] = _mm512_maskz_loadu_ps(tail, s + 16 * N);
+  const std::int64_t dim = p.head_dim;  // a local: stores through x could alias p for all GCC knows
+  for (std::int64_t h = 0; h < heads; ++h) {
+    auto* x = rows + h * dim + 16 * first;
+#pragma GCC unroll 8
+    for (int t = 0; t < N; ++t) S::store(x + 16 * t, rotate_pairs(S::load(x + 16 * t), cv[t], sv[t]));
+    if (tail != 0) S::store(x + 16 * N, rotate_pairs(S::load(x + 16 * N, tail), cv[N], sv[N]), tail);
+  }
+}
+
+// Half-split layout: pairs [16 first, 16 (first + N)) (features i and i + rotary_dim/2) of
+// every head, plus `tail` lanes of the tile after them. y1 = x1 c - x2 s, y2 = x2 c + x1 s.
+template <typename S, int N, typename Args>
+void rotate_half_split_chunk(const Args& p, typename S::Element* rows, std::int64_t heads,
+                             int first, __mmask16 tail) {
   const int half = p.rotary_dim / 2;
-  const float* c = p.table;
-  const float* s = p.table + p.rotary_dim;
-  const auto rotate = [&](int i, __mmask16 lanes, bool full) {
-    const __m512 cv = _mm512_maskz_loadu_ps(lanes, c + i), sv = _mm512_maskz_loadu_ps(lanes, s + i);
-    for (std::int64_t h = 0; h < heads; ++h) {
-      auto* x1p = rows + h * p.head_dim + i;
-      auto* x2p = x1p + half;
-      const __m512 x1 = full ? S::load(x1p) : S::load(x1p, lanes);
-      const __m512 x2 = full ? S::load(x2p) : S::load(x2p, lanes);
-      const __m512 y1 = _mm512_fnmadd_ps(x2, sv, _mm512_mul_ps(x1, cv));
-      const __m512 y2 = _mm512_fmadd_ps(x1, sv, _mm512_mul_ps(x2, cv));
-      if (full) {
-        S::store(x1p, y1);
-        S::store(x2p, y2);
-      } else {
-        S::store(x1p, y1, lanes);
-        S::store(x2p, y2, lanes);
-      }
-    }
+  const float* c = p.table + 16 * first;
+  const float* s = p.table + p.rotary_dim + 16 * first;
+  __m512 cv[N + 1], sv[N + 1];
+#pragma GCC unroll 8
+  for (int t = 0; t < N; ++t) {
+    cv[t] = _mm512_loadu_ps(c + 16 * t);
+    sv[t] = _mm512_loadu_ps(s + 16 * t);
+  }
+  cv[N] = _mm512_maskz_loadu_ps(tail, c + 16 * N);
+  sv[N] = _mm512_maskz_loadu_ps(tail, s + 16 * N);
+  const auto rotate = [](auto* x1p, auto* x2p, __m512 x1, __m512 x2, __m512 cw, __m512 sw,
+                         auto store) {
+    store(x1p, _mm512_fnmadd_ps(x2, sw, _mm512_mul_ps(x1, cw)));
+    store(x2p, _mm512_fmadd_ps(x1, sw, _mm512_mul_ps(x2, cw)));
   };
-  int i = 0;
-  for (; i + 16 <= half; i += 16) rotate(i, 0xFFFF, true);
-  if (i < half) rotate(i, mask16(half - i), false);
-}
-
-template <typename S>
-void rope_avx512(const RopeKernelArgs<typename S::Element>& p) {
-  for (std::int64_t t = 0; t < p.tokens; ++t) {
-    fill_table(p, static_cast<double>(p.positions[t]));
-    auto* q = p.q + t * p.q_heads * p.head_dim;
-    auto* k = p.k + t * p.k_heads * p.head_dim;
-    if (p.interleaved) {
-      rotate_interleaved<S>(p, q, p.q_heads);
-      rotate_interleaved<S>(p, k, p.k_heads);
-    } else {
-      rotate_half_split<S>(p, q, p.q_heads);
-      rotate_half_split<S>(p, k, p.k_heads);
+  const std::int64_t dim = p.head_dim;  // a local: stores through x could alias p for all GCC knows
+  for (std::int64_t h = 0; h < heads; ++h) {
+    auto* x1 = rows + h * dim + 16 * first;
+    auto* x2 = x1 + half;
+#pragma GCC unroll 8
+    for (int t = 0; t < N; ++t) {
+      rotate(x1 + 16 * t, x2 + 16 * t, S::load(x1 + 16 * t), S::load(x2 + 16 * t), cv[t], sv[t],
+             [](auto* at, __m512 v) { S::store(at, v); });
+    }
+    if (tail != 0) {
+      rotate(x1 + 16 * N, x2 + 16 * N, S::load(x1 + 16 * N, tail), S::load(x2 + 16 * N, tail),
+             cv[N], sv[N], [tail](auto* at, __m512 v) { S::store(at, v, tail); });
     }
   }
 }
+
+// All `heads` head vectors of one token (consecutive rows of head_dim): `features` rotary
+// features (interleaved) or pairs (half-split), chunk by chunk.
+template <typename S, typename Args>
+void rotate_heads(const Args& p, typename S::Element* rows, std::int64_t heads) {
+  const int features = p.interleaved ? p.rotary_dim : p.rotary_dim / 2;
+  const int tiles = features / 16;
+  int first = 0;
+  for (; tiles - first > kChunkTiles; first += kChunkTiles) {
+    p.interleaved ? rotate_interleaved_chunk<S, kChunkTiles>(p, rows, heads, first, 0)
+                  : rotate_half_split_chunk<S, kChunkTiles>(p, rows, heads, first, 0);
+  }
+  const __mmask16 tail = mask16(features % 16);
+  with_tile_count(tiles - first, [&](auto count) {
+    constexpr int n = decltype(count)::value;
+    p.interleaved ? rotate_interleaved_chunk<S, n>(p, rows, heads, first, tail)
+                  : rotate_half_split_chunk<S, n>(p, rows, heads, first, tail);
+  });
+}
+
+// rope_kernel.h's Level for run_tokens, on storage S.
+template <typename S>
+struct Avx512Level {
+  template <typename Args>
+  static void exact(const Args& p, double m) {
+    const AngleState a = angle_state(p);
+    sincos_of_theta(p, m, a.cos_m, a.sin_m, true);
+  }
+  template <typename Args>
+  static void step(const Args& p) {
+    const AngleState a = angle_state(p);
+    sincos_of_theta(p, 1.0, a.cos_step, a.sin_step, false);
+  }
+  template <typename Args>
+  static void advance(const Args& p) { advance_angles(p); }
+  template <typename Args>
+  static void rotate(const Args& p, typename S::Element* rows, std::int64_t heads) {
+    rotate_heads<S>(p, rows, heads);
+  }
+};
 
 }  // namespace
 }  // namespace ropecheck::kernels

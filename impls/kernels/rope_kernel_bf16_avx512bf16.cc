@@ -14,7 +14,7 @@ struct NativeRoundingBf16 {
 }  // namespace
 
 void rope_kernel_bf16_avx512bf16(const RopeKernelBf16Problem& p) {
-  rope_avx512<Bf16Storage<NativeRoundingBf16>>(p);
+  run_tokens<Avx512Level<Bf16Storage<NativeRoundingBf16>>>(p);
 }
 
 }  // namespace ropecheck::kernels

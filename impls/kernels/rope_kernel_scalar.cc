@@ -14,37 +14,47 @@ inline void store(float* x, float v) { *x = v; }
 inline float load(const std::uint16_t* x) { return float_from_bf16(*x); }
 inline void store(std::uint16_t* x, float v) { *x = bf16_from_float(v); }
 
-template <typename Element>
-void rotate_row(const RopeKernelArgs<Element>& p, Element* x) {
-  const int half = p.rotary_dim / 2;
-  const float* c = p.table;
-  const float* s = p.table + p.rotary_dim;
-  if (p.interleaved) {
-    for (int j = 0; j < p.rotary_dim; j += 2) {
-      const float a = load(x + j), b = load(x + j + 1);
-      // s holds [-s_i, s_i]: y = x * cos_dup + swap_pairs(x) * sin_signed
-      store(x + j, a * c[j] + b * s[j]);
-      store(x + j + 1, b * c[j + 1] + a * s[j + 1]);
+struct ScalarLevel {
+  template <typename Args>
+  static void exact(const Args& p, double m) {
+    const AngleState a = angle_state(p);
+    for (int i = 0; i < p.rotary_dim / 2; ++i) {
+      const Sleef_double2 sc = Sleef_sincos_u35(m * p.theta[i]);
+      a.sin_m[i] = sc.x;
+      a.cos_m[i] = sc.y;
     }
-  } else {
-    for (int i = 0; i < half; ++i) {
-      const float a = load(x + i), b = load(x + i + half);
-      store(x + i, a * c[i] - b * s[i]);
-      store(x + i + half, b * c[i] + a * s[i]);
+    emit(p);
+  }
+
+  template <typename Args>
+  static void step(const Args& p) {
+    const AngleState a = angle_state(p);
+    for (int i = 0; i < p.rotary_dim / 2; ++i) {
+      const Sleef_double2 sc = Sleef_sincos_u35(p.theta[i]);
+      a.sin_step[i] = sc.x;
+      a.cos_step[i] = sc.y;
     }
   }
-}
 
-template <typename Element>
-void rope_scalar(const RopeKernelArgs<Element>& p) {
-  const int half = p.rotary_dim / 2;
-  float* cos_table = p.table;
-  float* sin_table = p.table + p.rotary_dim;
-  for (std::int64_t t = 0; t < p.tokens; ++t) {
-    const double m = static_cast<double>(p.positions[t]);
-    for (int i = 0; i < half; ++i) {
-      const Sleef_double2 sc = Sleef_sincos_u10(m * p.theta[i]);
-      const auto s = static_cast<float>(sc.x), c = static_cast<float>(sc.y);
+  template <typename Args>
+  static void advance(const Args& p) {
+    const AngleState a = angle_state(p);
+    for (int i = 0; i < p.rotary_dim / 2; ++i) {
+      const double c = a.cos_m[i], s = a.sin_m[i];
+      a.cos_m[i] = c * a.cos_step[i] - s * a.sin_step[i];
+      a.sin_m[i] = s * a.cos_step[i] + c * a.sin_step[i];
+    }
+    emit(p);
+  }
+
+  // The AngleState rounded to fp32 into the table.
+  template <typename Args>
+  static void emit(const Args& p) {
+    const AngleState a = angle_state(p);
+    float* cos_table = p.table;
+    float* sin_table = p.table + p.rotary_dim;
+    for (int i = 0; i < p.rotary_dim / 2; ++i) {
+      const auto c = static_cast<float>(a.cos_m[i]), s = static_cast<float>(a.sin_m[i]);
       if (p.interleaved) {
         cos_table[2 * i] = cos_table[2 * i + 1] = c;
         sin_table[2 * i] = -s;
@@ -54,14 +64,36 @@ void rope_scalar(const RopeKernelArgs<Element>& p) {
         sin_table[i] = s;
       }
     }
-    for (std::int64_t h = 0; h < p.q_heads; ++h) rotate_row(p, p.q + (t * p.q_heads + h) * p.head_dim);
-    for (std::int64_t h = 0; h < p.k_heads; ++h) rotate_row(p, p.k + (t * p.k_heads + h) * p.head_dim);
   }
-}
+
+  template <typename Element>
+  static void rotate(const RopeKernelArgs<Element>& p, Element* rows, std::int64_t heads) {
+    const int half = p.rotary_dim / 2;
+    const float* c = p.table;
+    const float* s = p.table + p.rotary_dim;
+    for (std::int64_t h = 0; h < heads; ++h) {
+      Element* x = rows + h * p.head_dim;
+      if (p.interleaved) {
+        for (int j = 0; j < p.rotary_dim; j += 2) {
+          const float a = load(x + j), b = load(x + j + 1);
+          // s holds [-s_i, s_i]: y = x * cos_dup + swap_pairs(x) * sin_signed
+          store(x + j, a * c[j] + b * s[j]);
+          store(x + j + 1, b * c[j + 1] + a * s[j + 1]);
+        }
+      } else {
+        for (int i = 0; i < half; ++i) {
+          const float a = load(x + i), b = load(x + i + half);
+          store(x + i, a * c[i] - b * s[i]);
+          store(x + i + half, b * c[i] + a * s[i]);
+        }
+      }
+    }
+  }
+};
 
 }  // namespace
 
-void rope_kernel_scalar(const RopeKernelProblem& p) { rope_scalar(p); }
-void rope_kernel_bf16_scalar(const RopeKernelBf16Problem& p) { rope_scalar(p); }
+void rope_kernel_scalar(const RopeKernelProblem& p) { run_tokens<ScalarLevel>(p); }
+void rope_kernel_bf16_scalar(const RopeKernelBf16Problem& p) { run_tokens<ScalarLevel>(p); }
 
 }  // namespace ropecheck::kernels

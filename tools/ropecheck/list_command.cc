@@ -27,7 +27,8 @@ std::string availability(const Json& caps) {
 void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
   std::vector<std::string> header = {"ID"};
   if (with_kind) header.emplace_back("KIND");
-  header.insert(header.end(), {"ISA", "AVAILABLE", "LAYOUTS", "ANGLES", "PARTIAL", "SUMMARY"});
+  header.insert(header.end(), {"ISA", "AVAILABLE", "LAYOUTS", "ANGLES", "STORAGE", "PARTIAL",
+                                 "SUMMARY"});
   TextTable table(header);
   for (const auto& impl : impls) {
     std::vector<std::string> row = {impl["id"].get<std::string>()};
@@ -36,9 +37,9 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
       const auto& caps = impl["capabilities"];
       row.insert(row.end(), {caps["isa"].get<std::string>(), availability(caps),
                              joined(caps["layouts"]), joined(caps["angle_precisions"]),
-                             caps["partial_rotary"].get<bool>() ? "yes" : "no"});
+                             caps["storage"].get<std::string>(), caps["partial_rotary"].get<bool>() ? "yes" : "no"});
     } else {
-      row.insert(row.end(), {"-", "-", "-", "-", "-"});  // only RoPE has a capability record
+      row.insert(row.end(), {"-", "-", "-", "-", "-", "-"});  // only RoPE has a capability record
     }
     row.push_back(impl["summary"].get<std::string>());
     table.add_row(std::move(row));

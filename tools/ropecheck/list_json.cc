@@ -19,6 +19,7 @@ Json capabilities_json(const RopeCapabilities& caps) {
   for (const auto precision : caps.angle_precisions) precisions.emplace_back(to_string(precision));
   return {{"layouts", layouts},
           {"angle_precisions", precisions},
+          {"storage", std::string(to_string(caps.storage))},
           {"partial_rotary", caps.partial_rotary},
           {"isa", caps.isa},
           {"available", caps.available},
