@@ -25,6 +25,7 @@ std::span<const Property> property_catalogue() {
     for (const auto& p : rope_properties()) v.push_back(p);
     for (const auto& p : sinusoidal_properties()) v.push_back(p);
     for (const auto& p : attention_properties()) v.push_back(p);
+    for (const auto& p : multi_head_properties()) v.push_back(p);
     return v;
   }();
   return all;

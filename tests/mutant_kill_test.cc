@@ -26,7 +26,8 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/fp16_angles", {"oracle_agreement"}},
       {"mutant/rotary_dim_ignored", {"tail_untouched", "oracle_agreement"}},
       // seed 001's attention: rotated q, k overwritten by unrotated ones -> position-blind
-      {"mutant/attention_unrotated_qk", {"attention_rope_breaks_equivariance"}},
+      {"mutant/attention_unrotated_qk",
+       {"attention_rope_breaks_equivariance", "mha_positions_break_equivariance"}},
       // seed 001: cos at 2i+1 uses exponent (2i+1)/d
       {"mutant/sinusoid_exponent_i_over_d",
        {"sinusoidal_pe_at_one_d512", "sinusoidal_shift_is_rotation"}},
