@@ -1,29 +1,14 @@
-// RatioReporter: Google Benchmark's console output, plus the same-run ratio table (ratio_table.h).
+// RatioReporter: Google Benchmark's console output, plus the same-run table (ratio_table.h).
 #include "ratio_table.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <iostream>
 
 namespace ropecheck::bench {
-namespace {
 
-// What Google Benchmark's default console reporter does with --benchmark_color=auto.
-benchmark::ConsoleReporter::OutputOptions console_options() {
-  return isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_Color
-                               : benchmark::ConsoleReporter::OO_None;
-}
-
-}  // namespace
-
-RatioReporter::RatioReporter(std::string counter, std::string unit, std::string unit_meaning)
-    : ConsoleReporter(console_options()),
-      counter_(std::move(counter)),
-      unit_(std::move(unit)),
-      unit_meaning_(std::move(unit_meaning)) {}
+RatioReporter::RatioReporter(OutputOptions options) : ConsoleReporter(options) {}
 
 void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
   ConsoleReporter::ReportRuns(runs);
@@ -36,49 +21,65 @@ void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
     // must not move the table.
     const bool single = run.run_type == Run::RT_Iteration && run.repetitions <= 1;
     const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-    const auto rate = run.counters.find(counter_);
-    if ((single || median) && rate != run.counters.end()) {
-      rates_[{run.run_name.function_name, run.threads}] = {rate->second.value,
-                                                           run.run_name.threads};
+    if (!single && !median) continue;
+    const auto counter = [&](const char* name) {
+      const auto it = run.counters.find(name);
+      return it == run.counters.end() ? 0.0 : it->second.value;
+    };
+    Rates r;
+    r.rate = counter("bytes_per_second");
+    if (r.rate == 0) {
+      r.rate = counter("flops");
+      r.flops = true;
     }
+    r.probe_rate = counter("probe_rate");
+    r.limit_fraction = counter("limit_fraction");
+    r.threads = run.run_name.threads;
+    rates_[{run.run_name.function_name, run.threads}] = r;
   }
 }
 
 int RatioReporter::print_table(std::span<const Comparison> comparisons) {
   struct Row {
-    std::string subject, reference, goal;
-    double subject_rate, reference_rate, ratio;
+    std::string subject, versus, goal;
+    double rate, versus_rate, ratio;
+    bool flops;
   };
   std::vector<Row> rows;
   for (const Comparison& c : comparisons) {
     const auto end = rates_.upper_bound({c.subject, INT64_MAX});
     for (auto it = rates_.lower_bound({c.subject, 0}); it != end; ++it) {
-      const auto reference = rates_.find({c.reference, it->first.second});
-      if (reference == rates_.end()) continue;  // filtered out, or failed
-      const double ratio = it->second.value / reference->second.value;
-      std::string goal;
-      if (c.goal > 0) {
-        goal = fmt::format(">= {:.2f} {}", c.goal, ratio >= c.goal ? "met" : "MISSED");
+      const Rates& s = it->second;
+      Row row{s.threads.empty() ? c.subject : c.subject + "/" + s.threads, "same-run probe", "",
+              s.rate, s.probe_rate, s.limit_fraction, s.flops};
+      if (!c.reference.empty()) {
+        const auto reference = rates_.find({c.reference, it->first.second});
+        if (reference == rates_.end()) continue;  // filtered out, or failed
+        row.versus = c.reference;
+        row.versus_rate = reference->second.rate;
+        row.ratio = s.rate / reference->second.rate;
       }
-      const std::string& threads = it->second.threads;
-      rows.push_back({threads.empty() ? c.subject : c.subject + "/" + threads, c.reference, goal,
-                      it->second.value / 1e9, reference->second.value / 1e9, ratio});
+      if (c.goal > 0) row.goal = fmt::format(">= {:.2f} {}", c.goal, row.ratio >= c.goal ? "met" : "MISSED");
+      rows.push_back(std::move(row));
     }
   }
-  std::size_t subject_width = 4, reference_width = 2;
+  std::size_t subject_width = 4, versus_width = 2;
   for (const Row& r : rows) {
     subject_width = std::max(subject_width, r.subject.size());
-    reference_width = std::max(reference_width, r.reference.size());
+    versus_width = std::max(versus_width, r.versus.size());
   }
   auto& out = GetOutputStream();
-  out << fmt::format("\nSame-run ratios ({}: {}; medians where --benchmark_repetitions > 1)\n",
-                     unit_, unit_meaning_);
-  out << fmt::format("{:<{}}  {:>8}  {:<{}}  {:>8}  {:>6}  {}\n", "case", subject_width, unit_,
-                     "vs", reference_width, unit_, "ratio", "goal (issue 3)");
+  out << "\nSame-run ratios (rates: GB/s = 1e9 bytes/s, GFLOP/s = 1e9 flops/s, causal half only "
+         "for attention; medians where --repetitions > 1)\n";
+  out << fmt::format("{:<{}}  {:>12}  {:<{}}  {:>12}  {:>6}  {}\n", "case", subject_width, "rate",
+                     "vs", versus_width, "rate", "ratio", "goal (issue 3)");
   for (const Row& r : rows) {
-    std::string line = fmt::format("{:<{}}  {:>8.2f}  {:<{}}  {:>8.2f}  {:>6.2f}  {}", r.subject,
-                                   subject_width, r.subject_rate, r.reference, reference_width,
-                                   r.reference_rate, r.ratio, r.goal);
+    const char* unit = r.flops ? "GFLOP/s" : "GB/s";
+    std::string line = fmt::format("{:<{}}  {:>12}  {:<{}}  {:>12}  {:>6.2f}  {}", r.subject,
+                                   subject_width, fmt::format("{:.2f} {}", r.rate / 1e9, unit),
+                                   r.versus, versus_width,
+                                   fmt::format("{:.2f} {}", r.versus_rate / 1e9, unit), r.ratio,
+                                   r.goal);
     line.erase(line.find_last_not_of(' ') + 1);  // no trailing blanks where there is no goal
     out << line << '\n';
   }

@@ -38,6 +38,21 @@ rc::Gen<int> head_dim(int at_least) {
                         rc::gen::inRange(0, 3), model, any_even);
 }
 
+// The same below a declared maximum (a plugin's max_head_dim under 256): model dims and even
+// values up to it. A separate function so that the usual generator's sequences stay as they are.
+rc::Gen<int> head_dim(int at_least, int at_most) {
+  if (at_most >= 256) return head_dim(at_least);
+  std::vector<int> models;
+  for (const int d : {64, 80, 96, 128}) {
+    if (d >= at_least && d <= at_most) models.push_back(d);
+  }
+  auto any_even =
+      rc::gen::map(rc::gen::inRange(at_least / 2, at_most / 2 + 1), [](int h) { return 2 * h; });
+  if (models.empty()) return any_even;
+  return rc::gen::apply([](int pick, int m, int any) { return pick == 2 ? m : any; },
+                        rc::gen::inRange(0, 3), rc::gen::elementOf(models), any_even);
+}
+
 // Bases log-uniform in [100, 1e6], with the usual ones (1e4 Llama 2, 5e5 Llama 3, 1e6 Qwen).
 rc::Gen<double> base() {
   auto usual = rc::gen::element(10000.0, 500000.0, 1000000.0);
@@ -51,7 +66,7 @@ rc::Gen<double> base() {
 
 rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary) {
   const int min_head_dim = rotary == Rotary::partial ? 4 : 2;
-  return rc::gen::mapcat(head_dim(min_head_dim), [=](int d) {
+  return rc::gen::mapcat(head_dim(min_head_dim, caps.max_head_dim), [=](int d) {
     rc::Gen<int> rotary_dim = rc::gen::just(d);
     if (rotary == Rotary::partial) {
       rotary_dim = rc::gen::map(rc::gen::inRange(1, d / 2), [](int h) { return 2 * h; });

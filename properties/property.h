@@ -34,6 +34,9 @@ struct RunConfig {
   int cases = 100;         // RapidCheck maxSuccess per (subject, property)
   // A RapidCheck reproduce string (from a failure line) replays that one shrunk case.
   std::string reproduce;
+  // Arguments a printed replay command needs besides the pair, seed and reproduce string (the
+  // --plugin that makes a plugin/<name> subject exist); appended to every __REPRO command.
+  std::vector<std::string> replay_args;
 };
 
 struct PropertyResult {

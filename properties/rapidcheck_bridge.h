@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "property.h"
+#include "ropecheck/errors.h"
 
 namespace ropecheck {
 
@@ -54,10 +55,24 @@ PropertyResult check_property(const Subject& subject, std::string_view property,
     void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
     void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
   } listener;
-  const auto result = rc::detail::checkTestable(std::forward<Testable>(testable), metadata,
-                                                detail::test_params(config), listener,
-                                                detail::reproduce_map(config));
+  // A case the implementation declines (UnsupportedCase: a plugin's UNSUPPORTED) is discarded,
+  // neither passed nor failed; the property is then SKIPPED naming the first such case.
+  std::string unsupported;
+  auto declining = [&unsupported, &testable] {
+    try {
+      testable();
+    } catch (const UnsupportedCase& e) {
+      if (unsupported.empty()) unsupported = e.what();
+      RC_DISCARD(e.what());
+    }
+  };
+  const auto result = rc::detail::checkTestable(declining, metadata, detail::test_params(config),
+                                                listener, detail::reproduce_map(config));
   auto out = detail::to_property_result(result, metadata.id, tracker);
+  if (!unsupported.empty() && !result.template is<rc::detail::FailureResult>()) {
+    out.status = Status::skipped;
+    out.message = unsupported;
+  }
   out.subject = subject.id;
   out.property = std::string(property);
   out.units = std::string(units);

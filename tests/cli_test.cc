@@ -553,3 +553,19 @@ TEST(CliVerify, IsaCapSkipsHigherLevelsWithTheReason) {
 
 }  // namespace
 }  // namespace ropecheck
+
+namespace ropecheck {
+namespace {
+
+TEST(CliCompare, MissingBenchFileExits2NamingIt) {
+  const ScratchDir dir;
+  const auto run = ropecheck_cli(
+      {"compare", (dir / "base" / "bench.json").string(), (dir / "cur").string()});
+  EXPECT_EQ(run.code, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find("base/bench.json: no such file"), std::string::npos) << run.err;
+  EXPECT_EQ(ropecheck_cli({"compare", "--help"}).code, 0);
+  EXPECT_EQ(ropecheck_cli({"compare", "a.json", "b.json", "--threshold", "five"}).code, 2);
+}
+
+}  // namespace
+}  // namespace ropecheck

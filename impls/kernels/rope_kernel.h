@@ -9,7 +9,7 @@
 //      at the previous position + 1, advanced by the step rotation (cos theta_i, sin theta_i):
 //        c' = c cos(theta_i) - s sin(theta_i),  s' = s cos(theta_i) + c sin(theta_i)   (double)
 //      Each step adds <= ~2^-51 (rounding, and the step's own 3.5-ulp angle error), so after
-//      fewer than kExactEvery = 64 steps the drift is < 2^-45: invisible after the rounding to
+//      fewer than kExactEvery = 64 steps the drift is < 2^-44: invisible after the rounding to
 //      fp32 (the tolerance model's slack is 2^-26.5). Prefill positions are consecutive, so
 //      SLEEF runs once per 64 tokens there and the table costs a few FMAs per pair.
 //      The table:

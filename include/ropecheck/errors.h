@@ -12,4 +12,12 @@ class InvalidInput : public std::invalid_argument {
   explicit InvalidInput(const std::string& what) : std::invalid_argument(what) {}
 };
 
+// An implementation declined a case its capability record admits (a plugin returning
+// ROPECHECK_PLUGIN_UNSUPPORTED): neither a pass nor a failure. check_property() discards the
+// case and reports the property SKIPPED with this message.
+class UnsupportedCase : public std::runtime_error {
+ public:
+  explicit UnsupportedCase(const std::string& what) : std::runtime_error(what) {}
+};
+
 }  // namespace ropecheck

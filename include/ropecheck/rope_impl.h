@@ -27,6 +27,8 @@ struct RopeCapabilities {
   // What it stores q and k in. A bf16 implementation also takes fp32 tensors (the properties'
   // way in): they are rounded to bf16, rotated, and widened back, so its output is bf16-exact.
   StorageType storage = StorageType::fp32;
+  // Largest head_dim it handles: the spec generators stay at or below it (a plugin declares one).
+  int max_head_dim = kMaxHeadDim;
 
   bool supports(const RopeSpec& spec) const;
   std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "list_json.h"
+#include "plugin_subjects.h"
 #include "text_table.h"
 
 namespace ropecheck {
@@ -47,6 +48,24 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
   table.print(out);
 }
 
+// list --plugin: what ropecheck read from each library (the capabilities verify generates from).
+void print_plugins(const Json& plugins, std::ostream& out) {
+  out << fmt::format("\nPlugins ({}), each run in a child process:\n", plugins.size());
+  TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "PARTIAL", "MAX HEAD_DIM", "PATH"});
+  for (const auto& p : plugins) {
+    const auto& caps = p["capabilities"];
+    const auto& info = p["plugin"];
+    const int max_head_dim = info["max_head_dim"].get<int>();
+    table.add_row({p["id"].get<std::string>(), std::to_string(info["abi_version"].get<int>()),
+                   joined(caps["layouts"]), joined(caps["angle_precisions"]),
+                   joined(info["dtypes"]), caps["partial_rotary"].get<bool>() ? "yes" : "no",
+                   max_head_dim == 0 ? "any" : std::to_string(max_head_dim),
+                   info["path"].get<std::string>()});
+    table.add_note("    " + p["summary"].get<std::string>());
+  }
+  table.print(out);
+}
+
 void print_plain_table(const Json& impls, std::ostream& out) {
   TextTable table({"ID", "SUMMARY"});
   for (const auto& impl : impls) {
@@ -58,6 +77,8 @@ void print_plain_table(const Json& impls, std::ostream& out) {
 void print_text(const Json& list, std::ostream& out) {
   out << fmt::format("RoPE implementations ({}):\n", list["rope_implementations"].size());
   print_rope_table(list["rope_implementations"], false, out);
+
+  if (list.contains("plugins")) print_plugins(list["plugins"], out);
 
   out << fmt::format("\nSinusoidal implementations ({}):\n",
                      list["sinusoidal_implementations"].size());
@@ -85,7 +106,10 @@ void print_text(const Json& list, std::ostream& out) {
 }  // namespace
 
 int run_list(const ListOptions& options, std::ostream& out) {
-  const Json list = list_json();
+  const LoadedPlugins loaded = load_plugins(options.plugins, options.plugin_timeout);
+  std::vector<const RopeImpl*> plugins;
+  for (const auto& p : loaded) plugins.push_back(p.get());
+  const Json list = list_json(plugins);
   if (options.json) {
     out << list.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   } else {

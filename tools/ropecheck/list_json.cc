@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "property.h"
+#include "ropecheck/plugin.h"
+#include "ropecheck/plugin_host.h"
 #include "ropecheck/registry.h"
 
 namespace ropecheck {
@@ -41,7 +43,35 @@ Json plain_json(const Impl& impl, std::string_view kind) {
           {"summary", std::string(impl.summary())}};
 }
 
+Json plugin_json(const RopeImpl& impl) {
+  Json entry = rope_json(impl);
+  if (const PluginInfo* info = plugin_info(impl)) {
+    std::vector<std::string> dtypes;
+    if (info->dtypes & ROPECHECK_DTYPE_FP32) dtypes.emplace_back("fp32");
+    if (info->dtypes & ROPECHECK_DTYPE_BF16) dtypes.emplace_back("bf16");
+    entry["plugin"] = {{"path", info->path.string()},
+                       {"abi_version", info->abi_version},
+                       {"dtypes", dtypes},
+                       {"max_head_dim", info->max_head_dim}};
+  }
+  return entry;
+}
+
 }  // namespace
+
+Json list_json(const std::vector<const RopeImpl*>& plugins) {
+  Json list = list_json();
+  if (plugins.empty()) return list;
+  Json entries = Json::array();
+  for (const RopeImpl* impl : plugins) entries.push_back(plugin_json(*impl));
+  // Right after the registry's RoPE implementations: ordered_json keeps insertion order.
+  Json ordered;
+  for (auto& [key, value] : list.items()) {
+    ordered[key] = value;
+    if (key == "rope_implementations") ordered["plugins"] = entries;
+  }
+  return ordered;
+}
 
 Json list_json() {
   Json rope = Json::array(), sinusoidal = Json::array(), attention = Json::array(),

@@ -4,6 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <vector>
+
+#include "ropecheck/rope_impl.h"
+
 namespace ropecheck {
 
 inline constexpr const char* kListSchemaId = "ropecheck.list/1";
@@ -13,5 +17,8 @@ inline constexpr const char* kListSchemaId = "ropecheck.list/1";
 //  description}]}; capabilities = {layouts, angle_precisions, partial_rotary, isa, available,
 //  unavailable_reason}.
 nlohmann::ordered_json list_json();
+// The same with a "plugins" array after "rope_implementations" (list --plugin): each entry as a
+// RoPE implementation plus "plugin": {path, abi_version, dtypes, max_head_dim (0: no limit)}.
+nlohmann::ordered_json list_json(const std::vector<const RopeImpl*>& plugins);
 
 }  // namespace ropecheck

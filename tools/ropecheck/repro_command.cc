@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "plugin_subjects.h"
+
 namespace ropecheck {
 namespace {
 
@@ -46,9 +48,11 @@ std::string repro_command(const PropertyResult& result, const RunConfig& config)
   std::string command =
       shell_command({"ropecheck", "verify", "--impl", result.subject, "--property",
                      result.property, "--seed", std::to_string(config.seed)});
-  if (result.reproduce.empty()) return command + fmt::format(" --cases {}", config.cases);
+  const std::string extra =
+      config.replay_args.empty() ? "" : " " + shell_command(config.replay_args);
+  if (result.reproduce.empty()) return command + fmt::format(" --cases {}", config.cases) + extra;
   // Always quoted, as the contract shows it, so that the string reads as one opaque token.
-  return command + " --reproduce " + single_quoted(result.reproduce);
+  return command + " --reproduce " + single_quoted(result.reproduce) + extra;
 }
 
 std::vector<std::string> verify_command_line(const VerifyOptions& options) {
@@ -60,6 +64,8 @@ std::vector<std::string> verify_command_line(const VerifyOptions& options) {
   if (options.mutants) args.emplace_back("--mutants");
   if (!options.isa.empty()) args.insert(args.end(), {"--isa", options.isa});
   if (!options.reproduce.empty()) args.insert(args.end(), {"--reproduce", options.reproduce});
+  const auto plugins = plugin_arguments(options.plugins, options.plugin_timeout);
+  args.insert(args.end(), plugins.begin(), plugins.end());
   args.insert(args.end(), {"--out", options.out_dir.string()});
   return args;
 }

@@ -25,13 +25,23 @@ std::vector<std::string> subject_ids(const std::vector<Subject>& subjects) {
   return ids;
 }
 
-std::vector<Subject> select_subjects(const VerifyOptions& options) {
+// Plugins are always verified (they were named on the command line); an --impl naming one is
+// accepted, so that a printed __REPRO command works.
+std::vector<Subject> plugin_subjects(const LoadedPlugins& plugins) {
+  std::vector<Subject> subjects;
+  for (const auto& p : plugins) subjects.push_back({std::string(p->id()), p.get(), nullptr, false});
+  return subjects;
+}
+
+std::vector<Subject> select_subjects(const VerifyOptions& options, const LoadedPlugins& loaded) {
   const auto real = registry_subjects(false);
   const auto mutants = registry_subjects(true);
+  const auto plugins = plugin_subjects(loaded);
   for (const auto& id : options.impls) {
     const auto known = [&](const Subject& s) { return s.id == id; };
     if (std::none_of(real.begin(), real.end(), known) &&
-        std::none_of(mutants.begin(), mutants.end(), known)) {
+        std::none_of(mutants.begin(), mutants.end(), known) &&
+        std::none_of(plugins.begin(), plugins.end(), known)) {
       throw InvalidInput(fmt::format(
           "unknown implementation '{}' (--impl); valid ids: {}; mutants: {}", id,
           fmt::join(subject_ids(real), ", "), fmt::join(subject_ids(mutants), ", ")));
@@ -39,8 +49,11 @@ std::vector<Subject> select_subjects(const VerifyOptions& options) {
   }
   std::vector<Subject> selected;
   for (const auto& s : real) {
-    if (options.impls.empty() || contains(options.impls, s.id)) selected.push_back(s);
+    // With --plugin and no --impl, the plugins alone are what the user asked about.
+    const bool all_real = options.impls.empty() && plugins.empty();
+    if (all_real || contains(options.impls, s.id)) selected.push_back(s);
   }
+  selected.insert(selected.end(), plugins.begin(), plugins.end());
   for (const auto& s : mutants) {
     if (options.mutants || contains(options.impls, s.id)) selected.push_back(s);
   }
@@ -121,7 +134,9 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
   plan.mutants = options.mutants;
 
   const auto properties = select_properties(options);
-  for (auto& subject : select_subjects(options)) {
+  plan.plugins = load_plugins(options.plugins, options.plugin_timeout);  // InvalidInput: exit 2
+  plan.config.replay_args = plugin_arguments(options.plugins, options.plugin_timeout);
+  for (auto& subject : select_subjects(options, plan.plugins)) {
     VerifyJob job{std::move(subject), {}};
     for (const Property* p : properties) {
       if (applies_to(*p, job.subject)) job.properties.push_back(p);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "plugin_subjects.h"
 #include "property.h"
 
 namespace ropecheck {
@@ -21,6 +22,7 @@ struct VerifyPlan {
   // Real subjects first, then mutants, registry order. A subject with no applicable property is
   // left out, except a mutant judged by the kill matrix (it then survives).
   std::vector<VerifyJob> jobs;
+  LoadedPlugins plugins;  // --plugin: owns the plugin/<name> subjects' implementations
 };
 
 // Throws InvalidInput naming the problem: cases <= 0, an unknown implementation or property id

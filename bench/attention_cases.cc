@@ -1,0 +1,133 @@
+// Attention benchmark cases (see attention_cases.h).
+#include "attention_cases.h"
+
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "ropecheck/attention.h"
+#include "same_run_limit.h"
+
+namespace ropecheck::bench {
+namespace {
+
+// Issue 3's target: T = 2048, d = 128, 2 threads, at least 0.60 of the probe's GFLOP/s.
+double goal_for(const AttentionProblem& p, int blas_threads) {
+  return p.tokens == 2048 && p.head_dim == 128 && blas_threads == 2 ? 0.60 : 0;
+}
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// The causal half only, whatever blocking the implementation does above the diagonal.
+double attention_flops(const AttentionProblem& p) {
+  const auto t = static_cast<double>(p.tokens);
+  return 2 * (2.0 * p.head_dim * t * (t + 1) / 2) * kAttentionHeads;
+}
+
+constexpr double kU = 0x1p-24;  // fp32 unit roundoff
+double gamma(double n) { return n * kU / (1 - n * kU); }
+
+// "" when attention_blas agrees with attention_naive on a small causal problem that crosses
+// attention_blas's 128-row blocks. The bound is the error model of the attention property
+// (properties/attention_properties.cc), made coarse with Cauchy-Schwarz (sum_c |q_c k_c| <= |q||k|)
+// and maxima over the whole problem: a smoke check that catches a wrong mask, head or scale
+// (errors of order 1), not a tolerance study.
+std::string check_against_naive(int head_dim) {
+  const AttentionShape shape{160, kAttentionHeads, kAttentionHeads, head_dim, true};
+  const auto n = static_cast<std::size_t>(shape.tokens * kAttentionHeads * head_dim);
+  const auto q = random_floats(n, 11), k = random_floats(n, 12), v = random_floats(n, 13);
+  std::vector<float> got(n), want(n);
+  attention_blas(shape, q, k, v, got);
+  attention_naive(shape, q, k, v, want);
+
+  const auto max_row_norm = [d = static_cast<std::size_t>(head_dim)](const std::vector<float>& x) {
+    double largest = 0;
+    for (std::size_t row = 0; row < x.size(); row += d) {
+      double sum = 0;
+      for (std::size_t c = row; c < row + d; ++c) sum += double{x[c]} * x[c];
+      largest = std::max(largest, std::sqrt(sum));
+    }
+    return largest;
+  };
+  const double max_q = max_row_norm(q), max_k = max_row_norm(k);
+  double max_v = 0;
+  for (float x : v) max_v = std::max(max_v, double{std::abs(x)});
+  const double max_s = max_q * max_k / std::sqrt(static_cast<double>(head_dim));  // |S_ij| bound
+  const double ds = gamma(head_dim) * max_s + kU * max_s;           // error of one score
+  const double g = gamma(static_cast<double>(shape.tokens));        // a softmax or P V sum
+  const double e = 2 * ds + kU * 2 * max_s + 4 * kU + g;            // relative error of a P_ij
+  for (std::size_t i = 0; i < n; ++i) {
+    const double bound = max_v * (e + g * (1 + e)) + 2 * kU * std::abs(want[i]);
+    if (!(std::abs(got[i] - want[i]) <= bound)) {  // NaN fails too
+      return fmt::format("attention_blas differs from attention_naive at element {}: {} vs {} "
+                         "(bound {:.3g})", i, got[i], want[i], bound);
+    }
+  }
+  return "";
+}
+
+void bench_attention(benchmark::State& state, AttentionCase* c) {
+  openblas_set_num_threads(c->blas_threads);  // before the check: it runs as the case is timed
+  const int t = static_cast<int>(c->problem.tokens), d = c->problem.head_dim;
+  std::call_once(c->prepared, [c, t, d] {
+    c->error = check_against_naive(d);
+    const auto n = static_cast<std::size_t>(c->problem.tokens * kAttentionHeads * d);
+    c->q = random_floats(n, 1), c->k = random_floats(n, 2), c->v = random_floats(n, 3);
+    c->out.resize(n);
+    c->probe_a = random_floats(static_cast<std::size_t>(t) * d, 4);
+    c->probe_b = random_floats(static_cast<std::size_t>(t) * d, 5);
+    c->probe_c.resize(static_cast<std::size_t>(t) * t);
+  });
+  if (!c->error.empty()) {
+    state.SkipWithError(c->error.c_str());
+    return;
+  }
+  const AttentionShape shape{c->problem.tokens, kAttentionHeads, kAttentionHeads, d, true};
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    attention_blas(shape, c->q, c->k, c->v, c->out);
+    benchmark::DoNotOptimize(c->out.data());
+    benchmark::ClobberMemory();
+  }
+  const auto case_time = Clock::now() - start;
+  const double flops = attention_flops(c->problem);
+  state.counters["flops"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  // The probe's rate per flop of attention: limit_fraction = (attention flops / its time) /
+  // (sgemm flops / sgemm time), so the sgemm pass is scaled to attention's flop count.
+  const double sgemm_flops = 2.0 * t * t * d;
+  report_limit(state, case_time * (sgemm_flops / flops), [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, c->probe_a.data(), d,
+                c->probe_b.data(), d, 0.0f, c->probe_c.data(), t);
+    benchmark::DoNotOptimize(c->probe_c.data());
+  }, sgemm_flops);
+}
+
+}  // namespace
+
+std::vector<Comparison> register_attention_cases(std::deque<AttentionCase>& owner,
+                                                 std::span<const int> threads) {
+  std::vector<Comparison> table;
+  for (const AttentionProblem p : kAttentionProblems) {
+    for (const int n : threads) {
+      const std::string name = fmt::format("attention_blas/causal_{}heads/tokens:{}/head_dim:{}/blas_threads:{}",
+                                           kAttentionHeads, p.tokens, p.head_dim, n);
+      // UseRealTime: OpenBLAS's threads are not the benchmark thread's CPU time.
+      benchmark::RegisterBenchmark(name.c_str(), bench_attention, &owner.emplace_back(p, n))
+          ->UseRealTime()->Unit(benchmark::kMillisecond);
+      table.push_back({name, "", goal_for(p, n)});
+    }
+  }
+  return table;
+}
+
+}  // namespace ropecheck::bench

@@ -1,0 +1,32 @@
+// Attention benchmark cases: causal attention_blas on the problems of shapes.h, with OpenBLAS
+// pinned to each thread count, checked against attention_naive first, each with its same-run
+// sgemm probe (same_run_limit.h): the T x T x d product attention is built from.
+// Napkin math: causal attention does S = Q K^T and O = P V on the lower triangle only:
+// 2 products * 2 d * T (T + 1) / 2 flops a head (T = 2048, d = 128, 8 heads: 8.6 GFLOP); the
+// probe, one full T x T x d sgemm: 2 T^2 d flops (1.07 GFLOP). GFLOP = 1e9 flops.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ratio_table.h"
+#include "shapes.h"
+
+namespace ropecheck::bench {
+
+struct AttentionCase {
+  AttentionCase(AttentionProblem p, int threads) : problem(p), blas_threads(threads) {}
+  const AttentionProblem problem;
+  const int blas_threads;
+  std::once_flag prepared;  // Google Benchmark calls a case many times: check and fill once
+  std::string error;
+  std::vector<float> q, k, v, out, probe_a, probe_b, probe_c;
+};
+
+// Registers attention_blas at each OpenBLAS thread count; returns the ratio-table rows.
+std::vector<Comparison> register_attention_cases(std::deque<AttentionCase>& owner,
+                                                 std::span<const int> threads);
+
+}  // namespace ropecheck::bench

@@ -1,0 +1,277 @@
+// RoPE benchmark cases (see rope_cases.h).
+#include "rope_cases.h"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <random>
+
+#include "probes.h"
+#include "ropecheck/oracle.h"
+#include "ropecheck/tolerance.h"
+#include "same_run_limit.h"
+#include "slowdown.h"
+
+namespace ropecheck::bench {
+namespace {
+
+// Issue 3's targets for kernel/avx512, as ratios: to the same-run probe ("probe") or to the
+// rate of a lower kernel level on the same case.
+struct Goal {
+  std::string_view shape, versus;
+  double ratio;
+};
+constexpr Goal kAvx512Goals[] = {
+    {"llama7b_prefill4096", "probe", 0.90},
+    {"llama7b_decode_at4095", "probe", 0.50},  // time <= 2x the probe's over the same 32 KiB
+    {"gpt2_small_prefill512", "probe", 0.70},
+    {"gpt2_small_prefill512", "kernel/scalar", 4.0},
+    {"gpt2_small_prefill512", "kernel/avx2", 1.5},
+};
+
+double goal_for(const RopeImpl& impl, const RopeShape& shape, std::string_view versus) {
+  if (impl.id() != "kernel/avx512") return 0;
+  for (const Goal& g : kAvx512Goals) {
+    if (g.shape == shape.name && g.versus == versus) return g.ratio;
+  }
+  return 0;
+}
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+std::vector<std::int64_t> positions_from(std::int64_t first, std::int64_t count) {
+  std::vector<std::int64_t> p(static_cast<std::size_t>(count));
+  for (std::size_t t = 0; t < p.size(); ++t) p[t] = first + static_cast<std::int64_t>(t);
+  return p;
+}
+
+// This benchmark thread's contiguous share of the tokens: threads never touch the same rows.
+struct TokenRange {
+  std::int64_t first, count;
+};
+TokenRange my_tokens(const benchmark::State& state, std::int64_t tokens) {
+  const std::int64_t i = state.thread_index(), n = state.threads();
+  return {tokens * i / n, tokens * (i + 1) / n - tokens * i / n};
+}
+
+template <typename Element>
+HeadTensorOf<Element> rows(std::vector<Element>& x, const RopeShape& shape, TokenRange r,
+                           std::int64_t heads) {
+  const auto row = static_cast<std::size_t>(heads * shape.head_dim);
+  return {std::span(x).subspan(static_cast<std::size_t>(r.first) * row,
+                               static_cast<std::size_t>(r.count) * row),
+          r.count, heads, shape.head_dim};
+}
+
+// A bf16 buffer seen as floats for the probe: the same bytes (sizes are even). Scaling by -1
+// only flips the sign bit of every other bf16: data stays finite and two passes restore it.
+std::span<float> as_floats(std::span<std::uint16_t> x) {
+  return {reinterpret_cast<float*>(x.data()), x.size() / 2};
+}
+std::span<float> as_floats(std::span<float> x) { return x; }
+
+// The in-place probe over q and k as RoPE walks them (token by token: q's heads, then k's): two
+// streams in flight, which out of cache is faster than one buffer after the other. Groups of
+// tokens of at least 16 KiB of q keep the per-call cost out of the measurement.
+void probe_pass(std::span<float> q, std::span<float> k, std::int64_t tokens) {
+  const std::size_t q_token = q.size() / static_cast<std::size_t>(tokens);
+  const std::size_t k_token = k.size() / static_cast<std::size_t>(tokens);
+  const std::size_t group = std::max<std::size_t>(1, 4096 / q_token);
+  for (std::size_t t = 0; t < static_cast<std::size_t>(tokens); t += group) {
+    const std::size_t n = std::min(group, static_cast<std::size_t>(tokens) - t);
+    // -1: two passes leave the data as it was; the scale is opaque to the compiler (probes.cc).
+    inplace_scale(q.subspan(t * q_token, n * q_token), -1.0f);
+    inplace_scale(k.subspan(t * k_token, n * k_token), -1.0f);
+  }
+}
+
+// "" when impl agrees with the float64 oracle on the shape's last few tokens (the highest
+// positions, where angle errors would show), else the first element outside the bound of the
+// tolerance model (rotation_bound_units, eps32 * |pair|). Inputs are values of the
+// implementation's storage type (through its fp32 entry point for bf16).
+std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, const RopeShape& shape,
+                                 double& worst_fraction) {
+  const StorageType storage = impl.capabilities().storage;
+  const std::int64_t n = std::min<std::int64_t>(shape.tokens, 8), d = shape.head_dim;
+  const auto positions = positions_from(shape.first_position + shape.tokens - n, n);
+  auto q_in = random_floats(static_cast<std::size_t>(n * shape.q_heads * d), 3);
+  auto k_in = random_floats(static_cast<std::size_t>(n * shape.k_heads * d), 4);
+  for (float& x : q_in) x = round_to_storage(x, storage);
+  for (float& x : k_in) x = round_to_storage(x, storage);
+  auto q = q_in, k = k_in;
+  try {
+    impl.apply(spec, {q, n, shape.q_heads, d}, {k, n, shape.k_heads, d}, positions);
+  } catch (const std::exception& e) {
+    return fmt::format("apply threw: {}", e.what());
+  }
+  const auto theta = oracle_inverse_frequencies(spec);
+  const ErrorModel model{spec.angle_precision, storage};
+  const std::size_t half = static_cast<std::size_t>(spec.rotary_dim) / 2;
+  const bool interleaved = spec.layout == Layout::interleaved;
+  auto check = [&](const char* name, const std::vector<float>& in, const std::vector<float>& got,
+                   std::int64_t heads) -> std::string {
+    const auto want = oracle_rope(spec, in, n, heads, positions);
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int64_t m = positions[static_cast<std::size_t>(t)];
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const auto row = static_cast<std::size_t>((t * heads + h) * d);
+        for (std::size_t i = 0; i < half; ++i) {
+          const std::size_t a = row + (interleaved ? 2 * i : i);
+          const std::size_t b = row + (interleaved ? 2 * i + 1 : i + half);
+          const double pair = std::hypot(double{in[a]}, double{in[b]});
+          const double bound = rotation_bound_units(model, m, static_cast<double>(theta[i]));
+          for (const std::size_t at : {a, b}) {
+            const double units = std::abs(got[at] - want[at]) / (kEps32 * pair);
+            worst_fraction = std::max(worst_fraction, units / bound);
+            if (!(units <= bound)) {  // NaN fails too
+              return fmt::format("{} at position {} head {} pair {}: {} vs oracle {}: {:.3g} > "
+                                 "{:.3g} eps32*|pair|", name, m, h, i, got[at], want[at], units,
+                                 bound);
+            }
+          }
+        }
+      }
+    }
+    return "";
+  };
+  std::string error = check("q", q_in, q, shape.q_heads);
+  return error.empty() ? check("k", k_in, k, shape.k_heads) : error;
+}
+
+// Times impl on this thread's tokens, then the probe over the same bytes (same_run_limit.h).
+template <typename Element, typename Apply>
+void time_case(benchmark::State& state, Workload& w, std::vector<Element>& q_all,
+               std::vector<Element>& k_all, Apply apply) {
+  const TokenRange r = my_tokens(state, w.shape.tokens);
+  const auto q = rows(q_all, w.shape, r, w.shape.q_heads);
+  const auto k = rows(k_all, w.shape, r, w.shape.k_heads);
+  const PositionIds positions =
+      std::span(w.positions).subspan(static_cast<std::size_t>(r.first), static_cast<std::size_t>(r.count));
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    apply(q, k, positions);
+    benchmark::ClobberMemory();
+  }
+  const auto case_time = Clock::now() - start;
+  const auto elements = q.data.size() + k.data.size();
+  const double bytes = 2.0 * sizeof(Element) * static_cast<double>(elements);  // read + write
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+  state.counters["flops"] = benchmark::Counter(3.0 * static_cast<double>(elements),  // 6 a pair
+                                               benchmark::Counter::kIsIterationInvariantRate);
+  report_limit(state, case_time, [&] { probe_pass(as_floats(q.data), as_floats(k.data), r.count); },
+               bytes);
+}
+
+void bench_rope(benchmark::State& state, RopeCase* c) {
+  std::call_once(c->checked, [c] {
+    double worst = 0;
+    c->error = check_against_oracle(*c->impl, c->spec, c->workload->shape, worst);
+    c->label = fmt::format("oracle: {:.2f} of bound", worst);
+  });
+  if (!c->error.empty()) {
+    state.SkipWithError(c->error.c_str());
+    return;  // every thread sees the same error, so none waits for the others
+  }
+  Workload& w = *c->workload;
+  const double slowdown = slowdown_percent(c->impl->id());  // 0 outside gate calibration
+  if (c->impl->capabilities().storage == StorageType::bf16) {
+    w.allocate_bf16();  // bf16 in and out: the bytes a bf16 model moves
+    time_case(state, w, w.q16, w.k16, [&](Bf16HeadTensor q, Bf16HeadTensor k, PositionIds p) {
+      call_slowed(slowdown, [&] { c->impl->apply_bf16(c->spec, q, k, p); });
+    });
+  } else {
+    w.allocate();
+    time_case(state, w, w.q, w.k, [&](HeadTensor q, HeadTensor k, PositionIds p) {
+      call_slowed(slowdown, [&] { c->impl->apply(c->spec, q, k, p); });
+    });
+  }
+  state.SetLabel(c->label);
+}
+
+bool is_kernel(const RopeImpl& impl) { return impl.id().starts_with("kernel"); }
+
+// The scalar references are 10-100x slower than the kernels: on the shapes marked for them only
+// (and the dense O(head_dim^2) definition only where head_dim is small).
+bool worth_running(const RopeImpl& impl, const RopeShape& shape) {
+  if (impl.id() == "rotation_matrix/scalar") return shape.references_too && shape.head_dim <= 64;
+  return shape.references_too || impl.id().find("/scalar") == std::string_view::npos ||
+         is_kernel(impl);
+}
+
+}  // namespace
+
+void Workload::allocate() {
+  std::call_once(allocated, [this] {
+    q = random_floats(static_cast<std::size_t>(shape.tokens * shape.q_heads * shape.head_dim), 1);
+    k = random_floats(static_cast<std::size_t>(shape.tokens * shape.k_heads * shape.head_dim), 2);
+    positions = positions_from(shape.first_position, shape.tokens);
+  });
+}
+
+void Workload::allocate_bf16() {
+  allocate();
+  std::call_once(allocated_bf16, [this] {
+    for (float x : q) q16.push_back(bf16_from_float(x));
+    for (float x : k) k16.push_back(bf16_from_float(x));
+  });
+}
+
+RopeCase::RopeCase(const RopeImpl* i, Workload* w, Layout layout) : impl(i), workload(w) {
+  spec.head_dim = static_cast<int>(w->shape.head_dim);
+  spec.rotary_dim = static_cast<int>(w->shape.rotary_dim > 0 ? w->shape.rotary_dim : w->shape.head_dim);
+  spec.layout = layout;
+}
+
+std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const RopeImpl* const> impls,
+                                            std::span<const int> threads) {
+  std::vector<const RopeImpl*> available;
+  for (const RopeImpl* impl : impls) {
+    const RopeCapabilities caps = impl->capabilities();
+    if (caps.available) {
+      available.push_back(impl);
+    } else {
+      spdlog::info("bench: skipping {}: {}", impl->id(), caps.unavailable_reason);
+    }
+  }
+  std::vector<Comparison> table;
+  for (const RopeShape& shape : kRopeShapes) {
+    Workload& w = owner.workloads.emplace_back(shape);
+    for (const RopeImpl* impl : available) {
+      if (!worth_running(*impl, shape)) continue;
+      for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+        RopeCase& c = owner.cases.emplace_back(impl, &w, layout);
+        if (const auto why = impl->capabilities().why_unsupported(c.spec); !why.empty()) {
+          spdlog::info("bench: skipping {} on {}: {}", impl->id(), shape.name, why);
+          owner.cases.pop_back();
+          continue;
+        }
+        const auto name_of = [&](std::string_view id) {
+          return fmt::format("{}/{}/{}", id, shape.name, to_string(layout));
+        };
+        const std::string name = name_of(impl->id());
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_rope, &c)->UseRealTime();
+        // A thread needs a token; the references are not worth a scaling curve.
+        for (const int n : threads) {
+          if (n == 1 || (n <= shape.tokens && is_kernel(*impl))) b->Threads(n);
+        }
+        table.push_back({name, "", goal_for(*impl, shape, "probe")});
+        for (const char* lower : {"kernel/scalar", "kernel/avx2"}) {
+          if (const double goal = goal_for(*impl, shape, lower)) table.push_back({name, name_of(lower), goal});
+        }
+      }
+    }
+  }
+  return table;
+}
+
+}  // namespace ropecheck::bench

@@ -1,0 +1,54 @@
+// RoPE benchmark cases: every given implementation on every shape of shapes.h (both layouts;
+// the slow scalar references on the shapes marked for them), each checked against the oracle
+// before it is timed, each with its same-run in-place probe (same_run_limit.h).
+// Napkin math: in-place RoPE reads and writes q and k once: 2 * element bytes * tokens *
+// (q_heads + k_heads) * head_dim (llama7b prefill 4096 fp32: 268 MB a pass; gpt2 512: 4.2 MB;
+// decode: 64 KiB; bf16 half of each). cos/sin are formed per token, not read: 0 bytes.
+// The probe: x[i] = s * x[i] over the same q and k bytes, walked as RoPE walks them.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ratio_table.h"
+#include "ropecheck/rope_impl.h"
+#include "shapes.h"
+
+namespace ropecheck::bench {
+
+// One shape's q, k and positions, shared by every implementation so that all of them stream the
+// very same memory. Allocated on first use: a filtered run allocates what it runs.
+struct Workload {
+  explicit Workload(const RopeShape& s) : shape(s) {}
+  const RopeShape shape;
+  std::once_flag allocated, allocated_bf16;
+  std::vector<float> q, k;
+  std::vector<std::uint16_t> q16, k16;  // the same values in bf16, for bf16-storage kernels
+  std::vector<std::int64_t> positions;
+
+  void allocate();
+  void allocate_bf16();
+};
+
+struct RopeCase {
+  RopeCase(const RopeImpl* i, Workload* w, Layout layout);
+  const RopeImpl* impl;
+  Workload* workload;
+  RopeSpec spec;
+  std::once_flag checked;  // Google Benchmark calls a case many times: check it once
+  std::string error, label;
+};
+
+struct RopeCases {
+  std::deque<Workload> workloads;  // deques: stable addresses for the whole run
+  std::deque<RopeCase> cases;
+};
+
+// Registers the cases of `impls` (unavailable ones are logged and left out) at the given
+// benchmark thread counts; returns the ratio-table rows (the issue-3 targets of kernel/avx512).
+std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const RopeImpl* const> impls,
+                                            std::span<const int> threads);
+
+}  // namespace ropecheck::bench

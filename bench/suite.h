@@ -1,0 +1,31 @@
+// The benchmark suite of `ropecheck bench`: every RoPE implementation of the registry (and any
+// plugin) on the shapes of shapes.h, the sinusoidal tables, and attention, each verified before
+// it is timed and each with its same-run limit (same_run_limit.h). The suite only registers
+// cases with Google Benchmark; tools/ropecheck/bench_command.cc runs them.
+#pragma once
+
+#include <deque>
+#include <span>
+#include <vector>
+
+#include "attention_cases.h"
+#include "ratio_table.h"
+#include "rope_cases.h"
+#include "table_cases.h"
+
+namespace ropecheck::bench {
+
+// What the registered benchmarks point to: it must outlive the run.
+struct Suite {
+  RopeCases rope;
+  std::deque<AttentionCase> attention;
+  std::deque<TableCase> tables;
+};
+
+// Registers every case (rope_impls: the implementations to time, e.g. the registry's real ones
+// plus plugins; threads: benchmark thread counts for the kernels and OpenBLAS thread counts for
+// attention). Returns the ratio-table rows.
+std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* const> rope_impls,
+                                       std::span<const int> threads);
+
+}  // namespace ropecheck::bench

@@ -1,0 +1,46 @@
+// Sinusoidal-table benchmark cases (see table_cases.h).
+#include "table_cases.h"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include "probes.h"
+#include "ropecheck/registry.h"
+#include "same_run_limit.h"
+
+namespace ropecheck::bench {
+namespace {
+
+void bench_table(benchmark::State& state, TableCase* c) {
+  const SinusoidalSpec spec{static_cast<int>(c->shape.d_model), 10000.0};
+  std::vector<std::int64_t> positions(static_cast<std::size_t>(c->shape.positions));
+  for (std::size_t p = 0; p < positions.size(); ++p) positions[p] = static_cast<std::int64_t>(p);
+  std::vector<float> out(positions.size() * static_cast<std::size_t>(c->shape.d_model));
+  const auto start = Clock::now();
+  for (auto _ : state) {
+    c->impl->table(spec, positions, out);
+    benchmark::ClobberMemory();
+  }
+  const auto case_time = Clock::now() - start;
+  const double bytes = 4.0 * static_cast<double>(out.size());
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+  // -1: two passes leave the table as it was (probes.cc).
+  report_limit(state, case_time, [&] { inplace_scale(out, -1.0f); }, 2 * bytes);
+}
+
+}  // namespace
+
+std::vector<Comparison> register_table_cases(std::deque<TableCase>& owner) {
+  std::vector<Comparison> table;
+  for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
+    for (const TableShape& shape : kTableShapes) {
+      const std::string name = fmt::format("{}/{}", impl->id(), shape.name);
+      benchmark::RegisterBenchmark(name.c_str(), bench_table, &owner.emplace_back(impl, shape))
+          ->UseRealTime();
+      table.push_back({name, "", 0});
+    }
+  }
+  return table;
+}
+
+}  // namespace ropecheck::bench

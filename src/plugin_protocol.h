@@ -1,0 +1,59 @@
+// The messages between ropecheck (the host, plugin_host.cc) and its plugin worker child
+// (plugin_worker.cc) over a SOCK_SEQPACKET socket pair: one LoadReport when the worker starts,
+// then one CallMessage -> one ReplyMessage per apply. The data (q, k, positions) never travels in
+// messages: it lies in a shared memory file between guard bytes (plugin_guarded_buffers.h).
+// Plain structs, same binary on both sides (the worker is a fork of the host).
+#pragma once
+
+#include <cstdint>
+
+#include "ropecheck/plugin.h"
+
+namespace ropecheck::plugin_protocol {
+
+// How far the worker got loading the library; everything after `loaded` is the parent's to judge.
+enum class LoadStage : std::uint32_t {
+  loaded,         // entry called, ABI version 1 read, capabilities queried
+  dlopen_failed,  // detail: dlerror()
+  no_entry,       // the library has no ROPECHECK_PLUGIN_ENTRY_SYMBOL
+  null_entry,     // the entry function returned NULL
+  wrong_abi,      // abi_version is not ROPECHECK_PLUGIN_ABI_VERSION (abi_version holds it)
+  bad_struct,     // struct_size too small, or no query_capabilities
+  query_failed,   // query_capabilities returned non-OK (detail: the status)
+};
+
+inline constexpr std::size_t kMaxNameBytes = 64;
+inline constexpr std::size_t kMaxSummaryBytes = 400;
+inline constexpr std::size_t kMaxDetailBytes = 400;
+
+struct LoadReport {
+  LoadStage stage = LoadStage::loaded;
+  std::uint32_t abi_version = 0;
+  std::uint32_t struct_size = 0;
+  std::uint32_t has_apply_f32 = 0;
+  std::uint32_t has_apply_bf16 = 0;
+  std::uint32_t name_truncated = 0;  // the name ran past kMaxNameBytes (refused by the host)
+  ropecheck_plugin_capabilities caps{};
+  char name[kMaxNameBytes + 1] = {};
+  char summary[kMaxSummaryBytes + 1] = {};
+  char detail[kMaxDetailBytes + 1] = {};
+};
+
+// One apply: the spec and shape, and where q, k and positions lie in the shared memory file.
+struct CallMessage {
+  std::uint32_t dtype = ROPECHECK_DTYPE_FP32;  // one of ROPECHECK_DTYPE_*
+  ropecheck_plugin_spec spec{};
+  std::int64_t tokens = 0;
+  std::int64_t q_heads = 0;
+  std::int64_t k_heads = 0;
+  std::uint64_t file_bytes = 0;  // the file's size now: the worker remaps when it grew
+  std::uint64_t q_offset = 0;
+  std::uint64_t k_offset = 0;
+  std::uint64_t positions_offset = 0;
+};
+
+struct ReplyMessage {
+  std::int32_t status = ROPECHECK_PLUGIN_ERROR;  // what apply_* returned
+};
+
+}  // namespace ropecheck::plugin_protocol

@@ -1,0 +1,10 @@
+// The child side of a plugin: what a forked worker runs (plugin_worker.cc). It loads the library,
+// sends one LoadReport on `channel`, then serves CallMessages on the shared memory file
+// `memory_fd` until the host closes the channel. Never returns: it ends with _exit().
+#pragma once
+
+namespace ropecheck {
+
+[[noreturn]] void run_plugin_worker(int channel, int memory_fd, const char* path);
+
+}  // namespace ropecheck
