@@ -148,7 +148,7 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
   return error.empty() ? check("k", k_in, k, shape.k_heads) : error;
 }
 
-// Times impl on this thread's tokens, then the probe over the same bytes (same_run_limit.h).
+// Times impl on this thread's tokens, with the probe over the same bytes (same_run_limit.h).
 template <typename Element, typename Apply>
 void time_case(benchmark::State& state, Workload& w, std::vector<Element>& q_all,
                std::vector<Element>& k_all, Apply apply) {
@@ -157,19 +157,18 @@ void time_case(benchmark::State& state, Workload& w, std::vector<Element>& q_all
   const auto k = rows(k_all, w.shape, r, w.shape.k_heads);
   const PositionIds positions =
       std::span(w.positions).subspan(static_cast<std::size_t>(r.first), static_cast<std::size_t>(r.count));
-  const auto start = Clock::now();
-  for (auto _ : state) {
-    apply(q, k, positions);
-    benchmark::ClobberMemory();
-  }
-  const auto case_time = Clock::now() - start;
   const auto elements = q.data.size() + k.data.size();
   const double bytes = 2.0 * sizeof(Element) * static_cast<double>(elements);  // read + write
+  run_with_limit(
+      state,
+      [&] {
+        apply(q, k, positions);
+        benchmark::ClobberMemory();
+      },
+      [&] { probe_pass(as_floats(q.data), as_floats(k.data), r.count); }, bytes);
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   state.counters["flops"] = benchmark::Counter(3.0 * static_cast<double>(elements),  // 6 a pair
                                                benchmark::Counter::kIsIterationInvariantRate);
-  report_limit(state, case_time, [&] { probe_pass(as_floats(q.data), as_floats(k.data), r.count); },
-               bytes);
 }
 
 void bench_rope(benchmark::State& state, RopeCase* c) {

@@ -16,16 +16,15 @@ void bench_table(benchmark::State& state, TableCase* c) {
   std::vector<std::int64_t> positions(static_cast<std::size_t>(c->shape.positions));
   for (std::size_t p = 0; p < positions.size(); ++p) positions[p] = static_cast<std::int64_t>(p);
   std::vector<float> out(positions.size() * static_cast<std::size_t>(c->shape.d_model));
-  const auto start = Clock::now();
-  for (auto _ : state) {
-    c->impl->table(spec, positions, out);
-    benchmark::ClobberMemory();
-  }
-  const auto case_time = Clock::now() - start;
   const double bytes = 4.0 * static_cast<double>(out.size());
+  run_with_limit(
+      state,
+      [&] {
+        c->impl->table(spec, positions, out);
+        benchmark::ClobberMemory();
+      },
+      [&] { inplace_scale(out, -1.0f); }, 2 * bytes);  // -1: two passes restore it (probes.cc)
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
-  // -1: two passes leave the table as it was (probes.cc).
-  report_limit(state, case_time, [&] { inplace_scale(out, -1.0f); }, 2 * bytes);
 }
 
 }  // namespace

@@ -10,9 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-20}
 out=${2:-/tmp/ropecheck-calibration}
-bin=build/ropecheck
+bin=${ROPECHECK_BIN:-build/ropecheck}
 GATE_FILTER='^kernel(_bf16)?/[a-z0-9]+/(gpt2_small_prefill512|llama7b_prefill512|llama7b_decode_at4095)/interleaved/'
-GATE_FLAGS=(--repetitions 10 --min-time 0.02 --threads 1)
+GATE_FLAGS=(--repetitions 15 --min-time 0.05 --threads 1)
 SLOWED=kernel/avx512
 
 mkdir -p "$out"

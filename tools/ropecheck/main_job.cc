@@ -3,7 +3,9 @@
 //   2. the accuracy sweeps the report plots (accuracy.json),
 //   3. a short benchmark: the kernel levels, references and attention on a few model shapes,
 //      one thread, 3 repetitions (bench.json; `ropecheck bench` runs the whole suite),
-// then prints where the results are and a three-line summary. Exit 1 when verify failed.
+//   4. the report of all three (report.md, report.html, plots/),
+// then prints where the report is and a three-line summary. Exit 1 when verify failed (or a
+// benchmarked implementation failed its check before it was timed).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -70,17 +72,17 @@ std::string bench_line(const std::filesystem::path& dir) {
 
 int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
   const std::filesystem::path dir = kDefaultOutDir;
-  progress_log().info("main job 1/3: verify --mutants --out {}", dir.string());
+  progress_log().info("main job 1/4: verify --mutants --out {}", dir.string());
   VerifyOptions verify;
   verify.mutants = true;
   verify.out_dir = dir;
   verify.command_line = std::move(command_line);
   const int verdict = run_verify(verify, out);
 
-  progress_log().info("main job 2/3: accuracy sweeps -> {}", (dir / "accuracy.json").string());
+  progress_log().info("main job 2/4: accuracy sweeps -> {}", (dir / "accuracy.json").string());
   write_json_file(accuracy_json(), dir / "accuracy.json");
 
-  progress_log().info("main job 3/3: short benchmark -> {} (`ropecheck bench` runs the whole suite)",
+  progress_log().info("main job 3/4: short benchmark -> {} (`ropecheck bench` runs the whole suite)",
                       (dir / "bench.json").string());
   BenchOptions bench;
   bench.filter = kShortBenchFilter;
@@ -90,7 +92,14 @@ int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
   bench.out_dir = dir;
   const int bench_status = run_bench(bench, out);
 
-  out << fmt::format("\nResults in {}/ (verify.json, accuracy.json, bench.json)\n", dir.string());
+  progress_log().info("main job 4/4: report -> {}", (dir / "report.html").string());
+  ReportOptions report;
+  report.in_dir = dir;
+  report.out_dir = dir;
+  run_report(report, out);
+
+  out << fmt::format("\nReport: {} (and report.md; data: verify.json, accuracy.json, bench.json)\n",
+                     (dir / "report.html").string());
   out << verify_line(dir) << '\n' << bench_line(dir) << '\n';
   return verdict != kExitOk ? verdict : bench_status;
 }
