@@ -2,11 +2,6 @@
 // exit codes, stdout/stderr and verify.json; plus in-process checks of the ropecheck_cli pieces.
 //   cmake --build build-cli --target ropecheck cli_test && build-cli/cli_test
 //   ctest --test-dir build-cli -L cli
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,83 +21,22 @@
 #include "repro_command.h"
 #include "ropecheck/errors.h"
 #include "ropecheck/registry.h"
+#include "test_process.h"
 #include "text_table.h"
 #include "verify_run.h"
-
-extern char** environ;
 
 namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using test::Exited;
+using test::ScratchDir;
+using test::slurp;
+using test::spawn;
 
 // Small on purpose: these tests check the CLI's plumbing, not the properties' power.
 constexpr const char* kFewCases = "10";
-
-struct Exited {
-  int code = -1;  // the exit status, or 128 + signal
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// A fresh empty directory under gtest's temp dir, removed with everything in it at scope exit.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::path(testing::TempDir()) / "ropecheck_cli_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-  fs::path operator/(const fs::path& child) const { return path_ / child; }
-
- private:
-  fs::path path_;
-};
-
-// Runs argv[0] with the arguments, stdout and stderr into files (no pipe can fill and block),
-// optionally in `cwd`.
-Exited spawn(const std::vector<std::string>& args, const fs::path& cwd = {}) {
-  const ScratchDir dir;
-  const std::string out_path = (dir / "stdout").string(), err_path = (dir / "stderr").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw std::runtime_error("posix_spawn failed for " + args[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Exited exited;
-  exited.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  exited.out = slurp(out_path);
-  exited.err = slurp(err_path);
-  return exited;
-}
 
 Exited ropecheck_cli(std::vector<std::string> args, const fs::path& cwd = {}) {
   args.insert(args.begin(), ROPECHECK_CLI_PATH);
@@ -438,19 +372,29 @@ TEST(CliVerify, MutantNoSelectedPropertyCanCatchSurvivesAndExits1) {
 
 // ---- the main job, --help and --version ----------------------------------------------------
 
-TEST(CliMainJob, NoArgumentsVerifiesWithMutantsIntoReportsOutLatest) {
+// The main job: verify with mutants, accuracy, a short bench and the report, into
+// reports/out/latest of the working directory, then where the report is and a summary.
+TEST(CliMainJob, NoArgumentsVerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   const ScratchDir cwd;
   const auto run = ropecheck_cli({}, cwd.path());
-  ASSERT_TRUE(run.code == 0 || run.code == 1) << run.out << run.err;
-  const Json doc = read_json(cwd / "reports" / "out" / "latest" / "verify.json");
+  ASSERT_EQ(run.code, 0) << run.out << run.err;  // every real implementation passes here
+  const fs::path latest = cwd / "reports" / "out" / "latest";
+  const Json doc = read_json(latest / "verify.json");
   EXPECT_EQ(doc["mutants"], true);
   EXPECT_TRUE(doc.contains("kill_matrix"));
   EXPECT_EQ(doc["summary"]["exit_code"], run.code);
+  EXPECT_EQ(read_json(latest / "accuracy.json")["schema"], "ropecheck.accuracy/1");
+  EXPECT_FALSE(read_json(latest / "bench.json")["benchmarks"].empty());
+  EXPECT_NE(slurp(latest / "report.html").find("<svg"), std::string::npos);
+  EXPECT_NE(run.out.find("Report: reports/out/latest/report.html"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("mutants killed"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("of its same-run limit"), std::string::npos) << run.out;
 }
 
 TEST(CliHelp, EveryCommandHasHelpAndTheAppAVersion) {
   for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--help"}, {"list", "--help"}, {"verify", "--help"}}) {
+           {"--help"}, {"list", "--help"}, {"verify", "--help"}, {"bench", "--help"},
+           {"report", "--help"}, {"compare", "--help"}, {"vectors", "--help"}}) {
     const auto run = ropecheck_cli(args);
     EXPECT_EQ(run.code, 0) << args.front() << run.err;
     EXPECT_NE(run.out.find("Usage"), std::string::npos) << run.out;

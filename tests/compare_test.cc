@@ -5,7 +5,6 @@
 //   ctest --test-dir build -R compare
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,11 +23,13 @@
 #include "commands.h"
 #include "mann_whitney.h"
 #include "ropecheck/errors.h"
+#include "test_process.h"
 
 namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
+using test::ScratchDir;
 using Json = nlohmann::json;
 
 // ---- Mann-Whitney U --------------------------------------------------------------------------
@@ -179,26 +180,6 @@ TEST(MannWhitney, HolmAdjustsStepDownInTheInputOrder) {
 }
 
 // ---- bench.json files ------------------------------------------------------------------------
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::path(testing::TempDir()) / "ropecheck_compare_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  fs::path operator/(const fs::path& child) const { return path_ / child; }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 void write_text(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());

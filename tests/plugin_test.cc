@@ -3,11 +3,6 @@
 // binary (ROPECHECK_CLI_PATH): the good one passes everything, the broken one fails with a
 // counterexample, the crashing, hanging and overflowing ones FAIL without killing ropecheck, and
 // the unloadable ones exit 2.   ctest -L plugin   (or build/plugin_test --gtest_filter=...)
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,13 +21,16 @@
 #include "ropecheck/errors.h"
 #include "ropecheck/oracle.h"
 #include "ropecheck/plugin_host.h"
-
-extern char** environ;
+#include "test_process.h"
 
 namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
+using test::Exited;
+using test::ScratchDir;
+using test::slurp;
+using test::spawn;
 using Json = nlohmann::json;
 
 std::string plugin(const std::string& name) {
@@ -170,66 +168,6 @@ TEST(PluginIsolation, UnsupportedIsItsOwnOutcome) {
 }
 
 // ---- the CLI: `ropecheck verify|list --plugin` ------------------------------------------------
-
-struct Exited {
-  int code = -1;  // the exit status, or 128 + signal
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// A fresh directory under gtest's temp dir, removed at scope exit.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::path(testing::TempDir()) / "ropecheck_plugin_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  fs::path operator/(const fs::path& child) const { return path_ / child; }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
-
-// Runs args[0] with stdout and stderr into files (no pipe can fill up and block).
-Exited spawn(const std::vector<std::string>& args) {
-  const ScratchDir dir;
-  const std::string out_path = (dir / "stdout").string(), err_path = (dir / "stderr").string();
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw std::runtime_error("posix_spawn failed for " + args[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  Exited exited;
-  exited.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  exited.out = slurp(out_path);
-  exited.err = slurp(err_path);
-  return exited;
-}
 
 Exited ropecheck_cli(std::vector<std::string> args) {
   args.insert(args.begin(), ROPECHECK_CLI_PATH);

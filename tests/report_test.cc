@@ -25,40 +25,17 @@
 #include "report_stats.h"
 #include "report_writer.h"
 #include "ropecheck/errors.h"
+#include "test_process.h"
 
 namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using test::ScratchDir;
+using test::slurp;
 
 const fs::path kFixture = ROPECHECK_REPORT_FIXTURE;
-
-std::string slurp(const fs::path& path) {
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::path(testing::TempDir()) / "ropecheck_report_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 struct CliRun {
   int code = -1;

@@ -21,40 +21,28 @@
 #include "ropecheck/registry.h"
 #include "ropecheck/storage.h"
 #include "test_config.h"
+#include "test_process.h"
 
 namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-std::string slurp(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << file.rdbuf();
-  return bytes.str();
-}
-
-fs::path fresh_dir(const std::string& stem) {
-  std::string pattern = (fs::path(testing::TempDir()) / (stem + "_XXXXXX")).string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  return pattern;
-}
+using test::ScratchDir;
+using test::slurp;
 
 // The vectors, generated once for the whole suite, as a porter would receive them.
 class Vectors : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fresh_dir("ropecheck_vectors"));
+    dir_ = new ScratchDir("ropecheck_vectors");
     std::ostringstream out;
     ASSERT_EQ(run_vectors(VectorsOptions{*dir_ / "golden"}, out), kExitOk);
     summary_ = new std::string(out.str());
     manifest_ = new Json(Json::parse(slurp(*dir_ / "golden" / "manifest.json")));
   }
   static void TearDownTestSuite() {
-    std::error_code ignored;
-    fs::remove_all(*dir_, ignored);
-    delete dir_;
+    delete dir_;  // removes the vectors
     delete summary_;
     delete manifest_;
   }
@@ -79,12 +67,12 @@ class Vectors : public ::testing::Test {
             parse_angle_precision(s["angle_precision"].get<std::string>())};
   }
 
-  static fs::path* dir_;
+  static ScratchDir* dir_;
   static std::string* summary_;
   static Json* manifest_;
 };
 
-fs::path* Vectors::dir_ = nullptr;
+ScratchDir* Vectors::dir_ = nullptr;
 std::string* Vectors::summary_ = nullptr;
 Json* Vectors::manifest_ = nullptr;
 
@@ -348,7 +336,7 @@ TEST(GoldenInputs, DeterministicAndInRange) {
 }
 
 TEST(Npy, ReaderAndWriterReportBadFilesAndDirectories) {
-  const fs::path dir = fresh_dir("ropecheck_npy");
+  const ScratchDir dir("ropecheck_npy");
   const std::vector<float> values = {1.5f, -2.0f, 0.25f};
   const std::vector<std::int64_t> shape = {3};
   EXPECT_THROW(write_npy(dir / "missing" / "x.npy", values, shape), InvalidInput);
@@ -362,7 +350,6 @@ TEST(Npy, ReaderAndWriterReportBadFilesAndDirectories) {
   std::ofstream(dir / "not.npy") << "hello";
   EXPECT_THROW(read_npy(dir / "not.npy"), InvalidInput);
   EXPECT_THROW(read_npy(dir / "absent.npy"), InvalidInput);
-  fs::remove_all(dir);
 }
 
 // (4) The CLI: an --out that is a file, or under a file, is bad input (exit 2 with a message).
@@ -378,7 +365,7 @@ int cli(std::vector<std::string> args, std::string& out, std::string& err) {
 }
 
 TEST(VectorsCli, RefusesAnOutThatIsAFile) {
-  const fs::path dir = fresh_dir("ropecheck_vectors_cli");
+  const ScratchDir dir("ropecheck_vectors_cli");
   std::ofstream(dir / "file") << "not a directory";
   std::string out, err;
   EXPECT_EQ(cli({"vectors", "--out", (dir / "file").string()}, out, err), kExitUsage);
@@ -388,7 +375,6 @@ TEST(VectorsCli, RefusesAnOutThatIsAFile) {
   EXPECT_EQ(cli({"vectors"}, out, err), kExitUsage) << "--out is required";
   EXPECT_EQ(cli({"vectors", "--help"}, out, err), kExitOk);
   EXPECT_NE(out.find("--out"), std::string::npos) << out;
-  fs::remove_all(dir);
 }
 
 }  // namespace

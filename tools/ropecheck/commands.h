@@ -60,7 +60,7 @@ class RopeImpl;
 
 struct BenchOptions {
   std::string filter;              // a regex over case names (Google Benchmark's filter)
-  int repetitions = 5;             // per case; the CI gate needs >= 3 to compare
+  int repetitions = 5;             // per case; the CI gate needs about 10 (compare warns)
   double min_time = 0.05;          // seconds per repetition
   std::vector<int> threads = {1, 2};  // benchmark threads (kernels) and OpenBLAS threads
   std::vector<std::string> benchmark_flags;   // passed through: --benchmark_...

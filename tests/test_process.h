@@ -1,0 +1,95 @@
+// Test helpers shared by the tests that drive ropecheck from outside: read a file, make a scratch
+// directory that cleans itself up, and run a program with its exit code, stdout and stderr
+// captured (cli_test, plugin_test, report_test, compare_test, vectors_test).
+#pragma once
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+extern char** environ;
+
+namespace ropecheck::test {
+
+// The whole file, byte for byte ("" if it cannot be read).
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  return bytes.str();
+}
+
+// A fresh empty directory under gtest's temp dir (named PREFIX_XXXXXX), removed with everything
+// in it at scope exit.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix = "ropecheck_test") {
+    std::string pattern =
+        (std::filesystem::path(testing::TempDir()) / (prefix + "_XXXXXX")).string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+  std::filesystem::path operator/(const std::filesystem::path& child) const {
+    return path_ / child;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct Exited {
+  int code = -1;  // the exit status, or 128 + signal
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] with the arguments, stdout and stderr into files (no pipe can fill and block),
+// optionally in `cwd`.
+inline Exited spawn(const std::vector<std::string>& args, const std::filesystem::path& cwd = {}) {
+  const ScratchDir dir;
+  const std::string out_path = (dir / "stdout").string(), err_path = (dir / "stderr").string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw std::runtime_error("posix_spawn failed for " + args[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Exited exited;
+  exited.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exited.out = slurp(out_path);
+  exited.err = slurp(err_path);
+  return exited;
+}
+
+}  // namespace ropecheck::test
