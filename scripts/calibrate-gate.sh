@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 pairs=${1:-20}
 out=${2:-/tmp/ropecheck-calibration}
 bin=${ROPECHECK_BIN:-build/ropecheck}
-GATE_FILTER='^kernel(_bf16)?/[a-z0-9]+/(gpt2_small_prefill512|llama7b_prefill512|llama7b_decode_at4095)/interleaved/'
+GATE_FILTER='^kernel(_bf16)?/[a-z0-9]+/(gpt2_small_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/interleaved/'
 GATE_FLAGS=(--repetitions 10 --min-time 0.03 --threads 1)
 SLOWED=kernel/avx512
 
