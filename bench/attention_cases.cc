@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "ropecheck/attention.h"
+#include "random_data.h"
 #include "same_run_limit.h"
 
 namespace ropecheck::bench {
@@ -18,14 +18,6 @@ namespace {
 // Issue 3's target: T = 2048, d = 128, 2 threads, at least 0.60 of the probe's GFLOP/s.
 double goal_for(const AttentionProblem& p, int blas_threads) {
   return p.tokens == 2048 && p.head_dim == 128 && blas_threads == 2 ? 0.60 : 0;
-}
-
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist;
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
 }
 
 // The causal half only, whatever blocking the implementation does above the diagonal.

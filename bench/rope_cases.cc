@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
-#include <random>
 
 #include "probes.h"
 #include "ropecheck/oracle.h"
 #include "ropecheck/tolerance.h"
+#include "random_data.h"
 #include "same_run_limit.h"
 #include "slowdown.h"
 
@@ -39,14 +39,6 @@ double goal_for(const RopeImpl& impl, const RopeShape& shape, std::string_view v
     if (g.shape == shape.name && g.versus == versus) return g.ratio;
   }
   return 0;
-}
-
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist;
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
 }
 
 std::vector<std::int64_t> positions_from(std::int64_t first, std::int64_t count) {
