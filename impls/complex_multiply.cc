@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "reference_cos_sin.h"
 #include "ropecheck/frequency.h"
 #include "ropecheck/registry.h"
 
@@ -15,16 +16,12 @@ namespace {
 
 // freqs_cis for one position: rotary_dim/2 unit complex numbers.
 std::vector<std::complex<float>> freqs_cis(const RopeSpec& spec, const std::vector<double>& theta,
-                                           std::int64_t position) {
+                                           double scale, std::int64_t position) {
   std::vector<std::complex<float>> cis(theta.size());
   for (std::size_t i = 0; i < theta.size(); ++i) {
-    if (spec.angle_precision == AnglePrecision::fp32) {
-      // torch.outer(t, freqs) in fp32, then polar in fp32.
-      cis[i] = std::polar(1.0f, static_cast<float>(position) * static_cast<float>(theta[i]));
-    } else {
-      const std::complex<double> exact = std::polar(1.0, static_cast<double>(position) * theta[i]);
-      cis[i] = {static_cast<float>(exact.real()), static_cast<float>(exact.imag())};
-    }
+    // fp32 angles: torch.outer(t, freqs) in fp32, then polar in fp32 (reference_cos_sin.h).
+    const auto [c, s] = reference_cos_sin(spec.angle_precision, position, theta[i], scale);
+    cis[i] = {c, s};
   }
   return cis;
 }
@@ -57,8 +54,9 @@ class ComplexMultiply final : public RopeImpl {
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
     const auto theta = inverse_frequencies(spec);
+    const double scale = attention_factor(spec);
     for (std::int64_t t = 0; t < q.tokens; ++t) {
-      const auto cis = freqs_cis(spec, theta, positions[static_cast<std::size_t>(t)]);
+      const auto cis = freqs_cis(spec, theta, scale, positions[static_cast<std::size_t>(t)]);
       for (std::int64_t h = 0; h < q.heads; ++h) multiply(spec, cis, q.row(t, h));
       for (std::int64_t h = 0; h < k.heads; ++h) multiply(spec, cis, k.row(t, h));
     }

@@ -23,19 +23,23 @@ using Bf16Kernel = void (*)(const kernels::RopeKernelBf16Problem&);
 struct KernelScratch {
   int rotary_dim = 0;
   double base = 0;
+  RopeScaling scaling;
   std::vector<double> theta;
+  double scale = 1.0;
   std::vector<float> table;
   std::vector<double> angles;
 
   void prepare(const RopeSpec& spec) {
-    if (spec.rotary_dim == rotary_dim && spec.base == base) return;
+    if (spec.rotary_dim == rotary_dim && spec.base == base && spec.scaling == scaling) return;
     theta = inverse_frequencies(spec);
+    scale = attention_factor(spec);
     // 16 floats of slack: a masked vector store never needs it, but keeps the table's last
     // vector in one allocation whatever the level's width.
     table.assign(2 * static_cast<std::size_t>(spec.rotary_dim) + 16, 0.0f);
     angles.assign(2 * static_cast<std::size_t>(spec.rotary_dim), 0.0);
     rotary_dim = spec.rotary_dim;
     base = spec.base;
+    scaling = spec.scaling;
   }
 };
 
@@ -46,7 +50,7 @@ void run_kernel(void (*kernel)(const kernels::RopeKernelArgs<Element>&), const R
   scratch.prepare(spec);
   kernel({q.data.data(), k.data.data(), q.tokens, q.heads, k.heads, spec.head_dim, spec.rotary_dim,
           spec.layout == Layout::interleaved, positions.data(), scratch.theta.data(),
-          scratch.table.data(), scratch.angles.data()});
+          scratch.scale, scratch.table.data(), scratch.angles.data()});
 }
 
 class KernelRope final : public RopeImpl {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "reference_cos_sin.h"
 #include "ropecheck/frequency.h"
 #include "ropecheck/layout_permutation.h"
 #include "ropecheck/registry.h"
@@ -20,21 +21,13 @@ struct CosSin {
   std::vector<float> sin;
 };
 
-CosSin cos_sin(const RopeSpec& spec, const std::vector<double>& theta, std::int64_t position) {
+CosSin cos_sin(const RopeSpec& spec, const std::vector<double>& theta, double scale,
+               std::int64_t position) {
   const std::size_t half = theta.size();
   CosSin cs{std::vector<float>(2 * half), std::vector<float>(2 * half)};
   for (std::size_t i = 0; i < half; ++i) {
-    float c = 0, s = 0;
-    if (spec.angle_precision == AnglePrecision::fp32) {
-      // HF: freqs = position_ids.float() @ inv_freq.float(), all in fp32.
-      const float freq = static_cast<float>(position) * static_cast<float>(theta[i]);
-      c = std::cos(freq);
-      s = std::sin(freq);
-    } else {
-      const double freq = static_cast<double>(position) * theta[i];
-      c = static_cast<float>(std::cos(freq));
-      s = static_cast<float>(std::sin(freq));
-    }
+    // fp32 angles: HF's freqs = position_ids.float() @ inv_freq.float() (reference_cos_sin.h).
+    const auto [c, s] = reference_cos_sin(spec.angle_precision, position, theta[i], scale);
     cs.cos[i] = cs.cos[i + half] = c;
     cs.sin[i] = cs.sin[i + half] = s;
   }
@@ -68,10 +61,11 @@ class RotateHalf final : public RopeImpl {
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
     const auto theta = inverse_frequencies(spec);
+    const double scale = attention_factor(spec);
     const auto to = interleaved_to_half_split(spec.rotary_dim);
     for (std::int64_t t = 0; t < q.tokens; ++t) {
       // cos/sin formed once per token, reused by every q and k head.
-      const auto cs = cos_sin(spec, theta, positions[static_cast<std::size_t>(t)]);
+      const auto cs = cos_sin(spec, theta, scale, positions[static_cast<std::size_t>(t)]);
       for (std::int64_t h = 0; h < q.heads; ++h) apply(spec, cs, to, q.row(t, h));
       for (std::int64_t h = 0; h < k.heads; ++h) apply(spec, cs, to, k.row(t, h));
     }

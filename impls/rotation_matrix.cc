@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "reference_cos_sin.h"
 #include "ropecheck/frequency.h"
 #include "ropecheck/layout_permutation.h"
 #include "ropecheck/registry.h"
@@ -16,20 +17,11 @@ namespace {
 
 // R_m, row-major r x r, in the interleaved basis.
 std::vector<float> rotation_matrix(const RopeSpec& spec, const std::vector<double>& theta,
-                                   std::int64_t position) {
+                                   double scale, std::int64_t position) {
   const auto r = static_cast<std::size_t>(spec.rotary_dim);
   std::vector<float> matrix(r * r, 0.0f);
   for (std::size_t i = 0; i < r / 2; ++i) {
-    float c = 0, s = 0;
-    if (spec.angle_precision == AnglePrecision::fp32) {
-      const float angle = static_cast<float>(position) * static_cast<float>(theta[i]);
-      c = std::cos(angle);
-      s = std::sin(angle);
-    } else {
-      const double angle = static_cast<double>(position) * theta[i];
-      c = static_cast<float>(std::cos(angle));
-      s = static_cast<float>(std::sin(angle));
-    }
+    const auto [c, s] = reference_cos_sin(spec.angle_precision, position, theta[i], scale);
     const std::size_t a = 2 * i, b = 2 * i + 1;
     matrix[a * r + a] = c;
     matrix[a * r + b] = -s;
@@ -55,9 +47,10 @@ class RotationMatrix final : public RopeImpl {
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
     const auto theta = inverse_frequencies(spec);
+    const double scale = attention_factor(spec);
     for (std::int64_t t = 0; t < q.tokens; ++t) {
       // R_m is built once per token and shared by every q and k head (GQA-friendly).
-      const auto matrix = rotation_matrix(spec, theta, positions[static_cast<std::size_t>(t)]);
+      const auto matrix = rotation_matrix(spec, theta, scale, positions[static_cast<std::size_t>(t)]);
       for (std::int64_t h = 0; h < q.heads; ++h) multiply(spec, matrix, q.row(t, h));
       for (std::int64_t h = 0; h < k.heads; ++h) multiply(spec, matrix, k.row(t, h));
     }

@@ -64,6 +64,92 @@ rc::Gen<double> base() {
 
 }  // namespace
 
+namespace {
+
+// Log-uniform in [lo, hi], shrinking to lo.
+rc::Gen<double> log_uniform(double lo, double hi) {
+  return rc::gen::map(rc::gen::inRange(0, 1 << 20), [=](int u) {
+    return lo * std::pow(hi / lo, static_cast<double>(u) / (1 << 20));
+  });
+}
+
+// Factors as checkpoints use them (2 Code Llama/NTK, 4 YaRN Qwen, 8 Llama 3, 32 and 40
+// YaRN/DeepSeek) and anything in between.
+rc::Gen<double> scaling_factor() {
+  return rc::gen::weightedOneOf<double>(
+      {{1, rc::gen::element(2.0, 4.0, 8.0, 16.0, 32.0, 40.0)}, {1, log_uniform(1.0, 64.0)}});
+}
+
+rc::Gen<std::int64_t> original_max_position() {
+  return rc::gen::weightedOneOf<std::int64_t>(
+      {{1, rc::gen::element<std::int64_t>(2048, 4096, 8192, 32768)},
+       {1, rc::gen::inRange<std::int64_t>(16, std::int64_t{1} << 17)}});
+}
+
+// The current length of a dynamic spec: at or below L (no scaling) or above it (up to 2^21).
+rc::Gen<std::int64_t> sequence_length(std::int64_t original_max) {
+  return rc::gen::weightedOneOf<std::int64_t>(
+      {{1, rc::gen::inRange<std::int64_t>(1, original_max + 1)},
+       {2, rc::gen::inRange<std::int64_t>(original_max + 1, std::int64_t{1} << 21)}});
+}
+
+rc::Gen<std::vector<double>> per_pair_factors(int rotary_dim, double lo, double hi) {
+  return rc::gen::container<std::vector<double>>(static_cast<std::size_t>(rotary_dim / 2),
+                                                 log_uniform(lo, hi));
+}
+
+// The kind's parameters; every one shrinks towards the published defaults.
+rc::Gen<RopeScaling> scaling_of(ScalingKind kind, int rotary_dim) {
+  if (kind == ScalingKind::none) return rc::gen::just(RopeScaling{});
+  return rc::gen::exec([=] {
+    RopeScaling s;
+    s.kind = kind;
+    s.factor = *scaling_factor();
+    if (kind != ScalingKind::linear && kind != ScalingKind::ntk) {
+      s.original_max_position = *original_max_position();
+    }
+    switch (kind) {
+      case ScalingKind::dynamic_ntk:
+        s.sequence_length = *sequence_length(s.original_max_position);
+        break;
+      case ScalingKind::yarn:
+        if (*rc::gen::inRange(0, 3) == 2) {  // non-default betas a third of the time
+          s.beta_slow = *log_uniform(0.25, 4.0);
+          s.beta_fast = s.beta_slow * *log_uniform(1.5, 64.0);
+        }
+        s.truncate = *rc::gen::inRange(0, 4) != 3;
+        break;
+      case ScalingKind::llama3:
+        if (*rc::gen::inRange(0, 3) == 2) {
+          s.low_freq_factor = *log_uniform(0.25, 4.0);
+          s.high_freq_factor = s.low_freq_factor * *log_uniform(1.25, 16.0);
+        }
+        break;
+      case ScalingKind::longrope:
+        s.sequence_length = *sequence_length(s.original_max_position);
+        s.short_factor = *per_pair_factors(rotary_dim, 1.0, 2.0);
+        s.long_factor = *per_pair_factors(rotary_dim, 1.0, 64.0);
+        break;
+      default:
+        break;
+    }
+    if (*rc::gen::inRange(0, 8) == 7) s.attention_factor = *log_uniform(0.5, 2.0);
+    return s;
+  });
+}
+
+}  // namespace
+
+rc::Gen<RopeScaling> rope_scaling(const RopeCapabilities& caps, int rotary_dim) {
+  if (!caps.frequency_scaling) return rc::gen::just(RopeScaling{});
+  // none half the time (shrinks to it), each method otherwise.
+  const auto kind = rc::gen::weightedOneOf<ScalingKind>(
+      {{6, rc::gen::just(ScalingKind::none)},
+       {6, rc::gen::element(ScalingKind::linear, ScalingKind::ntk, ScalingKind::dynamic_ntk,
+                            ScalingKind::yarn, ScalingKind::llama3, ScalingKind::longrope)}});
+  return rc::gen::mapcat(kind, [=](ScalingKind k) { return scaling_of(k, rotary_dim); });
+}
+
 rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary) {
   const int min_head_dim = rotary == Rotary::partial ? 4 : 2;
   return rc::gen::mapcat(head_dim(min_head_dim, caps.max_head_dim), [=](int d) {
@@ -75,12 +161,14 @@ rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary) {
           {{2, rc::gen::just(d)},
            {1, rc::gen::map(rc::gen::inRange(1, d / 2 + 1), [](int h) { return 2 * h; })}});
     }
-    return rc::gen::apply(
-        [d](int r, double b, Layout layout, AnglePrecision precision) {
-          return RopeSpec{d, r, b, layout, precision};
-        },
-        rotary_dim, base(), rc::gen::elementOf(caps.layouts),
-        rc::gen::elementOf(caps.angle_precisions));
+    return rc::gen::mapcat(rotary_dim, [=](int r) {
+      return rc::gen::apply(
+          [d, r](double b, Layout layout, AnglePrecision precision, RopeScaling scaling) {
+            return RopeSpec{d, r, b, layout, precision, std::move(scaling)};
+          },
+          base(), rc::gen::elementOf(caps.layouts), rc::gen::elementOf(caps.angle_precisions),
+          rope_scaling(caps, r));
+    });
   });
 }
 

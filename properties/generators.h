@@ -27,7 +27,12 @@ rc::Gen<std::vector<float>> finite_floats(std::size_t count);
 // A spec the implementation supports. `partial`: true forces rotary_dim < head_dim, false forces
 // rotary_dim == head_dim, unset (the default) picks either.
 enum class Rotary { any, full, partial };
+// Frequency scaling is picked half the time (every kind, its parameters around the published
+// values), never for an implementation without caps.frequency_scaling.
 rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary = Rotary::any);
+
+// A scaling for a spec with this rotary_dim (LongRoPE's arrays have rotary_dim/2 entries).
+rc::Gen<RopeScaling> rope_scaling(const RopeCapabilities& caps, int rotary_dim);
 
 // One position in [-kMaxGeneratedPosition, kMaxGeneratedPosition], shrinking towards 0.
 rc::Gen<std::int64_t> signed_position();

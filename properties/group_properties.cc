@@ -35,7 +35,7 @@ PropertyResult inverse(const Subject& subject, const RunConfig& config) {
   const RopeImpl& impl = *subject.rope;
   const auto caps = impl.capabilities();
   return check_property(subject, "inverse", config, kPairUnits, tracker, [&] {
-    const QkCase c = pick_qk_case(caps, Rotary::any);
+    const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto back = rotated(impl, c.spec, rotated(impl, c.spec, c.q, c.q_heads, c.positions),
                               c.q_heads, negated(c.positions));
     const std::vector<double> expected(c.q.begin(), c.q.end());
@@ -55,7 +55,7 @@ PropertyResult composition(const Subject& subject, const RunConfig& config) {
   const RopeImpl& impl = *subject.rope;
   const auto caps = impl.capabilities();
   return check_property(subject, "composition", config, kPairUnits, tracker, [&] {
-    const QkCase c = pick_qk_case(caps, Rotary::any);
+    const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;
     const auto n = *position_ids(m.size());
     const auto m_plus_n = sum(m, n);
@@ -125,7 +125,7 @@ PropertyResult relative_position(const Subject& subject, const RunConfig& config
   const RopeImpl& impl = *subject.rope;
   const auto caps = impl.capabilities();
   return check_property(subject, "relative_position", config, "eps32*sum|q_p||k_p|", tracker, [&] {
-    const QkCase c = pick_qk_case(caps, Rotary::any);
+    const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;  // query positions
     const auto n = *position_ids(m.size());  // key positions
     const auto shift = *signed_position();

@@ -8,6 +8,7 @@
 #include "rope_cases.h"
 #include "rope_harness.h"
 #include "rope_property_functions.h"
+#include "ropecheck/frequency.h"
 #include "ropecheck/oracle.h"
 #include "ropecheck/tolerance.h"
 
@@ -56,12 +57,14 @@ PropertyResult norm_preservation(const Subject& subject, const RunConfig& config
     const QkCase c = pick_qk_case(caps, Rotary::any);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);
+    // |R_m x| = a |x|, a the attention factor (1 unless YaRN/LongRoPE or an override scale it).
+    const double a = attention_factor(c.spec);
     const auto before = pair_norms(c.spec, c.q);
     const auto after = pair_norms(c.spec, q);
     double worst = 0;
     std::size_t worst_pair = 0;
     for (std::size_t p = 0; p < before.size(); ++p) {
-      const double diff = std::abs(after[p] - before[p]);
+      const double diff = std::abs(after[p] - a * before[p]);
       double units = before[p] > 0 ? diff / (kEps32 * before[p]) : (diff == 0 ? 0 : INFINITY);
       if (std::isnan(units)) units = INFINITY;
       if (units > worst) {
@@ -69,15 +72,15 @@ PropertyResult norm_preservation(const Subject& subject, const RunConfig& config
         worst_pair = p;
       }
     }
-    const double limit = norm_bound_units(c.storage);
+    const double limit = norm_bound_units(c.model());
     tracker.observe(worst, limit);
     if (worst > limit) {
       const auto pairs = static_cast<std::size_t>(c.spec.rotary_dim / 2);
-      RC_FAIL(fmt::format("pair {} of q row {} (position {}): |x| = {:.9g} became {:.9g}, "
+      RC_FAIL(fmt::format("pair {} of q row {} (position {}): |x| = {:.9g} became {:.9g} (a = {}), "
                           "{:.4g} > {:.4g} {}",
                           worst_pair % pairs, worst_pair / pairs,
                           c.positions[worst_pair / pairs / static_cast<std::size_t>(c.q_heads)],
-                          before[worst_pair], after[worst_pair], worst, limit, kPairUnits));
+                          before[worst_pair], after[worst_pair], a, worst, limit, kPairUnits));
     }
   });
 }
@@ -87,7 +90,7 @@ PropertyResult identity_at_zero(const Subject& subject, const RunConfig& config)
   const RopeImpl& impl = *subject.rope;
   const auto caps = impl.capabilities();
   return check_property(subject, "identity_at_zero", config, kPairUnits, tracker, [&] {
-    QkCase c = pick_qk_case(caps, Rotary::any);
+    QkCase c = pick_rotation_case(caps, Rotary::any);
     c.positions.assign(c.positions.size(), 0);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);

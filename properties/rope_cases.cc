@@ -26,6 +26,12 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
   return c;
 }
 
+QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary) {
+  QkCase c = pick_qk_case(caps, rotary);
+  if (c.spec.scaling.kind != ScalingKind::none) c.spec.scaling.attention_factor = 1.0;
+  return c;
+}
+
 void round_to_storage(std::vector<float>& x, StorageType storage) {
   for (float& v : x) v = round_to_storage(v, storage);
 }

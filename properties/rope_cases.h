@@ -22,13 +22,18 @@ struct QkCase {
   StorageType storage = StorageType::fp32;  // q and k hold values of this type exactly
 
   std::int64_t group() const { return q_heads / k_heads; }
-  ErrorModel model() const { return {spec.angle_precision, storage}; }
+  ErrorModel model() const { return error_model(spec, storage); }
 };
 
 // Must be called inside a RapidCheck property. Up to 8 tokens, 1-3 kv heads, groups of 1-3.
 // q and k are rounded to the implementation's storage type, so that the oracle and the
 // implementation see the same input (the tolerance then needs no input-rounding term).
 QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary);
+
+// The same with the attention factor pinned to 1 (the frequencies keep their scaling): for the
+// properties of the rotation group (identity at 0, inverse, composition, relative position),
+// which a rotation scaled by a != 1 does not satisfy; norm_preservation checks the factor.
+QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary);
 
 // One [tokens][heads][head_dim] tensor's worth of finite floats.
 std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads);

@@ -100,6 +100,7 @@ RopeCapabilities to_capabilities(const LoadReport& r) {
   // judged as bf16 storage (its inputs are bf16-exact, its bound has the storage term).
   caps.storage = (r.caps.dtypes & ROPECHECK_DTYPE_FP32) != 0 ? StorageType::fp32 : StorageType::bf16;
   if (r.caps.max_head_dim != 0) caps.max_head_dim = std::min(caps.max_head_dim, r.caps.max_head_dim);
+  caps.frequency_scaling = false;  // ABI 1's scaling fields are reserved (zero)
   return caps;
 }
 

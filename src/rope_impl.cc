@@ -20,6 +20,9 @@ std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
       angle_precisions.end()) {
     return fmt::format("{} angles not supported", to_string(spec.angle_precision));
   }
+  if (!frequency_scaling && spec.scaling != RopeScaling{}) {
+    return fmt::format("frequency scaling ({}) not supported", describe(spec.scaling));
+  }
   if (spec.head_dim > max_head_dim) {
     return fmt::format("head_dim {} above its maximum {}", spec.head_dim, max_head_dim);
   }

@@ -2,6 +2,7 @@
 #include "ropecheck/spec.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -27,6 +28,7 @@ void validate(const RopeSpec& spec) {
   if (!std::isfinite(spec.base) || spec.base <= 1.0) {
     throw InvalidInput(fmt::format("base (theta) must be finite and > 1, got {}", spec.base));
   }
+  validate(spec.scaling, spec.rotary_dim);
 }
 
 std::string_view to_string(StorageType storage) {
@@ -53,10 +55,48 @@ AnglePrecision parse_angle_precision(std::string_view text) {
   throw InvalidInput(fmt::format("unknown angle precision '{}' (fp32, fp64)", text));
 }
 
+std::string describe(const RopeScaling& s) {
+  std::string text = fmt::format("scaling={}", to_string(s.kind));
+  switch (s.kind) {
+    case ScalingKind::none:
+      break;
+    case ScalingKind::linear:
+    case ScalingKind::ntk:
+      text += fmt::format(" factor={}", s.factor);
+      break;
+    case ScalingKind::dynamic_ntk:
+      text += fmt::format(" factor={} original_max={} sequence_length={}", s.factor,
+                          s.original_max_position, s.sequence_length);
+      break;
+    case ScalingKind::yarn:
+      text += fmt::format(" factor={} original_max={} beta_fast={} beta_slow={}{}", s.factor,
+                          s.original_max_position, s.beta_fast, s.beta_slow,
+                          s.truncate ? "" : " truncate=false");
+      break;
+    case ScalingKind::llama3:
+      text += fmt::format(" factor={} original_max={} low_freq_factor={} high_freq_factor={}",
+                          s.factor, s.original_max_position, s.low_freq_factor,
+                          s.high_freq_factor);
+      break;
+    case ScalingKind::longrope:
+      text += fmt::format(" factor={} original_max={} sequence_length={} short_factor=[{}] "
+                          "long_factor=[{}]",
+                          s.factor, s.original_max_position, s.sequence_length,
+                          fmt::join(s.short_factor, ","), fmt::join(s.long_factor, ","));
+      break;
+  }
+  if (s.attention_factor) text += fmt::format(" attention_factor={}", *s.attention_factor);
+  return text;
+}
+
 std::string describe(const RopeSpec& spec) {
-  return fmt::format("head_dim={} rotary_dim={} base={} layout={} angles={}", spec.head_dim,
-                     spec.rotary_dim, spec.base, to_string(spec.layout),
-                     to_string(spec.angle_precision));
+  std::string text = fmt::format("head_dim={} rotary_dim={} base={} layout={} angles={}",
+                                 spec.head_dim, spec.rotary_dim, spec.base,
+                                 to_string(spec.layout), to_string(spec.angle_precision));
+  if (spec.scaling.kind != ScalingKind::none || spec.scaling.attention_factor) {
+    text += " " + describe(spec.scaling);
+  }
+  return text;
 }
 
 }  // namespace ropecheck

@@ -21,13 +21,18 @@ std::vector<const RopeImpl*> every_rope_impl() {
 
 // A well-formed problem that each test breaks in one way.
 struct Problem {
-  RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64};
+  RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
   std::int64_t tokens = 3, q_heads = 4, k_heads = 2;
   std::vector<float> q = std::vector<float>(3 * 4 * 8, 1.0f);
   std::vector<float> k = std::vector<float>(3 * 2 * 8, 1.0f);
   std::vector<std::int64_t> positions = {0, 1, 2};
 
+  // In a layout and angle precision the implementation has, so that only the broken part of
+  // the problem can be refused.
   void apply(const RopeImpl& impl) {
+    const auto caps = impl.capabilities();
+    spec.layout = caps.layouts.front();
+    spec.angle_precision = caps.angle_precisions.front();
     impl.apply(spec, HeadTensor{q, tokens, q_heads, spec.head_dim},
                HeadTensor{k, tokens, k_heads, spec.head_dim}, positions);
   }

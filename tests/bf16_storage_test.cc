@@ -104,7 +104,7 @@ TEST_P(Bf16Level, TileRemaindersAgreeWithTheOracle) {
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     for (int rotary = 2; rotary <= 68; rotary += 2) {
       const int head_dim = rotary + (rotary % 6 == 0 ? 6 : 0);  // some with a tail
-      const RopeSpec spec{head_dim, rotary, 10000.0, layout, AnglePrecision::fp64};
+      const RopeSpec spec{head_dim, rotary, 10000.0, layout, AnglePrecision::fp64, {}};
       const auto r = run_bf16(impl, spec, tokens, q_heads, k_heads, positions);
       for (std::size_t g = 0; g < 16; ++g) {
         ASSERT_EQ(r.q[r.q_in.size() + g], kGuard) << "write past q, rotary_dim " << rotary;
@@ -150,7 +150,7 @@ TEST(Bf16Storage, BothAvx512RoundingsAgreeBitForBit) {
   // Same fp32 arithmetic, different narrowing instructions: identical for normal results.
   const std::vector<std::int64_t> positions = {3, 4096, 123457};
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-    const RopeSpec spec{128, 96, 500000.0, layout, AnglePrecision::fp64};
+    const RopeSpec spec{128, 96, 500000.0, layout, AnglePrecision::fp64, {}};
     const auto a = run_bf16(*integer, spec, 3, 8, 2, positions);
     const auto b = run_bf16(*native, spec, 3, 8, 2, positions);
     EXPECT_EQ(a.q, b.q) << to_string(layout);
@@ -161,7 +161,7 @@ TEST(Bf16Storage, BothAvx512RoundingsAgreeBitForBit) {
 TEST(Bf16Storage, BadInputIsRefused) {
   const RopeImpl& fp32_kernel = *find_rope("kernel/scalar");
   const RopeImpl& bf16_kernel = *find_rope("kernel_bf16/scalar");
-  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64};
+  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
   std::vector<std::uint16_t> q(2 * 8), k(2 * 8), short_k(8);
   const std::vector<std::int64_t> positions = {0, 1};
   const auto expect_refused = [&](const RopeImpl& impl, Bf16HeadTensor qt, Bf16HeadTensor kt,

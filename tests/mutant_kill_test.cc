@@ -24,6 +24,7 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/position_off_by_one", {"oracle_agreement", "identity_at_zero", "relative_position"}},
       {"mutant/frequency_index_reversed", {"oracle_agreement"}},
       {"mutant/fp16_angles", {"oracle_agreement"}},
+      {"mutant/bf16_angles", {"oracle_agreement"}},
       {"mutant/rotary_dim_ignored", {"tail_untouched", "oracle_agreement"}},
       // seed 001's attention: rotated q, k overwritten by unrotated ones -> position-blind
       {"mutant/attention_unrotated_qk",

@@ -17,7 +17,7 @@ namespace {
 constexpr std::int64_t kTokens = 3, kHeads = 2;
 
 RopeSpec partial_spec(const RopeImpl& impl, Layout layout) {
-  return {8, 6, 10000.0, layout, impl.capabilities().angle_precisions.front()};
+  return {8, 6, 10000.0, layout, impl.capabilities().angle_precisions.front(), {}};
 }
 
 std::vector<float> ramp(std::size_t n) {
@@ -40,7 +40,7 @@ TEST_P(NonFinite, PropagatesAndStaysContained) {
   const RopeImpl& impl = *GetParam();
   if (!impl.capabilities().available) GTEST_SKIP() << impl.capabilities().unavailable_reason;
   const std::vector<std::int64_t> positions = {0, 7, 100000};
-  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+  for (const Layout layout : impl.capabilities().layouts) {
     const RopeSpec spec = partial_spec(impl, layout);
     const auto d = static_cast<std::size_t>(spec.head_dim);
     const auto clean = ramp(static_cast<std::size_t>(kTokens * kHeads) * d);
@@ -80,16 +80,20 @@ TEST_P(NonFinite, PropagatesAndStaysContained) {
 TEST_P(NonFinite, LargestFloatsOverflowOnlyWhereTheTruthDoes) {
   const RopeImpl& impl = *GetParam();
   if (!impl.capabilities().available) GTEST_SKIP() << impl.capabilities().unavailable_reason;
-  const RopeSpec spec{4, 4, 10000.0, Layout::interleaved, AnglePrecision::fp64};
+  const auto caps = impl.capabilities();
+  const RopeSpec spec{4, 4, 10000.0, caps.layouts.front(), caps.angle_precisions.front(), {}};
+  // Features of pair 0 and pair 1 in this layout.
+  const bool interleaved = spec.layout == Layout::interleaved;
+  const std::size_t a0 = 0, b0 = interleaved ? 1 : 2, a1 = interleaved ? 2 : 1, b1 = 3;
   const std::vector<std::int64_t> positions = {0, 1, 3};
   // The largest finite value the implementation stores (FLT_MAX rounds to Inf in bf16).
   const float max = impl.capabilities().storage == StorageType::bf16 ? kBf16Max : FLT_MAX;
   std::vector<float> x(static_cast<std::size_t>(kTokens * kHeads) * 4);
   for (std::size_t row = 0; row < x.size() / 4; ++row) {
-    x[row * 4 + 0] = max;  // pair 0: (max, max) -> components up to sqrt(2) max
-    x[row * 4 + 1] = row % 2 ? max : -max;
-    x[row * 4 + 2] = max;  // pair 1: (max, 0) -> always finite
-    x[row * 4 + 3] = 0.0f;
+    x[row * 4 + a0] = max;  // pair 0: (max, max) -> components up to sqrt(2) max
+    x[row * 4 + b0] = row % 2 ? max : -max;
+    x[row * 4 + a1] = max;  // pair 1: (max, 0) -> always finite
+    x[row * 4 + b1] = 0.0f;
   }
   const auto y = apply_copy(impl, spec, x, positions);
   const auto exact = oracle_rope(spec, x, kTokens, kHeads, positions);

@@ -64,7 +64,7 @@ class Vectors : public ::testing::Test {
     const auto& s = c["spec"];
     return {s["head_dim"].get<int>(), s["rotary_dim"].get<int>(), s["base"].get<double>(),
             parse_layout(s["layout"].get<std::string>()),
-            parse_angle_precision(s["angle_precision"].get<std::string>())};
+            parse_angle_precision(s["angle_precision"].get<std::string>()), {}};
   }
 
   static ScratchDir* dir_;
@@ -144,8 +144,11 @@ TEST_F(Vectors, EveryImplementationMeetsTheManifestTolerance) {
             const std::int64_t m = positions[j / (heads * static_cast<std::size_t>(spec.head_dim))];
             double bound = flat;
             if (angles == AnglePrecision::fp32) {
-              bound += units["fp32_angles_per_radian"].get<double>() *
-                       std::abs(static_cast<double>(m) * theta[static_cast<std::size_t>(p.i)]);
+              const double theta_i = theta[static_cast<std::size_t>(p.i)];
+              const auto& per_radian = units["fp32_angles_per_radian"];
+              bound += (per_radian["per_abs_ln_theta"].get<double>() * std::abs(std::log(theta_i)) +
+                        per_radian["constant"].get<double>()) *
+                       std::abs(static_cast<double>(m) * theta_i);
             }
             const double pair = std::hypot((*in)[row + static_cast<std::size_t>(p.a)],
                                            (*in)[row + static_cast<std::size_t>(p.b)]);
@@ -248,7 +251,8 @@ TEST_F(Vectors, ManifestToleranceNumbersAreTheDerivedOnes) {
     EXPECT_EQ(units["rounding"].get<double>(), 2.0);
     EXPECT_EQ(units["storage"].get<double>(), storage);
     EXPECT_EQ(units["fp64_angles"].get<double>(), 2.0 + storage);
-    EXPECT_EQ(units["fp32_angles_per_radian"].get<double>(), 1.0 + 0x1p-23);
+    EXPECT_EQ(units["fp32_angles_per_radian"]["per_abs_ln_theta"].get<double>(), 0.5);
+    EXPECT_EQ(units["fp32_angles_per_radian"]["constant"].get<double>(), 3.5);
     EXPECT_FALSE(c["tolerance"]["derivation"].empty());
   }
 }

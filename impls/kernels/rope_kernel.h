@@ -3,7 +3,8 @@
 // must not instantiate C++ library templates the linker could pick for code that runs anywhere.
 //
 // Per token t (position m = positions[t]):
-//   1. cos/sin of m * theta_i in double, then rounded to fp32 once, into a per-token table.
+//   1. cos/sin of m * theta_i in double, times the attention factor (1 unless YaRN/LongRoPE
+//      scale it), then rounded to fp32 once, into a per-token table.
 //      Exactly (angle m * theta_i in double, |m| <= 2^24: error <= 2^-53 |m theta|; SLEEF u35:
 //      <= 3.5 double ulp) for the first token of a run and every kExactEvery tokens; for a token
 //      at the previous position + 1, advanced by the step rotation (cos theta_i, sin theta_i):
@@ -42,7 +43,8 @@ struct RopeKernelArgs {
   int rotary_dim;                 // even, <= head_dim
   bool interleaved;               // else half_split
   const std::int64_t* positions;  // one per token, |m| <= 2^24
-  const double* theta;            // rotary_dim / 2 inverse frequencies
+  const double* theta;            // rotary_dim / 2 inverse frequencies (scaled: frequency.h)
+  double cos_sin_scale;           // the attention factor: cos/sin times it before the rounding
   float* table;                   // scratch: 2 * rotary_dim floats (any alignment)
   double* angles;                 // scratch: 2 * rotary_dim doubles (see AngleState)
 };

@@ -54,8 +54,9 @@ void emit_table(const RopeKernelProblem& p) {
   const __m256 even_negative = _mm256_setr_ps(-1, 1, -1, 1, -1, 1, -1, 1);
   for (int i = 0; i < half; i += 4) {
     const __m256i lanes_pd = mask4_pd(half - i);
-    const __m128 c = _mm256_cvtpd_ps(_mm256_maskload_pd(a.cos_m + i, lanes_pd));
-    const __m128 s = _mm256_cvtpd_ps(_mm256_maskload_pd(a.sin_m + i, lanes_pd));
+    const __m256d scale = _mm256_set1_pd(p.cos_sin_scale);
+    const __m128 c = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_maskload_pd(a.cos_m + i, lanes_pd), scale));
+    const __m128 s = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_maskload_pd(a.sin_m + i, lanes_pd), scale));
     if (p.interleaved) {
       const __m256 c2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(c), duplicate);
       const __m256 s2 = _mm256_mul_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(s), duplicate),

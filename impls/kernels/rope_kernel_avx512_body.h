@@ -80,8 +80,10 @@ template <typename Args>
 inline void emit_table(const Args& p, int i, __mmask8 lanes, __m512d cos_d, __m512d sin_d) {
   float* cos_table = p.table;
   float* sin_table = p.table + p.rotary_dim;
-  const __m256 c = _mm512_cvtpd_ps(cos_d);
-  const __m256 s = _mm512_cvtpd_ps(sin_d);
+  // times the attention factor in double, then one rounding (exact when it is 1)
+  const __m512d scale = _mm512_set1_pd(p.cos_sin_scale);
+  const __m256 c = _mm512_cvtpd_ps(_mm512_mul_pd(cos_d, scale));
+  const __m256 s = _mm512_cvtpd_ps(_mm512_mul_pd(sin_d, scale));
   const bool full = lanes == 0xFF;
   if (p.interleaved) {
     // [0 0 1 1 ... 7 7]: each of 8 values twice, for the interleaved layout's pairs.

@@ -54,7 +54,8 @@ struct ScalarLevel {
     float* cos_table = p.table;
     float* sin_table = p.table + p.rotary_dim;
     for (int i = 0; i < p.rotary_dim / 2; ++i) {
-      const auto c = static_cast<float>(a.cos_m[i]), s = static_cast<float>(a.sin_m[i]);
+      const auto c = static_cast<float>(a.cos_m[i] * p.cos_sin_scale);
+      const auto s = static_cast<float>(a.sin_m[i] * p.cos_sin_scale);
       if (p.interleaved) {
         cos_table[2 * i] = cos_table[2 * i + 1] = c;
         sin_table[2 * i] = -s;

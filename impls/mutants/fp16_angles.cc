@@ -16,10 +16,11 @@ class Mutant final : public mutants::PairwiseMutant {
   std::string_view summary() const override { return "forms m, theta and m*theta in fp16 (11-bit significand, max 65504)"; }
 
  protected:
-  std::pair<float, float> cos_sin(const RopeSpec&, std::int64_t m, double theta) const override {
+  std::pair<float, float> cos_sin(const RopeSpec&, std::int64_t m, double theta,
+                                  double scale) const override {
     const float angle = round_to_fp16(round_to_fp16(static_cast<float>(m)) *  // BUG
                                       round_to_fp16(static_cast<float>(theta)));
-    return {std::cos(angle), std::sin(angle)};
+    return {static_cast<float>(std::cos(angle) * scale), static_cast<float>(std::sin(angle) * scale)};
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "../reference_cos_sin.h"
 #include "ropecheck/frequency.h"
 #include "ropecheck/registry.h"
 
@@ -32,14 +33,11 @@ class PairwiseMutant : public RopeImpl {
     return inverse_frequencies(s);
   }
   virtual std::int64_t effective_position(std::int64_t m) const { return m; }
-  // cos and sin of m * theta, formed as the spec's angle precision says.
-  virtual std::pair<float, float> cos_sin(const RopeSpec& spec, std::int64_t m, double theta) const {
-    if (spec.angle_precision == AnglePrecision::fp32) {
-      const float angle = static_cast<float>(m) * static_cast<float>(theta);
-      return {std::cos(angle), std::sin(angle)};
-    }
-    const double angle = static_cast<double>(m) * theta;
-    return {static_cast<float>(std::cos(angle)), static_cast<float>(std::sin(angle))};
+  // cos and sin of m * theta times the attention factor `scale`, formed as the spec's angle
+  // precision says.
+  virtual std::pair<float, float> cos_sin(const RopeSpec& spec, std::int64_t m, double theta,
+                                          double scale) const {
+    return reference_cos_sin(spec.angle_precision, m, theta, scale);
   }
   // Which pairing the data is read with.
   virtual Layout pairing(const RopeSpec& spec) const { return spec.layout; }
@@ -55,11 +53,12 @@ class PairwiseMutant : public RopeImpl {
     const int features = rotated_features(spec);
     const auto half = static_cast<std::size_t>(features / 2);
     const auto theta = frequencies(spec);
+    const double scale = attention_factor(spec);
     const bool interleaved = pairing(spec) == Layout::interleaved;
     for (std::int64_t t = 0; t < x.tokens; ++t) {
       const std::int64_t m = effective_position(positions[static_cast<std::size_t>(t)]);
       for (std::size_t i = 0; i < half; ++i) {
-        const auto [c, s] = cos_sin(spec, m, theta[i]);
+        const auto [c, s] = cos_sin(spec, m, theta[i], scale);
         const std::size_t a = interleaved ? 2 * i : i;
         const std::size_t b = interleaved ? 2 * i + 1 : i + half;
         for (std::int64_t h = 0; h < x.heads; ++h) {

@@ -13,8 +13,9 @@ class Mutant final : public mutants::PairwiseMutant {
   std::string_view summary() const override { return "rotates by -m theta: sin sign flipped (transposed R_m)"; }
 
  protected:
-  std::pair<float, float> cos_sin(const RopeSpec& spec, std::int64_t m, double theta) const override {
-    const auto [c, s] = PairwiseMutant::cos_sin(spec, m, theta);
+  std::pair<float, float> cos_sin(const RopeSpec& spec, std::int64_t m, double theta,
+                                  double scale) const override {
+    const auto [c, s] = PairwiseMutant::cos_sin(spec, m, theta, scale);
     return {c, -s};  // BUG
   }
 };

@@ -29,6 +29,8 @@ struct RopeCapabilities {
   StorageType storage = StorageType::fp32;
   // Largest head_dim it handles: the spec generators stay at or below it (a plugin declares one).
   int max_head_dim = kMaxHeadDim;
+  // Takes specs with frequency scaling (scaling.h); plugin ABI 1 has no scaling parameters.
+  bool frequency_scaling = true;
 
   bool supports(const RopeSpec& spec) const;
   std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported

@@ -1,7 +1,8 @@
 // RopeSpec: everything that defines one RoPE rotation, independent of how it is computed.
 //
 // Pairs and frequencies (i in [0, rotary_dim/2)):
-//   theta_i = base^(-2i / rotary_dim)   (the exponent uses rotary_dim: partial rotary as in HF)
+//   theta_i = base^(-2i / rotary_dim)   (the exponent uses rotary_dim: partial rotary as in HF),
+//   then scaled as spec.scaling says (scaling.h), and cos/sin times the attention factor
 //   interleaved: pair i = features (2i, 2i+1)               [x0 y0 x1 y1 ... | tail]
 //   half_split:  pair i = features (i, i + rotary_dim/2)    [x0 x1 ... y0 y1 ... | tail]
 // Features [rotary_dim, head_dim) pass through unchanged, bit for bit.
@@ -10,6 +11,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "ropecheck/scaling.h"
 
 namespace ropecheck {
 
@@ -30,6 +33,7 @@ struct RopeSpec {
   double base = 10000.0;
   Layout layout = Layout::interleaved;
   AnglePrecision angle_precision = AnglePrecision::fp64;
+  RopeScaling scaling;  // frequency scaling (scaling.h); none by default
 };
 
 // Positions are limited to |m| <= 2^24, the range in which every integer is exact in fp32
@@ -38,13 +42,15 @@ inline constexpr std::int64_t kMaxAbsPosition = std::int64_t{1} << 24;
 inline constexpr int kMaxHeadDim = 1 << 16;
 
 // Throws InvalidInput naming what is wrong: odd or non-positive head_dim, odd, non-positive or
-// too large rotary_dim, non-finite or non-positive base, or a base of 1 (no rotation at all).
+// too large rotary_dim, non-finite or non-positive base, a base of 1 (no rotation at all), or
+// bad scaling parameters (scaling.h).
 void validate(const RopeSpec& spec);
 
 std::string_view to_string(Layout layout);
 std::string_view to_string(AnglePrecision precision);
 Layout parse_layout(std::string_view text);                     // throws InvalidInput
 AnglePrecision parse_angle_precision(std::string_view text);    // throws InvalidInput
-std::string describe(const RopeSpec& spec);  // one line, for counterexamples and logs
+std::string describe(const RopeSpec& spec);
+std::string describe(const RopeScaling& scaling);  // "scaling=yarn factor=4 ..."  // one line, for counterexamples and logs
 
 }  // namespace ropecheck

@@ -11,13 +11,22 @@
 // Angle formation. An angle error of delta radians moves the pair by delta*|p|: delta units/eps32.
 //   - fp64 angles: delta <= |m theta| * 2^-53, at most 0.016 units for |m theta| <= 2^24: inside
 //     the slack between 1.91 and 2 below, so 0 units.
-//   - fp32 angles: float(theta) and the product float(m)*float(theta) are each rounded once
-//     (float(m) is exact for |m| <= 2^24): delta <= 2u|m theta| = eps32*|m theta| -> |m theta| units.
-// Storage. An implementation that stores bf16 rounds each fp32 result y once more (round to
-//   nearest even): |delta| <= u_bf16 |y| with u_bf16 = 2^-8, and |y| <= |p| (1 + 2 eps32) by the
-//   fp32 model above, so 2^15 (1 + 2^-22) more units. Its inputs are bf16 values already (the
-//   properties round them before the oracle sees them), so there is no input term.
-// So the per-element bound is kRoundingUnits + storage units + angle units per radian * |m theta_i|.
+//   - fp32 angles, the frameworks' way (HF transformers, Meta LLaMA, PyTorch peers): theta_i is
+//     formed in fp32 as 1 / powf(float(base), float(2i/d)), possibly scaled by a couple of fp32
+//     operations (linear: / factor; LongRoPE: * ext_i), then the product float(m) * theta_i in
+//     fp32 (float(m) is exact for |m| <= 2^24). Relative errors, first order, u = eps32/2:
+//       float(base): t_i u <= u     the exponent 2i/d rounded: ln(base) t_i u = |ln theta_i| u
+//       powf: <= 1 ulp (2u)         the reciprocal: u       two scaling ops: 2u     the product: u
+//     so delta <= |m theta_i| (|ln theta_i| + 7) u: (|ln theta_i|/2 + 3.5) units per radian
+//     (|ln theta_i| >= t_i ln base when scaling only lowers frequencies, which every kind does).
+//     A correctly rounded float(theta_i) (ropecheck's own fp32-angle references) is inside it.
+//     Blended kinds (YaRN's ramp, Llama 3's smooth band) formed in fp32 add the weights' error
+//     times the spread of what they blend, at most (factor - 1)/factor relative per rounding of
+//     a weight in [0, 1]: yarn_llama3_blend_units below.
+// Attention factor a (YaRN, LongRoPE): y = a R x, every term above scales with a. fp64-angle
+//   implementations fold a into cos/sin before their one rounding; fp32 ones multiply the fp32
+//   cos/sin by float(a) (HF: emb.cos() * attention_scaling): two more roundings of c and s,
+//   2u (|x_a|+|x_b|) <= sqrt(2) units: kFp32AttentionScalingUnits.
 #pragma once
 
 #include <cstdint>
@@ -28,37 +37,59 @@
 
 namespace ropecheck {
 
-// What an implementation's error depends on: how it forms angles, what it stores results in.
+// What an implementation's error depends on: how it forms angles, what it stores results in,
+// and the attention factor its cos/sin carry (frequency.h's attention_factor(spec)).
 struct ErrorModel {
   AnglePrecision angles = AnglePrecision::fp64;
   StorageType storage = StorageType::fp32;
+  double attention_factor = 1.0;
+  // Extra fp32-angle units per radian for a table blended in fp32 (YaRN, Llama 3): see
+  // blend_units(spec); 0 for the others and for fp64 angles.
+  double blend_units = 0.0;
 };
+
+// The model an implementation declaring `angles` and `storage` is held to on `spec`.
+ErrorModel error_model(const RopeSpec& spec, StorageType storage);
 
 inline constexpr double kEps32 = std::numeric_limits<float>::epsilon();  // 2^-23
 
 // Rounding of c, s, two products and a sum (derivation above): 1.91 rounded up.
 inline constexpr double kRoundingUnits = 2.0;
+// fp32 cos/sin times float(attention factor): sqrt(2) rounded up to 1.5.
+inline constexpr double kFp32AttentionScalingUnits = 1.5;
+// fp32 angles: per radian, |ln theta_i| / 2 plus this (derivation above).
+inline constexpr double kFp32AngleUnits = 3.5;
 
-// Extra units per radian of |m theta| from forming the angle in the given precision.
-// fp32: 1 + eps32 (the first-order eps32*|m theta| plus the second-order u^2 term, as 1 + u/2 <= 1 + eps32).
-double angle_units_per_radian(AnglePrecision precision);
+// Extra units per radian of |m theta| from forming the angle in the given precision, for a pair
+// whose (scaled) inverse frequency is theta.
+double angle_units_per_radian(AnglePrecision precision, double theta);
+
+// fp32 angle units a blended table adds (YaRN's ramp, Llama 3's smooth band): each fp32 weight
+// w in [0, 1] is off by a few u, which moves theta_i by that times theta_i (1 - 1/factor), i.e.
+// relative (factor - 1) * few u for a pair at theta_i / factor; 0 for the other kinds.
+double blend_units(const RopeSpec& spec);
 
 // Units added by rounding each result to the storage type (0 for fp32; derivation above).
 double storage_rounding_units(StorageType storage);
+
+// Units of c/s and product rounding: kRoundingUnits, plus kFp32AttentionScalingUnits for fp32
+// angles with an attention factor other than 1.
+double rounding_units(const ErrorModel& model);
 
 // Per-element bound, in units of eps32 * |pair|, for a pair rotated by angle m*theta.
 double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta);
 
 // Bound on the norm of a pair's whole error vector, same units: the two elements' rounding
-// errors add in quadrature (sqrt(2) * kRoundingUnits) while an angle error moves the pair as a
+// errors add in quadrature (sqrt(2) * rounding units) while an angle error moves the pair as a
 // whole by |delta| * |p|, not sqrt(2) times that. This is what a later rotation can move into
 // one element (inverse, composition).
 double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta);
 
-// A rotation changes a pair's norm only through rounding (an angle error is still a rotation):
-//   | |y_p| - |x_p| | <= |error vector| <= sqrt(2) * (kRoundingUnits + storage units),
-// whatever the angle. kNormBoundUnits is the fp32 value.
-double norm_bound_units(StorageType storage);
+// A rotation scales a pair's norm by the attention factor a, and changes it otherwise only
+// through rounding (an angle error is still a rotation):
+//   | |y_p| - a |x_p| | <= |error vector| <= a * sqrt(2) * (rounding units + storage units),
+// whatever the angle. kNormBoundUnits is the plain fp32 value.
+double norm_bound_units(const ErrorModel& model);
 inline constexpr double kNormBoundUnits = 1.4142135623730951 * kRoundingUnits;
 
 // --- the sinusoidal table (seed 003) ----------------------------------------------------------

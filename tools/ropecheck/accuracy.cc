@@ -57,7 +57,7 @@ nlohmann::ordered_json error_vs_position() {
     auto q_in = input;
     for (float& x : q_in) x = round_to_storage(x, caps.storage);
     for (const AnglePrecision angles : caps.angle_precisions) {
-      const RopeSpec spec{128, 128, 10000.0, Layout::interleaved, angles};
+      const RopeSpec spec{128, 128, 10000.0, caps.layouts.front(), angles, {}};
       auto points = nlohmann::ordered_json::array();
       for (int k = 0; k <= kLargestLog2Position; ++k) {
         const std::int64_t position = std::int64_t{1} << k;

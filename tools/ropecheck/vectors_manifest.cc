@@ -43,7 +43,7 @@ Json vectors_manifest_head() {
 }
 
 Json rope_tolerance_json(StorageType dtype) {
-  const double fp64_total = rotation_bound_units({AnglePrecision::fp64, dtype}, 0, 0.0);
+  const double fp64_total = rotation_bound_units({AnglePrecision::fp64, dtype, 1.0, 0.0}, 0, 0.0);
   Json derivation = Json::array({
       "Units: eps32 * |(x_a, x_b)|, eps32 = 2^-23, (x_a, x_b) the input pair the element belongs to.",
       "fp32 rotation y_a = c*x_a - s*x_b (y_b likewise), u = eps32/2: rounding c and s (or sinf/cosf, "
@@ -51,8 +51,9 @@ Json rope_tolerance_json(StorageType dtype) {
       "|x_a|+|x_b| <= sqrt(2)|p| that is 1.91 units -> rounding = 2.",
       "Angles: an angle error of delta radians moves the pair by delta*|p|. Formed in fp64 (m*theta_i in "
       "double): delta <= |m theta_i| 2^-53, <= 0.016 units for |m theta_i| <= 2^24, inside the slack "
-      "between 1.91 and 2 -> 0 units. Formed in fp32 (float(m)*float(theta_i), HF's way): delta <= "
-      "eps32 |m theta_i| -> (1 + eps32) |m theta_i| units (fp32_angles_per_radian).",
+      "between 1.91 and 2 -> 0 units. Formed in fp32 as the frameworks do (theta_i = 1/powf(base, 2i/d) "
+      "in fp32, then float(m)*theta_i): delta <= |m theta_i| (|ln theta_i| + 7) u -> "
+      "(|ln theta_i|/2 + 3.5) |m theta_i| units (fp32_angles_per_radian).",
   });
   if (dtype == StorageType::bf16) {
     derivation.push_back(
@@ -68,8 +69,8 @@ Json rope_tolerance_json(StorageType dtype) {
        {{"rounding", kRoundingUnits},
         {"storage", storage_rounding_units(dtype)},
         {"fp64_angles", fp64_total},
-        {"fp32_angles_per_radian", angle_units_per_radian(AnglePrecision::fp32)}}},
-      {"formula", "bound = rounding + storage + [angles formed in fp32] * fp32_angles_per_radian * "
+        {"fp32_angles_per_radian", {{"per_abs_ln_theta", 0.5}, {"constant", kFp32AngleUnits}}}}},
+      {"formula", "bound = rounding + storage + [angles formed in fp32] * (per_abs_ln_theta * |ln theta_i| + constant) * "
                   "|m * theta_i|, theta_i from theta.npy; features past rotary_dim: bit for bit"},
       {"derivation", derivation},
       {"source", "include/ropecheck/tolerance.h (rotation_bound_units)"},
