@@ -98,7 +98,8 @@ rc::Gen<std::vector<double>> per_pair_factors(int rotary_dim, double lo, double 
                                                  log_uniform(lo, hi));
 }
 
-// The kind's parameters; every one shrinks towards the published defaults.
+}  // namespace
+
 rc::Gen<RopeScaling> scaling_of(ScalingKind kind, int rotary_dim) {
   if (kind == ScalingKind::none) return rc::gen::just(RopeScaling{});
   return rc::gen::exec([=] {
@@ -137,8 +138,6 @@ rc::Gen<RopeScaling> scaling_of(ScalingKind kind, int rotary_dim) {
     return s;
   });
 }
-
-}  // namespace
 
 rc::Gen<RopeScaling> rope_scaling(const RopeCapabilities& caps, int rotary_dim) {
   if (!caps.frequency_scaling) return rc::gen::just(RopeScaling{});

@@ -33,6 +33,9 @@ rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary = Rotary
 
 // A scaling for a spec with this rotary_dim (LongRoPE's arrays have rotary_dim/2 entries).
 rc::Gen<RopeScaling> rope_scaling(const RopeCapabilities& caps, int rotary_dim);
+// One kind's parameters, around the published values (shrinking to them); an attention factor
+// override one time in eight.
+rc::Gen<RopeScaling> scaling_of(ScalingKind kind, int rotary_dim);
 
 // One position in [-kMaxGeneratedPosition, kMaxGeneratedPosition], shrinking towards 0.
 rc::Gen<std::int64_t> signed_position();

@@ -26,6 +26,13 @@ std::span<const Property> rope_properties() {
        "rotate-half on HF-permuted W_q, W_k equals the permuted interleaved result; scores equal "
        "(seed 002)",
        SubjectKind::rope, layout_equivalence},
+      {"linear_scaling_interpolates",
+       "linear scaling by s at position s*k equals unscaled RoPE at k (position interpolation)",
+       SubjectKind::rope, linear_scaling_interpolates},
+      {"scaling_boundary",
+       "dynamic NTK and LongRoPE at sequence length L-1, L, L+1 (L = original_max_position): "
+       "oracle agreement, and nothing switches before L+1",
+       SubjectKind::rope, scaling_boundary},
       {"long_range_decay",
        "ones-vector score envelope decays below (pi/2)10^(4-8/d) for d=64,128,256 and not for d=4 "
        "(seed 004)",

@@ -14,6 +14,8 @@ PropertyResult inverse(const Subject& subject, const RunConfig& config);
 PropertyResult composition(const Subject& subject, const RunConfig& config);
 PropertyResult relative_position(const Subject& subject, const RunConfig& config);
 PropertyResult layout_equivalence(const Subject& subject, const RunConfig& config);
+PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConfig& config);
+PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config);
 PropertyResult long_range_decay_property(const Subject& subject, const RunConfig& config);
 
 }  // namespace ropecheck

@@ -25,6 +25,9 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/frequency_index_reversed", {"oracle_agreement"}},
       {"mutant/fp16_angles", {"oracle_agreement"}},
       {"mutant/bf16_angles", {"oracle_agreement"}},
+      {"mutant/frequencies_from_head_dim", {"oracle_agreement"}},
+      // |R_m x| = |x| instead of a |x| under YaRN/LongRoPE
+      {"mutant/attention_factor_ignored", {"oracle_agreement", "norm_preservation"}},
       {"mutant/rotary_dim_ignored", {"tail_untouched", "oracle_agreement"}},
       // seed 001's attention: rotated q, k overwritten by unrotated ones -> position-blind
       {"mutant/attention_unrotated_qk",

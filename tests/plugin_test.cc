@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -208,9 +209,11 @@ TEST(PluginCli, GoodPluginPassesTheWholeRopeCatalogue) {
   const auto v = verify_plugin("good_rope", {"--cases", "30"});
   EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
   const auto found = statuses(v.json, "plugin/good_rope");
+  // ABI 1 carries no frequency scaling: the scaling properties say so by skipping.
+  const std::set<std::string> need_scaling = {"linear_scaling_interpolates", "scaling_boundary"};
   for (const auto& id : rope_property_ids()) {
     ASSERT_TRUE(found.count(id)) << id << " not run\n" << v.run.out;
-    EXPECT_EQ(found.at(id), "PASSED") << id << "\n" << v.run.out;
+    EXPECT_EQ(found.at(id), need_scaling.count(id) ? "SKIPPED" : "PASSED") << id << "\n" << v.run.out;
   }
   // Only the plugin: --plugin without --impl leaves the registry out.
   EXPECT_EQ(v.run.out.find("rotation_matrix/scalar"), std::string::npos) << v.run.out;

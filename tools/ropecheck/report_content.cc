@@ -253,6 +253,43 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   bench_table(doc, *in.bench);
 }
 
+// Per implementation and angle formation: the error at 2^12 and 2^24, the largest position within
+// the accurate (fp64-angle) bound, and the largest shift at which relative-position invariance
+// still holds within two accurate rotations' bound.
+void accuracy_table(ReportDoc& doc, const AccuracyData& accuracy) {
+  paragraph(doc, "Error vs position, in numbers (one token of 4 heads x 128, base 10000; errors in "
+                 "eps32*|pair|). "
+                 "\"Accurate up to\": the largest position 2^k up to which every element stays within "
+                 "the bound of angles formed in double (2 eps32*|pair| for fp32 storage). \"Invariant "
+                 "up to\": the largest shift c for which <R_c q, R_(c+3) k> stays within two such "
+                 "rotations' bound of the exact <q, R_3 k>.");
+  Table t;
+  t.header = {"implementation", "angles", "storage", "error at 4095", "error at 2^24",
+              "accurate up to", "invariant up to"};
+  t.numeric = {false, false, false, true, true, true, true};
+  const auto error_at = [](const ErrorCurve& c, int k) {
+    for (const auto& p : c.points) {
+      if (p.log2_position == k) return fmt::format("{:.3g}", p.worst_error);
+    }
+    return std::string("-");
+  };
+  for (const auto& c : accuracy.error_vs_position) {
+    std::string invariant = "-";
+    for (const auto& s : accuracy.shift_invariance) {
+      if (s.implementation == c.implementation && s.angles == c.angles) {
+        invariant = fmt::format("{:.0f}", s.largest_shift);
+      }
+    }
+    const std::string accurate =
+        c.largest_accurate_position ? fmt::format("{:.0f}", *c.largest_accurate_position) : "-";
+    t.rows.push_back({{c.implementation, ""}, {c.angles, ""}, {c.storage, ""},
+                      {c.error_at_4095 ? fmt::format("{:.3g}", *c.error_at_4095) : "-", ""},
+                      {error_at(c, 24), ""}, {accurate, ""},
+                      {invariant, ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 void accuracy_section(ReportDoc& doc, const ReportInputs& in, const std::map<std::string, Figure>& figures) {
   heading(doc, 2, "Accuracy");
   if (!in.accuracy) {
@@ -260,6 +297,7 @@ void accuracy_section(ReportDoc& doc, const ReportInputs& in, const std::map<std
     return;
   }
   figure(doc, figures, kPlotErrorVsPosition, "Error vs position: accuracy.json has no curves.");
+  accuracy_table(doc, *in.accuracy);
   figure(doc, figures, kPlotDecay, "Long-range decay: accuracy.json has no decay curves.");
 }
 

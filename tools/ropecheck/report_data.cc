@@ -219,7 +219,30 @@ AccuracyData read_accuracy_data(const fs::path& file) {
       curve.points.push_back({static_cast<int>(p.number("log2_position")),
                               p.number("worst_error"), p.number("worst_ratio")});
     }
+    if (curves[i].contains("largest_position_within_accurate_bound")) {
+      curve.largest_accurate_position = c.number("largest_position_within_accurate_bound");
+    }
+    if (curves[i].contains("error_at_4095")) curve.error_at_4095 = c.number("error_at_4095");
     a.error_vs_position.push_back(std::move(curve));
+  }
+  if (doc.contains("shift_invariance")) {
+    const Json& shifts = r.array("shift_invariance");
+    for (std::size_t i = 0; i < shifts.size(); ++i) {
+      const Reader c = r.element("shift_invariance", i);
+      ShiftCurve curve;
+      curve.implementation = c.string("implementation");
+      curve.angles = c.string("angles");
+      curve.storage = c.string("storage");
+      curve.limit = c.number("limit");
+      curve.largest_shift = c.number("largest_shift_within_limit");
+      const Json& points = c.array("points");
+      for (std::size_t j = 0; j < points.size(); ++j) {
+        const Reader p = c.element("points", j);
+        curve.log2_shift.push_back(p.number("log2_shift"));
+        curve.worst_error.push_back(p.number("worst_error"));
+      }
+      a.shift_invariance.push_back(std::move(curve));
+    }
   }
   const Json& decay = r.array("decay");
   for (std::size_t i = 0; i < decay.size(); ++i) {

@@ -53,6 +53,14 @@ struct ErrorPoint {
 struct ErrorCurve {
   std::string implementation, angles, storage;
   std::vector<ErrorPoint> points;
+  std::optional<double> largest_accurate_position;  // within the fp64-angle bound up to here
+  std::optional<double> error_at_4095;
+};
+// <R_c q, R_(c+delta) k> vs the exact score, per shift c = 2^k (accuracy.json shift_invariance).
+struct ShiftCurve {
+  std::string implementation, angles, storage;
+  double limit = 0, largest_shift = 0;
+  std::vector<double> log2_shift, worst_error;
 };
 struct DecayCurve {
   int d = 0;
@@ -63,6 +71,7 @@ struct DecayCurve {
 struct AccuracyData {
   std::filesystem::path file;
   std::vector<ErrorCurve> error_vs_position;
+  std::vector<ShiftCurve> shift_invariance;  // empty in files written before it existed
   std::vector<DecayCurve> decay;
 };
 
