@@ -11,6 +11,7 @@
 
 #include "probes.h"
 #include "ropecheck/oracle.h"
+#include "ropecheck/plugin_host.h"
 #include "ropecheck/tolerance.h"
 #include "random_data.h"
 #include "same_run_limit.h"
@@ -141,9 +142,12 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
 }
 
 // Times impl on this thread's tokens, with the probe over the same bytes (same_run_limit.h).
+// in_other_process: a plugin, whose work runs in its worker process (src/plugin_process.cc), so
+// that this thread's CPU time would count only the copies to and from shared memory: such a case
+// and its probe are timed on the wall clock (same_run_limit.h), as multi-threaded OpenBLAS is.
 template <typename Element, typename Apply>
 void time_case(benchmark::State& state, Workload& w, std::vector<Element>& q_all,
-               std::vector<Element>& k_all, Apply apply) {
+               std::vector<Element>& k_all, bool in_other_process, Apply apply) {
   const TokenRange r = my_tokens(state, w.shape.tokens);
   const auto q = rows(q_all, w.shape, r, w.shape.q_heads);
   const auto k = rows(k_all, w.shape, r, w.shape.k_heads);
@@ -151,13 +155,16 @@ void time_case(benchmark::State& state, Workload& w, std::vector<Element>& q_all
       std::span(w.positions).subspan(static_cast<std::size_t>(r.first), static_cast<std::size_t>(r.count));
   const auto elements = q.data.size() + k.data.size();
   const double bytes = 2.0 * sizeof(Element) * static_cast<double>(elements);  // read + write
-  run_with_limit(
-      state,
-      [&] {
-        apply(q, k, positions);
-        benchmark::ClobberMemory();
-      },
-      [&] { probe_pass(as_floats(q.data), as_floats(k.data), r.count); }, bytes);
+  const auto step = [&] {
+    apply(q, k, positions);
+    benchmark::ClobberMemory();
+  };
+  const auto probe = [&] { probe_pass(as_floats(q.data), as_floats(k.data), r.count); };
+  if (in_other_process) {
+    run_with_limit<WallClock>(state, step, probe, bytes);
+  } else {
+    run_with_limit(state, step, probe, bytes);
+  }
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   state.counters["flops"] = benchmark::Counter(3.0 * static_cast<double>(elements),  // 6 a pair
                                                benchmark::Counter::kIsIterationInvariantRate);
@@ -175,14 +182,15 @@ void bench_rope(benchmark::State& state, RopeCase* c) {
   }
   Workload& w = *c->workload;
   const double slowdown = slowdown_percent(c->impl->id());  // 0 outside gate calibration
+  const bool in_other_process = plugin_info(*c->impl) != nullptr;
   if (c->impl->capabilities().storage == StorageType::bf16) {
     w.allocate_bf16();  // bf16 in and out: the bytes a bf16 model moves
-    time_case(state, w, w.q16, w.k16, [&](Bf16HeadTensor q, Bf16HeadTensor k, PositionIds p) {
+    time_case(state, w, w.q16, w.k16, in_other_process, [&](Bf16HeadTensor q, Bf16HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply_bf16(c->spec, q, k, p); });
     });
   } else {
     w.allocate();
-    time_case(state, w, w.q, w.k, [&](HeadTensor q, HeadTensor k, PositionIds p) {
+    time_case(state, w, w.q, w.k, in_other_process, [&](HeadTensor q, HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply(c->spec, q, k, p); });
     });
   }
@@ -221,6 +229,13 @@ RopeCase::RopeCase(const RopeImpl* i, Workload* w, Layout layout) : impl(i), wor
   spec.head_dim = static_cast<int>(w->shape.head_dim);
   spec.rotary_dim = static_cast<int>(w->shape.rotary_dim > 0 ? w->shape.rotary_dim : w->shape.head_dim);
   spec.layout = layout;
+  // fp64 angles where the implementation forms them (every built-in); otherwise what it declares
+  // (the PyTorch peers: fp32 only), so that its oracle check uses its own error model.
+  const auto& precisions = i->capabilities().angle_precisions;
+  if (!precisions.empty() &&
+      std::find(precisions.begin(), precisions.end(), AnglePrecision::fp64) == precisions.end()) {
+    spec.angle_precision = precisions.front();
+  }
 }
 
 std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const RopeImpl* const> impls,

@@ -155,7 +155,9 @@ rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary) {
     rc::Gen<int> rotary_dim = rc::gen::just(d);
     if (rotary == Rotary::partial) {
       rotary_dim = rc::gen::map(rc::gen::inRange(1, d / 2), [](int h) { return 2 * h; });
-    } else if (rotary == Rotary::any) {
+    } else if (rotary == Rotary::any && caps.partial_rotary) {
+      // Only where partial rotary is declared: a kernel without it (a plugin with
+      // partial_rotary = 0, Meta's LLaMA form) is never handed rotary_dim < head_dim.
       rotary_dim = rc::gen::weightedOneOf<int>(
           {{2, rc::gen::just(d)},
            {1, rc::gen::map(rc::gen::inRange(1, d / 2 + 1), [](int h) { return 2 * h; })}});

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -91,6 +92,13 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   benchmark::ClearRegisteredBenchmarks();  // a second run in one process starts clean
   add_context();
   std::vector<const RopeImpl*> impls(rope_implementations().begin(), rope_implementations().end());
+  // The plugin ABI carries no thread count. Plugin cases are timed at one benchmark thread (one
+  // request in flight per worker: bench/rope_cases.cc), so a plugin that can use threads of its
+  // own (the PyTorch peers, peers/torch: torch's intra-op pool and OpenBLAS) is told to use one
+  // through ROPECHECK_PLUGIN_THREADS, set here before load_plugins forks the workers that inherit
+  // it: a peer and a kernel at threads:1 then each have one core.
+  setenv("ROPECHECK_PLUGIN_THREADS", "1", 1);
+  benchmark::AddCustomContext("ropecheck_plugin_threads", "1");
   const LoadedPlugins plugins = load_plugins(options.plugins, options.plugin_timeout);
   for (const auto& plugin : plugins) impls.push_back(plugin.get());
   bench::Suite suite;

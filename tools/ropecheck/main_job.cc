@@ -4,11 +4,19 @@
 //   3. a short benchmark: the kernel levels, references and attention on a few model shapes,
 //      one thread, 3 repetitions (bench.json; `ropecheck bench` runs the whole suite),
 //   4. the report of all three (report.md, report.html, plots/),
-// then prints where the report is and a three-line summary. Exit 1 when verify failed (or a
-// benchmarked implementation failed its check before it was timed).
+// then prints where the report is and a three-line summary. Exit 1 when verify failed on one of
+// ropecheck's own implementations or a mutant survived (or a benchmarked implementation failed
+// its check before it was timed).
+// Peers: the PyTorch peer plugins (peers/torch), when they were built next to this binary
+// (<bindir>/plugins/torch_*.so), are verified in step 1 and benchmarked in step 3 beside the
+// built-ins. What verify finds in them is a finding about outside code, listed in verify.json,
+// the report and the summary line, not a failure of the job.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <filesystem>
+#include <map>
 #include <fstream>
 #include <ostream>
 
@@ -18,6 +26,7 @@
 #include "bench_json.h"
 #include "commands.h"
 #include "logging.h"
+#include "property.h"
 #include "verify_json.h"
 
 namespace ropecheck {
@@ -30,7 +39,62 @@ constexpr const char* kShortBenchFilter =
     "|kernel_bf16/(avx512|avx512bf16)/llama7b_prefill512/interleaved"
     "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved"
     "|sinusoidal/"
-    "|attention_blas/.*/head_dim:128/)";
+    "|attention_blas/.*/head_dim:128/"
+    // Peers beside the kernels on the same shapes (the HF form is half-split only).
+    "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095)/"
+    "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_decode_at4095)/half_split)";
+
+// The PyTorch peers built beside this binary (peers/torch/CMakeLists.txt writes them to
+// <build>/plugins/, the binary is <build>/ropecheck), sorted; none when they were not built.
+std::vector<std::filesystem::path> built_peers() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return {};
+  std::vector<std::filesystem::path> peers;
+  for (const char* name : {"torch_hf.so", "torch_llama.so"}) {
+    const auto path = self.parent_path() / "plugins" / name;
+    if (std::filesystem::is_regular_file(path, error)) peers.push_back(path);
+  }
+  return peers;
+}
+
+// verify.json's verdict without the peers' results: 1 when one of ropecheck's own
+// implementations failed a property or a mutant survived.
+int own_verdict(const std::filesystem::path& dir, int verdict) {
+  std::ifstream in(dir / "verify.json");
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.contains("results")) return verdict;
+  for (const auto& r : json["results"]) {
+    if (r["mutant"].get<bool>() || r["subject"].get<std::string>().rfind("plugin/", 0) == 0) continue;
+    if (r["status"] == "FAILED") return kExitFailed;
+  }
+  return json["summary"].value("mutants_survived", 0) > 0 ? kExitFailed : kExitOk;
+}
+
+// "peers: ..." with each peer's verdicts, "" without peers.
+std::string peers_line(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "verify.json");
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.contains("results")) return "";
+  std::map<std::string, std::array<int, 3>> counts;  // passed, failed, skipped
+  std::map<std::string, std::string> failed;
+  for (const auto& r : json["results"]) {
+    const auto subject = r["subject"].get<std::string>();
+    if (subject.rfind("plugin/", 0) != 0) continue;
+    const auto status = r["status"].get<std::string>();
+    auto& c = counts[subject];
+    c[0] += status == "PASSED";
+    c[1] += status == "FAILED";
+    c[2] += status == "SKIPPED";
+    if (status == "FAILED") failed[subject] += (failed[subject].empty() ? "" : ",") + r["property"].get<std::string>();
+  }
+  std::string line;
+  for (const auto& [subject, c] : counts) {
+    line += fmt::format("{}{}: {} passed, {} failed{}, {} skipped", line.empty() ? "peers: " : "; ", subject,
+                        c[0], c[1], failed[subject].empty() ? "" : " (" + failed[subject] + ")", c[2]);
+  }
+  return line;
+}
 
 std::string verify_line(const std::filesystem::path& dir) {
   std::ifstream in(dir / "verify.json");
@@ -77,7 +141,14 @@ int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
   verify.mutants = true;
   verify.out_dir = dir;
   verify.command_line = std::move(command_line);
-  const int verdict = run_verify(verify, out);
+  const auto peers = built_peers();
+  if (!peers.empty()) {
+    // With --plugin, verify checks only the plugins unless the implementations are named.
+    for (const auto& subject : registry_subjects(false)) verify.impls.push_back(subject.id);
+    verify.plugins = peers;
+    for (const auto& peer : peers) progress_log().info("main job: with the PyTorch peer {}", peer.string());
+  }
+  const int verdict = peers.empty() ? run_verify(verify, out) : own_verdict(dir, run_verify(verify, out));
 
   progress_log().info("main job 2/4: accuracy sweeps -> {}", (dir / "accuracy.json").string());
   write_json_file(accuracy_json(), dir / "accuracy.json");
@@ -90,6 +161,7 @@ int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
   bench.min_time = 0.03;
   bench.threads = {1};
   bench.out_dir = dir;
+  bench.plugins = peers;
   const int bench_status = run_bench(bench, out);
 
   progress_log().info("main job 4/4: report -> {}", (dir / "report.html").string());
@@ -101,6 +173,7 @@ int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
   out << fmt::format("\nReport: {} (and report.md; data: verify.json, accuracy.json, bench.json)\n",
                      (dir / "report.html").string());
   out << verify_line(dir) << '\n' << bench_line(dir) << '\n';
+  if (const auto line = peers_line(dir); !line.empty()) out << line << '\n';
   return verdict != kExitOk ? verdict : bench_status;
 }
 

@@ -81,4 +81,32 @@ std::vector<BaselineRow> compare_to_baseline(const BenchData& current, const Ben
   return rows;
 }
 
+std::vector<PeerRow> peer_rows(const BenchData& bench) {
+  std::vector<PeerRow> rows;
+  for (const auto& name : bench.order) {
+    const auto parsed = parse_rope_case(name);
+    if (!parsed || parsed->impl.rfind("plugin/", 0) != 0) continue;
+    PeerRow row{parsed->impl, parsed->shape, parsed->layout, parsed->threads,
+                case_rate(bench.cases.at(name)), "", std::nullopt, std::nullopt};
+    for (const auto& other : bench.order) {
+      const auto k = parse_rope_case(other);
+      if (!k || k->impl.rfind("kernel/", 0) != 0 || k->shape != row.shape ||
+          k->layout != row.layout || k->threads != row.threads) {
+        continue;
+      }
+      const CaseRate r = case_rate(bench.cases.at(other));
+      if (r.unit != "GB/s" || !r.rate) continue;
+      if (!row.best_kernel_rate || *r.rate > *row.best_kernel_rate) {
+        row.best_kernel = k->impl;
+        row.best_kernel_rate = r.rate;
+      }
+    }
+    if (row.best_kernel_rate && row.peer_rate.unit == "GB/s" && row.peer_rate.rate && *row.peer_rate.rate > 0) {
+      row.ratio = *row.best_kernel_rate / *row.peer_rate.rate;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 }  // namespace ropecheck

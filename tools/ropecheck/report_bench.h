@@ -44,4 +44,19 @@ struct BaselineRow {
 // Every case with limit_fraction in both runs, in the current run's file order.
 std::vector<BaselineRow> compare_to_baseline(const BenchData& current, const BenchData& baseline);
 
+// Peers: implementations from outside run through the plugin ABI ("plugin/..." cases, e.g. the
+// PyTorch forms of peers/torch), each beside ropecheck's fastest fp32 kernel ("kernel/...") on the
+// same shape, layout and thread count in the same run. ratio = kernel rate / peer rate: the
+// peer's time over the kernel's on the same bytes (> 1: ropecheck is faster).
+struct PeerRow {
+  std::string peer, shape, layout;
+  int threads = 0;
+  CaseRate peer_rate;
+  std::string best_kernel;                   // empty: no kernel case on that shape and layout
+  std::optional<double> best_kernel_rate;    // GB/s, median
+  std::optional<double> ratio;               // best_kernel_rate / peer rate
+};
+// Every plugin RoPE case of the run, in file order.
+std::vector<PeerRow> peer_rows(const BenchData& bench);
+
 }  // namespace ropecheck

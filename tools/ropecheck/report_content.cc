@@ -240,6 +240,35 @@ void bench_table(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// Outside implementations (plugins: the PyTorch peers of peers/torch, or any other) beside
+// ropecheck's fastest kernel on the same shape, layout and thread count, from the same run.
+void peers_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = peer_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "Peers");
+  paragraph(doc, "Implementations from outside ropecheck, run through the plugin ABI in the same run as "
+                 "its own kernels (`--plugin`; the PyTorch peers are RoPE as HF transformers and Meta's "
+                 "LLaMA compute it with torch ops, one torch thread). A peer's time includes the ABI's "
+                 "process boundary: q and k copied into shared memory and back, one request and reply. "
+                 "ratio = the fastest ropecheck fp32 kernel's rate / the peer's on the same shape, layout "
+                 "and threads (> 1: ropecheck is faster).");
+  Table t;
+  t.header = {"shape", "layout", "peer", "peer rate (GB/s)", "peer limit_fraction", "best ropecheck kernel",
+              "kernel rate (GB/s)", "ratio kernel / peer"};
+  t.numeric = {false, false, false, true, true, false, true, true};
+  for (const auto& r : rows) {
+    t.rows.push_back({{r.shape, ""},
+                      {r.layout, ""},
+                      {fmt::format("{}/threads:{}", r.peer, r.threads), ""},
+                      {r.peer_rate.rate ? format_rate(*r.peer_rate.rate) : "-", ""},
+                      {r.peer_rate.limit_fraction ? format_fraction(*r.peer_rate.limit_fraction) : "-", ""},
+                      {r.best_kernel.empty() ? "-" : r.best_kernel, ""},
+                      {r.best_kernel_rate ? format_rate(*r.best_kernel_rate) : "-", ""},
+                      {r.ratio ? fmt::format("{:.1f}", *r.ratio) : "-", ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<std::string, Figure>& figures) {
   heading(doc, 2, "Performance");
   if (!in.bench) {
@@ -251,6 +280,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   figure(doc, figures, kPlotLimitFraction, "Fraction of the limit: " + no_cases);
   figure(doc, figures, kPlotAttention, "Attention GFLOP/s: " + no_cases);
   bench_table(doc, *in.bench);
+  peers_section(doc, *in.bench);
 }
 
 // Per implementation and angle formation: the error at 2^12 and 2^24, the largest position within
