@@ -60,12 +60,14 @@ struct Verdict {
   long position;
 };
 
-// Measured on branch torch-peers with tolerance.h's fp32 angle model of that time (1 + eps32
-// units per radian of |m theta|), seed 1, 100 cases (the defaults), libtorch 1.13.1 (Debian 12).
-// The lead's model for inverse frequencies formed in fp32 ((|ln theta|/2 + 3) units per radian)
-// is expected to turn both oracle_agreement rows to PASSED: re-measure after the merge.
+// Measured with tolerance.h's fp32 angle model ((|ln theta_i|/2 + 3.5) units per radian of
+// |m theta_i|: inverse frequencies formed in fp32 by powf, as torch forms them), seed 1, 100
+// cases (the defaults), libtorch 1.13.1 (Debian 12): both forms pass at 0.54 and 0.53 of it.
+// (Under the earlier model, which assumed a correctly rounded float(theta_i), oracle_agreement
+// failed from positions 95 (HF) and 133 (Meta): torch's powf table is a few ulps off, which that
+// model did not allow for.) ABI 1 carries no frequency scaling, so the scaling properties skip.
 constexpr Verdict kVerdicts[] = {
-    {kHf, "oracle_agreement", "FAILED", 95},
+    {kHf, "oracle_agreement", "PASSED", 0},
     {kHf, "norm_preservation", "PASSED", 0},
     {kHf, "identity_at_zero", "PASSED", 0},
     {kHf, "tail_untouched", "PASSED", 0},  // partial rotary as Phi: slice, rotate, cat
@@ -73,8 +75,10 @@ constexpr Verdict kVerdicts[] = {
     {kHf, "composition", "PASSED", 0},
     {kHf, "relative_position", "PASSED", 0},
     {kHf, "layout_equivalence", "SKIPPED", 0},  // half-split only
+    {kHf, "linear_scaling_interpolates", "SKIPPED", 0},
+    {kHf, "scaling_boundary", "SKIPPED", 0},
     {kHf, "long_range_decay", "PASSED", 0},
-    {kMeta, "oracle_agreement", "FAILED", 133},
+    {kMeta, "oracle_agreement", "PASSED", 0},
     {kMeta, "norm_preservation", "PASSED", 0},
     {kMeta, "identity_at_zero", "PASSED", 0},
     {kMeta, "tail_untouched", "SKIPPED", 0},  // Meta's code has no partial rotary
@@ -82,6 +86,8 @@ constexpr Verdict kVerdicts[] = {
     {kMeta, "composition", "PASSED", 0},
     {kMeta, "relative_position", "PASSED", 0},
     {kMeta, "layout_equivalence", "SKIPPED", 0},  // interleaved only
+    {kMeta, "linear_scaling_interpolates", "SKIPPED", 0},
+    {kMeta, "scaling_boundary", "SKIPPED", 0},
     {kMeta, "long_range_decay", "PASSED", 0},
 };
 
@@ -149,7 +155,6 @@ struct Bin {
   double worst_units = 0, of_accurate = 0, of_fp32 = 0;
   // Printed only, not asserted: the fp32-angle model the lead is bringing to tolerance.h
   // (kRoundingUnits + (|ln theta_i| / 2 + 3) |m theta_i|), as a prediction of the re-pinning.
-  double of_proposed = 0;
 };
 
 std::vector<Bin> scan(const RopeImpl& impl, Layout layout, double base, int head_dim) {
@@ -195,9 +200,6 @@ std::vector<Bin> scan(const RopeImpl& impl, Layout layout, double base, int head
           bin.worst_units = std::max(bin.worst_units, units);
           bin.of_accurate = std::max(bin.of_accurate, units / rotation_bound_units(accurate, m, double(theta[i])));
           bin.of_fp32 = std::max(bin.of_fp32, units / rotation_bound_units(fp32, m, double(theta[i])));
-          const double angle = std::abs(static_cast<double>(m) * double(theta[i]));
-          const double proposed = kRoundingUnits + (std::abs(std::log(double(theta[i]))) / 2 + 3) * angle;
-          bin.of_proposed = std::max(bin.of_proposed, units / proposed);
         }
       }
     }
@@ -216,12 +218,13 @@ struct ScanFinding {
   int first_over_fp32;   // -1: within the fp32-angle bound everywhere up to 2^24
 };
 
-// Measured on branch torch-peers, tolerance.h of that time (see kVerdicts), head_dim 128.
+// Measured with tolerance.h's fp32 angle model (see kVerdicts), head_dim 128: accurate only
+// below 2^3 (base 1e4) or 2^2 (5e5), within their own fp32-angle bound all the way to 2^24.
 constexpr ScanFinding kScan[] = {
     {kHf, 10000.0, 3, -1},
-    {kHf, 500000.0, 2, 8},
-    {kMeta, 10000.0, 3, 12},
-    {kMeta, 500000.0, 2, 9},
+    {kHf, 500000.0, 2, -1},
+    {kMeta, 10000.0, 3, -1},
+    {kMeta, 500000.0, 2, -1},
 };
 
 TEST(TorchPeersScan, ErrorVsPositionAgainstTheAccurateAndTheFp32Bounds) {
@@ -231,12 +234,12 @@ TEST(TorchPeersScan, ErrorVsPositionAgainstTheAccurateAndTheFp32Bounds) {
     const bool is_hf = std::string(f.subject) == kHf;
     const auto bins = scan(is_hf ? *hf : *meta, is_hf ? Layout::half_split : Layout::interleaved, f.base, 128);
     std::cout << fmt::format("{} base {:g}, head_dim 128: bin k = positions in [2^(k-1), 2^k)\n", f.subject, f.base)
-              << "   k  worst (eps32*|pair|)  of accurate bound  of fp32 bound  of proposed fp32 bound\n";
+              << "   k  worst (eps32*|pair|)  of accurate bound  of fp32 bound\n";
     int accurate_through = -1, first_over = -1;
     bool still_accurate = true;
     for (const Bin& b : bins) {
-      std::cout << fmt::format("  {:2d}  {:19.4g}  {:17.3g}  {:13.3g}  {:22.3g}\n", b.k, b.worst_units, b.of_accurate,
-                               b.of_fp32, b.of_proposed);
+      std::cout << fmt::format("  {:2d}  {:19.4g}  {:17.3g}  {:13.3g}\n", b.k, b.worst_units, b.of_accurate,
+                               b.of_fp32);
       if (still_accurate && b.of_accurate <= 1) accurate_through = b.k;  // bin k: below 2^k
       if (b.of_accurate > 1) still_accurate = false;
       if (first_over < 0 && b.of_fp32 > 1) first_over = b.k;
