@@ -20,11 +20,9 @@ class Mutant final : public mutants::PairwiseMutant {
   std::vector<double> frequencies(const RopeSpec& spec) const override {
     RopeSpec whole = spec;
     whole.rotary_dim = spec.head_dim;  // BUG
-    whole.scaling.short_factor.resize(static_cast<std::size_t>(spec.head_dim / 2), 1.0);
-    whole.scaling.long_factor.resize(static_cast<std::size_t>(spec.head_dim / 2), 1.0);
-    if (spec.scaling.kind != ScalingKind::longrope) {
-      whole.scaling.short_factor.clear();
-      whole.scaling.long_factor.clear();
+    if (spec.scaling.kind == ScalingKind::longrope) {  // the arrays must cover head_dim/2 pairs
+      whole.scaling.short_factor.resize(static_cast<std::size_t>(spec.head_dim / 2), 1.0);
+      whole.scaling.long_factor.resize(static_cast<std::size_t>(spec.head_dim / 2), 1.0);
     }
     auto theta = inverse_frequencies(whole);
     theta.resize(static_cast<std::size_t>(spec.rotary_dim / 2));

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "long_range_decay.h"
+#include "rope_harness.h"
 #include "ropecheck/oracle.h"
 #include "ropecheck/registry.h"
 #include "ropecheck/tolerance.h"
@@ -16,12 +17,6 @@ namespace {
 
 constexpr int kLargestLog2Position = 24;  // kMaxAbsPosition
 constexpr std::int64_t kHeads = 4;
-
-// Features (a, b) of rotary pair i in one head vector.
-std::pair<std::size_t, std::size_t> pair_of(const RopeSpec& spec, std::size_t i) {
-  if (spec.layout == Layout::interleaved) return {2 * i, 2 * i + 1};
-  return {i, i + static_cast<std::size_t>(spec.rotary_dim / 2)};
-}
 
 // The model an fp64-angle implementation of this storage is held to: what "accurate" means.
 ErrorModel accurate_model(StorageType storage) { return {AnglePrecision::fp64, storage, 1.0, 0.0}; }
@@ -44,7 +39,7 @@ Worst worst_at(const RopeImpl& impl, const RopeSpec& spec, StorageType storage,
   Worst worst;
   for (std::size_t row = 0; row < static_cast<std::size_t>(kHeads); ++row) {
     for (std::size_t i = 0; i < theta.size(); ++i) {
-      const auto [fa, fb] = pair_of(spec, i);
+      const auto [fa, fb] = pair_features(spec, static_cast<int>(i));
       const std::size_t a = row * static_cast<std::size_t>(spec.head_dim) + fa;
       const std::size_t b = row * static_cast<std::size_t>(spec.head_dim) + fb;
       const double pair = std::hypot(double{q_in[a]}, double{q_in[b]});
@@ -142,7 +137,7 @@ nlohmann::ordered_json shift_invariance(const std::vector<const RopeImpl*>& impl
         for (std::int64_t h = 0; h < kHeads; ++h) {
           long double got = 0, exact = 0, weight = 0;
           for (std::size_t i = 0; i < static_cast<std::size_t>(spec.rotary_dim / 2); ++i) {
-            const auto [fa, fb] = pair_of(spec, i);
+            const auto [fa, fb] = pair_features(spec, static_cast<int>(i));
             const std::size_t row = static_cast<std::size_t>(h * spec.head_dim);
             for (const std::size_t j : {row + fa, row + fb}) {
               got += static_cast<long double>(q_m[j]) * k_n[j];
