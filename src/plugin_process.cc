@@ -1,6 +1,7 @@
 // WorkerProcess (plugin_process.h): fork, request/reply with a deadline, and the wording of a
 // worker's death. fork() rather than exec of a worker binary: any host (ropecheck, a test, a
 // benchmark) can then run plugins, and ASan builds need nothing extra.
+#include <algorithm>
 #include "plugin_process.h"
 
 #include <fmt/format.h>
@@ -24,6 +25,8 @@
 
 namespace ropecheck {
 namespace {
+
+constexpr double kLoadTimeoutSeconds = 120.0;
 
 using Clock = std::chrono::steady_clock;
 
@@ -58,7 +61,10 @@ WorkerProcess::WorkerProcess(const std::filesystem::path& path, int memory_fd,
   }
   close(fds[1]);
   channel_ = fds[0];
-  receive(&report_, sizeof report_, "loading");
+  // Loading gets at least kLoadTimeoutSeconds: the timeout is for a kernel call, while dlopen of a
+  // framework (libtorch and ~200 libraries behind it) from a cold disk cache took over 10 s on a
+  // fresh machine. A plugin that hangs while loading is still killed, only later.
+  receive(&report_, sizeof report_, "loading", std::max(timeout_seconds_, kLoadTimeoutSeconds));
 }
 
 WorkerProcess::~WorkerProcess() {
@@ -91,22 +97,23 @@ std::int32_t WorkerProcess::call(const plugin_protocol::CallMessage& message,
   const ssize_t sent = send(channel_, &message, sizeof message, MSG_NOSIGNAL);
   if (sent != static_cast<ssize_t>(sizeof message)) fail_dead(function);
   plugin_protocol::ReplyMessage reply;
-  receive(&reply, sizeof reply, function);
+  receive(&reply, sizeof reply, function, timeout_seconds_);
   return reply.status;
 }
 
-void WorkerProcess::receive(void* message, std::size_t bytes, std::string_view during) {
+void WorkerProcess::receive(void* message, std::size_t bytes, std::string_view during,
+                            double seconds) {
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout_seconds_));
+                         std::chrono::duration<double>(seconds));
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() < 0) fail_silent(during);
+    if (left.count() < 0) fail_silent(during, seconds);
     pollfd waiting{channel_, POLLIN, 0};
     const int ready = poll(&waiting, 1, static_cast<int>(left.count()) + 1);
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) {
-      if (Clock::now() >= deadline) fail_silent(during);
+      if (Clock::now() >= deadline) fail_silent(during, seconds);
       continue;
     }
     const ssize_t got = recv(channel_, message, bytes, 0);
@@ -116,10 +123,10 @@ void WorkerProcess::receive(void* message, std::size_t bytes, std::string_view d
   }
 }
 
-void WorkerProcess::fail_silent(std::string_view during) {
+void WorkerProcess::fail_silent(std::string_view during, double seconds) {
   reap(true);
   throw PluginFailure(fmt::format("plugin did not answer within {:g} s ({}); the worker was killed",
-                                  timeout_seconds_, during));
+                                  seconds, during));
 }
 
 void WorkerProcess::fail_dead(std::string_view during) {

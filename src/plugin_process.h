@@ -30,10 +30,10 @@ class WorkerProcess {
   std::int32_t call(const plugin_protocol::CallMessage& message, std::string_view function);
 
  private:
-  // Waits up to the timeout for exactly one message of this size.
-  void receive(void* message, std::size_t bytes, std::string_view during);
+  // Waits up to `seconds` for exactly one message of this size.
+  void receive(void* message, std::size_t bytes, std::string_view during, double seconds);
   [[noreturn]] void fail_dead(std::string_view during);
-  [[noreturn]] void fail_silent(std::string_view during);
+  [[noreturn]] void fail_silent(std::string_view during, double seconds);
   void reap(bool kill_first);
 
   pid_t pid_ = -1;

@@ -16,8 +16,9 @@
 namespace ropecheck {
 
 struct PluginOptions {
-  // Longest wait for the worker to load the library or answer one apply; past it the worker is
-  // killed and the call fails "did not answer within N s". Positive, may be fractional.
+  // Longest wait for the worker to answer one apply (loading the library gets at least 120 s:
+  // a framework's cold dlopen is slow); past it the worker is killed and the call fails "did
+  // not answer within N s". Positive, may be fractional.
   double timeout_seconds = 10.0;
 };
 

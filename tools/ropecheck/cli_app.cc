@@ -69,8 +69,8 @@ void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& p
       ->type_name("PATH.so")
       ->allow_extra_args(false);
   command.add_option("--plugin-timeout", timeout,
-                     "Seconds a plugin may take to load or answer one call before it is killed "
-                     "and the call FAILS")
+                     "Seconds a plugin may take to answer one call before it is killed and the "
+                     "call FAILS (loading gets at least 120 s)")
       ->type_name("SECONDS")
       ->capture_default_str();
 }
