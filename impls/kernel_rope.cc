@@ -1,7 +1,8 @@
-// kernel/<level> and kernel_bf16/<level>: the fast RoPE algorithm of impls/kernels/rope_kernel.h
-// at each ISA level, on fp32 and on bf16 storage, one registry entry per (storage, level) so that
-// every property runs on every level this CPU has (the others are listed as unavailable, with the
-// reason). Angles are formed in double (fp64 angle precision: error flat in position).
+// kernel/<level>, kernel_bf16/<level> and kernel_fp16/<level>: the fast RoPE algorithm of
+// impls/kernels/rope_kernel.h at each ISA level, on fp32, bf16 and fp16 storage, one registry
+// entry per (storage, level) so that every property runs on every level this CPU has (the others
+// are listed as unavailable, with the reason). Angles are formed in double (fp64 angle precision: error flat in position).
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -16,6 +17,7 @@ namespace {
 using Availability = bool (*)(std::string* why);  // cpuid (and ROPECHECK_ISA) for the level
 using Fp32Kernel = void (*)(const kernels::RopeKernelProblem&);
 using Bf16Kernel = void (*)(const kernels::RopeKernelBf16Problem&);
+using Fp16Kernel = void (*)(const kernels::RopeKernelFp16Problem&);
 
 // The frequencies and the cos/sin scratch table of the last spec this thread used. Decoding
 // applies RoPE to one token at a time: recomputing rotary_dim/2 powers and allocating per call
@@ -53,57 +55,84 @@ void run_kernel(void (*kernel)(const kernels::RopeKernelArgs<Element>&), const R
           scratch.scale, scratch.table.data(), scratch.angles.data()});
 }
 
+// A kernel level on one storage type: exactly one of the three is set.
+struct KernelEntry {
+  Fp32Kernel fp32 = nullptr;
+  Bf16Kernel bf16 = nullptr;
+  Fp16Kernel fp16 = nullptr;
+};
+
+// fp32 in and out through 16-bit storage: round, rotate, widen back (exact).
+template <typename Element, typename Narrow, typename Widen>
+void rotate_through_storage(void (*kernel)(const kernels::RopeKernelArgs<Element>&),
+                            const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                            PositionIds positions, Narrow narrow, Widen widen) {
+  std::vector<Element> q16(q.data.size()), k16(k.data.size());
+  std::transform(q.data.begin(), q.data.end(), q16.begin(), narrow);
+  std::transform(k.data.begin(), k.data.end(), k16.begin(), narrow);
+  run_kernel<Element>(kernel, spec, {q16, q.tokens, q.heads, q.head_dim},
+                      {k16, k.tokens, k.heads, k.head_dim}, positions);
+  std::transform(q16.begin(), q16.end(), q.data.begin(), widen);
+  std::transform(k16.begin(), k16.end(), k.data.begin(), widen);
+}
+
 class KernelRope final : public RopeImpl {
  public:
-  KernelRope(std::string_view id, std::string_view isa, Availability availability, Fp32Kernel fp32,
-             Bf16Kernel bf16)
-      : id_(id), isa_(isa), availability_(availability), fp32_(fp32), bf16_(bf16) {}
+  KernelRope(std::string_view id, std::string_view isa, Availability availability,
+             KernelEntry kernel)
+      : id_(id), isa_(isa), availability_(availability), kernel_(kernel) {}
 
   std::string_view id() const override { return id_; }
   std::string_view summary() const override {
-    return bf16_ != nullptr
-               ? "fast kernel on bf16 storage: bf16 in and out, fp32 arithmetic, cos/sin once per "
-                 "token (SLEEF, double angles), all q and k heads in one pass"
-               : "fast kernel: cos/sin once per token (SLEEF, double angles), all q and k heads "
-                 "rotated in one pass, masked remainders";
+    if (kernel_.bf16 != nullptr) {
+      return "fast kernel on bf16 storage: bf16 in and out, fp32 arithmetic, cos/sin once per "
+             "token (SLEEF, double angles), all q and k heads in one pass";
+    }
+    if (kernel_.fp16 != nullptr) {
+      return "fast kernel on fp16 storage: fp16 in and out (subnormals kept), fp32 arithmetic, "
+             "cos/sin once per token (SLEEF, double angles), all q and k heads in one pass";
+    }
+    return "fast kernel: cos/sin once per token (SLEEF, double angles), all q and k heads "
+           "rotated in one pass, masked remainders";
   }
   RopeCapabilities capabilities() const override {
     RopeCapabilities caps{{Layout::interleaved, Layout::half_split},
                           {AnglePrecision::fp64},
                           true, std::string(isa_), true, ""};
     caps.available = availability_(&caps.unavailable_reason);
-    caps.storage = bf16_ != nullptr ? StorageType::bf16 : StorageType::fp32;
+    caps.storage = kernel_.bf16 != nullptr   ? StorageType::bf16
+                   : kernel_.fp16 != nullptr ? StorageType::fp16
+                                             : StorageType::fp32;
     return caps;
   }
 
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
-    if (bf16_ == nullptr) return run_kernel(fp32_, spec, q, k, positions);
-    // fp32 in and out through bf16 storage: round, rotate, widen back (exact).
-    auto q16 = to_bf16(q), k16 = to_bf16(k);
-    rotate_qk_bf16(spec, {q16, q.tokens, q.heads, q.head_dim}, {k16, k.tokens, k.heads, k.head_dim},
-                   positions);
-    for (std::size_t j = 0; j < q16.size(); ++j) q.data[j] = float_from_bf16(q16[j]);
-    for (std::size_t j = 0; j < k16.size(); ++j) k.data[j] = float_from_bf16(k16[j]);
+    if (kernel_.bf16 != nullptr) {
+      return rotate_through_storage(kernel_.bf16, spec, q, k, positions, bf16_from_float,
+                                    float_from_bf16);
+    }
+    if (kernel_.fp16 != nullptr) {
+      return rotate_through_storage(kernel_.fp16, spec, q, k, positions, fp16_from_float,
+                                    float_from_fp16);
+    }
+    run_kernel(kernel_.fp32, spec, q, k, positions);
   }
   void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
                       PositionIds positions) const override {
-    run_kernel(bf16_, spec, q, k, positions);
+    run_kernel(kernel_.bf16, spec, q, k, positions);
+  }
+  void rotate_qk_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                      PositionIds positions) const override {
+    run_kernel(kernel_.fp16, spec, q, k, positions);
   }
 
  private:
-  static std::vector<std::uint16_t> to_bf16(const HeadTensor& x) {
-    std::vector<std::uint16_t> out(x.data.size());
-    for (std::size_t j = 0; j < out.size(); ++j) out[j] = bf16_from_float(x.data[j]);
-    return out;
-  }
-
   std::string_view id_;
   std::string_view isa_;
   Availability availability_;
-  Fp32Kernel fp32_;
-  Bf16Kernel bf16_;
+  KernelEntry kernel_;
 };
 
 template <Isa level>
@@ -115,28 +144,37 @@ bool level_available(std::string* why) {
 
 std::unique_ptr<RopeImpl> make_kernel_scalar() {
   return std::make_unique<KernelRope>("kernel/scalar", "scalar", level_available<Isa::scalar>,
-                                      kernels::rope_kernel_scalar, nullptr);
+                                      KernelEntry{.fp32 = kernels::rope_kernel_scalar});
 }
 std::unique_ptr<RopeImpl> make_kernel_avx2() {
   return std::make_unique<KernelRope>("kernel/avx2", "avx2", level_available<Isa::avx2>,
-                                      kernels::rope_kernel_avx2, nullptr);
+                                      KernelEntry{.fp32 = kernels::rope_kernel_avx2});
 }
 std::unique_ptr<RopeImpl> make_kernel_avx512() {
   return std::make_unique<KernelRope>("kernel/avx512", "avx512", level_available<Isa::avx512>,
-                                      kernels::rope_kernel_avx512, nullptr);
+                                      KernelEntry{.fp32 = kernels::rope_kernel_avx512});
 }
 std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {
   return std::make_unique<KernelRope>("kernel_bf16/scalar", "scalar", level_available<Isa::scalar>,
-                                      nullptr, kernels::rope_kernel_bf16_scalar);
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_scalar});
 }
 std::unique_ptr<RopeImpl> make_kernel_bf16_avx512() {
   return std::make_unique<KernelRope>("kernel_bf16/avx512", "avx512", level_available<Isa::avx512>,
-                                      nullptr, kernels::rope_kernel_bf16_avx512);
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512});
 }
 std::unique_ptr<RopeImpl> make_kernel_bf16_avx512bf16() {
   return std::make_unique<KernelRope>("kernel_bf16/avx512bf16", "avx512+bf16",
-                                      cpu_supports_avx512_bf16, nullptr,
-                                      kernels::rope_kernel_bf16_avx512bf16);
+                                      cpu_supports_avx512_bf16,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512bf16});
+}
+
+std::unique_ptr<RopeImpl> make_kernel_fp16_scalar() {
+  return std::make_unique<KernelRope>("kernel_fp16/scalar", "scalar", level_available<Isa::scalar>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_scalar});
+}
+std::unique_ptr<RopeImpl> make_kernel_fp16_avx512() {
+  return std::make_unique<KernelRope>("kernel_fp16/avx512", "avx512", level_available<Isa::avx512>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx512});
 }
 
 }  // namespace ropecheck

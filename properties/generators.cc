@@ -5,16 +5,29 @@
 #include <cmath>
 
 namespace ropecheck {
+namespace {
 
-rc::Gen<float> finite_float() {
+// An exponent in [lo, hi] (lo <= 0 <= hi) that shrinks to 0: a sign, and a magnitude uniform
+// over that side's range, so counterexamples shrink towards 1.0f.
+rc::Gen<int> exponent_near_zero(int lo, int hi) {
+  return rc::gen::apply(
+      [=](int u, bool negative) {
+        const std::int64_t side = negative ? -lo : hi;
+        return static_cast<int>((u * (side + 1)) >> 20) * (negative ? -1 : 1);
+      },
+      rc::gen::inRange(0, 1 << 20), rc::gen::arbitrary<bool>());
+}
+
+}  // namespace
+
+rc::Gen<float> finite_float(int min_exponent, int max_exponent) {
   const auto nonzero = rc::gen::apply(
-      [](int fraction, int exponent_magnitude, bool negative_exponent, bool negative) {
+      [](int fraction, int exponent, bool negative) {
         const float mantissa = 1.0f + static_cast<float>(fraction) * 0x1p-23f;
-        const int exponent = negative_exponent ? -exponent_magnitude : exponent_magnitude;
         const float value = std::ldexp(mantissa, exponent);
         return negative ? -value : value;
       },
-      rc::gen::inRange(0, 1 << 23), rc::gen::inRange(0, 41), rc::gen::arbitrary<bool>(),
+      rc::gen::inRange(0, 1 << 23), exponent_near_zero(min_exponent, max_exponent),
       rc::gen::arbitrary<bool>());
   return rc::gen::weightedOneOf<float>(
       {{12, nonzero}, {1, rc::gen::just(0.0f)}, {1, rc::gen::just(-0.0f)}});
@@ -22,6 +35,15 @@ rc::Gen<float> finite_float() {
 
 rc::Gen<std::vector<float>> finite_floats(std::size_t count) {
   return rc::gen::container<std::vector<float>>(count, finite_float());
+}
+
+rc::Gen<float> storage_float(StorageType storage) {
+  if (storage == StorageType::fp16) return finite_float(kFp16MinExponent, kFp16MaxExponent);
+  return finite_float();
+}
+
+rc::Gen<std::vector<float>> storage_floats(std::size_t count, StorageType storage) {
+  return rc::gen::container<std::vector<float>>(count, storage_float(storage));
 }
 
 namespace {
@@ -207,5 +229,7 @@ rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count) {
 }
 
 void showValue(const RopeSpec& spec, std::ostream& os) { os << describe(spec); }
+void showValue(const RopeScaling& scaling, std::ostream& os) { os << describe(scaling); }
+void showValue(ScalingKind kind, std::ostream& os) { os << to_string(kind); }
 
 }  // namespace ropecheck

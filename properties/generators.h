@@ -19,10 +19,22 @@ namespace ropecheck {
 // for sums m + n + c in the relative-position and composition properties.
 inline constexpr std::int64_t kMaxGeneratedPosition = std::int64_t{1} << 20;
 
-// +-0 and +-(1 + f) * 2^e for |e| <= 40 (about 1e-12 .. 1e12): wide, yet every product with a
-// cos/sin >= 1e-12 stays a normal float, so the relative error model of tolerance.h holds.
-rc::Gen<float> finite_float();
+// +-0 and +-(1 + f) * 2^e for e in [min_exponent, max_exponent], shrinking to 1.0f. The default
+// |e| <= 40 (about 1e-12 .. 1e12) is wide, yet every product with a cos/sin >= 1e-12 stays a
+// normal float, so the relative error model of tolerance.h holds.
+rc::Gen<float> finite_float(int min_exponent = -40, int max_exponent = 40);
 rc::Gen<std::vector<float>> finite_floats(std::size_t count);
+
+// fp16 inputs: from 2^-25 (below it everything rounds to 0) through the subnormals (where the
+// storage rounding is absolute: tolerance.h's unit_pair_norm) up to 2^13 (values < 2^14), so
+// that no rotation overflows: |y| <= a |p| <= 2 * sqrt(2) * 2^14 < 65504 (a <= 2 here).
+inline constexpr int kFp16MinExponent = -25;
+inline constexpr int kFp16MaxExponent = 13;
+
+// What an implementation storing `storage` is given, before the rounding to it: finite_float()
+// for fp32 and bf16 (bf16 has fp32's range), the fp16 range above for fp16.
+rc::Gen<float> storage_float(StorageType storage);
+rc::Gen<std::vector<float>> storage_floats(std::size_t count, StorageType storage);
 
 // A spec the implementation supports. `partial`: true forces rotary_dim < head_dim, false forces
 // rotary_dim == head_dim, unset (the default) picks either.
@@ -43,6 +55,9 @@ rc::Gen<std::int64_t> signed_position();
 // `count` positions in [-kMaxGeneratedPosition, kMaxGeneratedPosition].
 rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count);
 
+// How counterexamples print them.
 void showValue(const RopeSpec& spec, std::ostream& os);
+void showValue(const RopeScaling& scaling, std::ostream& os);
+void showValue(ScalingKind kind, std::ostream& os);
 
 }  // namespace ropecheck

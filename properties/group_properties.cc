@@ -41,7 +41,7 @@ PropertyResult inverse(const Subject& subject, const RunConfig& config) {
     const std::vector<double> expected(c.q.begin(), c.q.end());
     const auto p = c.model();
     const auto worst = worst_rotary_error(
-        c.spec, c.q, back, expected, c.q_heads, c.positions, [&](std::size_t t, double theta) {
+        c.spec, c.storage, c.q, back, expected, c.q_heads, c.positions, [&](std::size_t t, double theta) {
           return pair_error_bound_units(p, c.positions[t], theta) +
                  rotation_bound_units(p, -c.positions[t], theta);
         });
@@ -64,7 +64,7 @@ PropertyResult composition(const Subject& subject, const RunConfig& config) {
     const std::vector<double> expected(once.begin(), once.end());
     const auto p = c.model();
     const auto worst = worst_rotary_error(
-        c.spec, c.q, twice, expected, c.q_heads, m_plus_n, [&](std::size_t t, double theta) {
+        c.spec, c.storage, c.q, twice, expected, c.q_heads, m_plus_n, [&](std::size_t t, double theta) {
           return pair_error_bound_units(p, n[t], theta) + rotation_bound_units(p, m[t], theta) +
                  rotation_bound_units(p, m_plus_n[t], theta);
         });
@@ -89,8 +89,8 @@ struct Scores {
 Scores scores(const QkCase& c, const std::vector<float>& q, const std::vector<float>& k,
               const std::vector<std::int64_t>& q_pos, const std::vector<std::int64_t>& k_pos) {
   const auto theta = inverse_frequencies(c.spec);
-  const auto q_norms = pair_norms(c.spec, c.q);
-  const auto k_norms = pair_norms(c.spec, c.k);
+  const auto q_norms = unit_pair_norms(c.spec, c.storage, c.q);
+  const auto k_norms = unit_pair_norms(c.spec, c.storage, c.k);
   const auto dim = static_cast<std::size_t>(c.spec.head_dim);
   const auto pairs = theta.size();
   const auto p = c.model();

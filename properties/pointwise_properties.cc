@@ -37,10 +37,10 @@ PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config)
     const auto bound = [&](std::size_t t, double theta) {
       return rotation_bound_units(c.model(), c.positions[t], theta);
     };
-    const auto worst_q = worst_rotary_error(c.spec, c.q, q,
+    const auto worst_q = worst_rotary_error(c.spec, c.storage, c.q, q,
                                             oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions),
                                             c.q_heads, c.positions, bound);
-    const auto worst_k = worst_rotary_error(c.spec, c.k, k,
+    const auto worst_k = worst_rotary_error(c.spec, c.storage, c.k, k,
                                             oracle_rope(c.spec, c.k, c.tokens, c.k_heads, c.positions),
                                             c.k_heads, c.positions, bound);
     const auto& worst = worst_q.ratio >= worst_k.ratio ? worst_q : worst_k;
@@ -60,12 +60,13 @@ PropertyResult norm_preservation(const Subject& subject, const RunConfig& config
     // |R_m x| = a |x|, a the attention factor (1 unless YaRN/LongRoPE or an override scale it).
     const double a = attention_factor(c.spec);
     const auto before = pair_norms(c.spec, c.q);
+    const auto unit = unit_pair_norms(c.spec, c.storage, c.q);
     const auto after = pair_norms(c.spec, q);
     double worst = 0;
     std::size_t worst_pair = 0;
     for (std::size_t p = 0; p < before.size(); ++p) {
       const double diff = std::abs(after[p] - a * before[p]);
-      double units = before[p] > 0 ? diff / (kEps32 * before[p]) : (diff == 0 ? 0 : INFINITY);
+      double units = before[p] > 0 ? diff / (kEps32 * unit[p]) : (diff == 0 ? 0 : INFINITY);
       if (std::isnan(units)) units = INFINITY;
       if (units > worst) {
         worst = units;
@@ -96,7 +97,7 @@ PropertyResult identity_at_zero(const Subject& subject, const RunConfig& config)
     apply_qk(impl, c, q, k);
     // cos 0 = 1 and sin 0 = 0 exactly, so every form of the rotation returns x exactly: bound 0.
     const std::vector<double> expected_q(c.q.begin(), c.q.end());
-    const auto worst = worst_rotary_error(c.spec, c.q, q, expected_q, c.q_heads, c.positions,
+    const auto worst = worst_rotary_error(c.spec, c.storage, c.q, q, expected_q, c.q_heads, c.positions,
                                           [](std::size_t, double) { return 0.0; });
     tracker.observe(worst.error, 0.0);
     if (worst.error > 0) RC_FAIL(fmt::format("R_0 changed q: {}", worst.where));

@@ -4,11 +4,13 @@
 #include <cmath>
 
 #include "rope_harness.h"
+#include "ropecheck/frequency.h"
 
 namespace ropecheck {
 
-std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads) {
-  return *finite_floats(static_cast<std::size_t>(tokens * heads * spec.head_dim));
+std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
+                               StorageType storage) {
+  return *storage_floats(static_cast<std::size_t>(tokens * heads * spec.head_dim), storage);
 }
 
 QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
@@ -18,9 +20,9 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
   c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4);
   c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4);
   c.positions = *position_ids(static_cast<std::size_t>(c.tokens));
-  c.q = pick_tensor(c.spec, c.tokens, c.q_heads);
-  c.k = pick_tensor(c.spec, c.tokens, c.k_heads);
   c.storage = caps.storage;
+  c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage);
+  c.k = pick_tensor(c.spec, c.tokens, c.k_heads, c.storage);
   round_to_storage(c.q, c.storage);
   round_to_storage(c.k, c.storage);
   return c;
@@ -48,6 +50,14 @@ std::vector<double> pair_norms(const RopeSpec& spec, const std::vector<float>& x
                                  static_cast<double>(x[row * dim + b])));
     }
   }
+  return norms;
+}
+
+std::vector<double> unit_pair_norms(const RopeSpec& spec, StorageType storage,
+                                    const std::vector<float>& x) {
+  auto norms = pair_norms(spec, x);
+  const double a = attention_factor(spec);
+  for (double& n : norms) n = unit_pair_norm(storage, a, n);
   return norms;
 }
 

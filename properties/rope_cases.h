@@ -35,13 +35,18 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary);
 // which a rotation scaled by a != 1 does not satisfy; norm_preservation checks the factor.
 QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary);
 
-// One [tokens][heads][head_dim] tensor's worth of finite floats.
-std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads);
+// One [tokens][heads][head_dim] tensor's worth of finite floats in the range an implementation
+// storing `storage` is given (storage_floats), not yet rounded to it.
+std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
+                               StorageType storage);
 
 // x with every value rounded to the storage type (unchanged for fp32).
 void round_to_storage(std::vector<float>& x, StorageType storage);
 
 // Pair norms |(x_a, x_b)| of every rotary pair, [tokens][heads][rotary_dim/2], in double.
 std::vector<double> pair_norms(const RopeSpec& spec, const std::vector<float>& x);
+// The same through unit_pair_norm (tolerance.h): the norms errors are measured in units of.
+std::vector<double> unit_pair_norms(const RopeSpec& spec, StorageType storage,
+                                    const std::vector<float>& x);
 
 }  // namespace ropecheck

@@ -45,7 +45,7 @@ PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConf
     const auto model_plain = error_model(plain, c.storage);
     // Both are within their bounds of the same exact rotation; theta here is the scaled one.
     const auto worst = worst_rotary_error(
-        scaled, c.q, y_scaled, expected, c.q_heads, m_positions,
+        scaled, c.storage, c.q, y_scaled, expected, c.q_heads, m_positions,
         [&](std::size_t t, double theta) {
           const double unscaled = theta * static_cast<double>(factor);
           return rotation_bound_units(model_scaled, m_positions[t], theta) +
@@ -77,7 +77,7 @@ PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config)
       auto y = rotated(impl, spec, c.q, c.q_heads, c.positions);
       const auto model = error_model(spec, c.storage);
       const auto worst = worst_rotary_error(
-          spec, c.q, y, oracle_rope(spec, c.q, c.tokens, c.q_heads, c.positions), c.q_heads,
+          spec, c.storage, c.q, y, oracle_rope(spec, c.q, c.tokens, c.q_heads, c.positions), c.q_heads,
           c.positions,
           [&](std::size_t t, double theta) { return rotation_bound_units(model, c.positions[t], theta); });
       tracker.observe(worst.error, worst.bound);
@@ -91,8 +91,10 @@ PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config)
                           max_l - 1, max_l));
     }
     if (scaling.kind == ScalingKind::dynamic_ntk) {
+      // Unscaled frequencies, with the attention factor when the spec overrides it.
       RopeSpec plain = c.spec;
       plain.scaling = {};
+      plain.scaling.attention_factor = scaling.attention_factor;
       const auto y_plain = rotated(impl, plain, c.q, c.q_heads, c.positions);
       if (std::memcmp(outputs[1].data(), y_plain.data(), y_plain.size() * sizeof(float)) != 0) {
         RC_FAIL(fmt::format("dynamic NTK at sequence_length {} = original_max_position differs "

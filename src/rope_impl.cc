@@ -80,6 +80,11 @@ void validate_tensor(const RopeSpec& spec, const Bf16HeadTensor& x, PositionIds 
   validate_shape(spec, x, positions, name);
 }
 
+void validate_tensor(const RopeSpec& spec, const Fp16HeadTensor& x, PositionIds positions,
+                     std::string_view name) {
+  validate_shape(spec, x, positions, name);
+}
+
 void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                      PositionIds positions) const {
   validate(spec);
@@ -91,23 +96,41 @@ void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k,
   rotate_qk(spec, q, k, positions);
 }
 
-void RopeImpl::apply_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
-                          PositionIds positions) const {
+template <typename Element>
+void RopeImpl::check_stored(StorageType storage, const RopeSpec& spec,
+                            const HeadTensorOf<Element>& q, const HeadTensorOf<Element>& k,
+                            PositionIds positions) const {
   validate(spec);
   validate_tensor(spec, q, positions, "q");
   validate_tensor(spec, k, positions, "k");
   const auto caps = capabilities();
-  if (caps.storage != StorageType::bf16) {
-    throw InvalidInput(fmt::format("{}: stores {}, not bf16", id(), to_string(caps.storage)));
+  if (caps.storage != storage) {
+    throw InvalidInput(fmt::format("{}: stores {}, not {}", id(), to_string(caps.storage),
+                                   to_string(storage)));
   }
   if (auto why = caps.why_unsupported(spec); !why.empty()) {
     throw InvalidInput(fmt::format("{}: {}", id(), why));
   }
+}
+
+void RopeImpl::apply_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                          PositionIds positions) const {
+  check_stored(StorageType::bf16, spec, q, k, positions);
   rotate_qk_bf16(spec, q, k, positions);
+}
+
+void RopeImpl::apply_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                          PositionIds positions) const {
+  check_stored(StorageType::fp16, spec, q, k, positions);
+  rotate_qk_fp16(spec, q, k, positions);
 }
 
 void RopeImpl::rotate_qk_bf16(const RopeSpec&, Bf16HeadTensor, Bf16HeadTensor, PositionIds) const {
   throw InvalidInput(fmt::format("{}: no bf16 storage", id()));
+}
+
+void RopeImpl::rotate_qk_fp16(const RopeSpec&, Fp16HeadTensor, Fp16HeadTensor, PositionIds) const {
+  throw InvalidInput(fmt::format("{}: no fp16 storage", id()));
 }
 
 void RopeImpl::apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const {

@@ -32,7 +32,12 @@ void validate(const RopeSpec& spec) {
 }
 
 std::string_view to_string(StorageType storage) {
-  return storage == StorageType::bf16 ? "bf16" : "fp32";
+  switch (storage) {
+    case StorageType::bf16: return "bf16";
+    case StorageType::fp16: return "fp16";
+    case StorageType::fp32: break;
+  }
+  return "fp32";
 }
 
 std::string_view to_string(Layout layout) {

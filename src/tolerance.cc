@@ -1,6 +1,7 @@
 // The tolerance model (derivation in tolerance.h).
 #include "ropecheck/tolerance.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ropecheck/frequency.h"
@@ -35,8 +36,22 @@ double blend_units(const RopeSpec& spec) {
 }
 
 double storage_rounding_units(StorageType storage) {
-  // u_bf16 / eps32 = 2^-8 / 2^-23, times |y| / |p| <= 1 + 2 eps32.
-  return storage == StorageType::bf16 ? 0x1p15 * (1 + 0x1p-22) : 0.0;
+  // u_s / eps32 (bf16: 2^-8 / 2^-23, fp16: 2^-11 / 2^-23), times |y| / |p| <= 1 + 2 eps32.
+  switch (storage) {
+    case StorageType::bf16: return 0x1p15 * (1 + 0x1p-22);
+    case StorageType::fp16: return 0x1p12 * (1 + 0x1p-22);
+    case StorageType::fp32: break;
+  }
+  return 0.0;
+}
+
+double storage_min_normal(StorageType storage) {
+  return storage == StorageType::fp16 ? double{kFp16MinNormal} : 0x1p-126;
+}
+
+double unit_pair_norm(StorageType storage, double attention_factor, double pair_norm) {
+  if (pair_norm == 0) return 0;
+  return std::max(pair_norm, storage_min_normal(storage) / attention_factor);
 }
 
 double rounding_units(const ErrorModel& model) {

@@ -105,7 +105,8 @@ TEST_P(KernelRuns, LongRunsOfConsecutivePositionsStayWithinTheBound) {
         const std::size_t row = j - static_cast<std::size_t>(f);
         const std::size_t a = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i : i);
         const std::size_t b = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i + 1 : i + rotary / 2);
-        const double error = std::abs(q[j] - exact[j]) / (kEps32 * std::hypot(q_in[a], q_in[b]));
+        const double unit = unit_pair_norm(caps.storage, 1.0, std::hypot(q_in[a], q_in[b]));
+        const double error = std::abs(q[j] - exact[j]) / (kEps32 * unit);
         ASSERT_LE(error, bound) << impl.id() << " " << to_string(layout) << " rotary " << rotary
                                 << " token " << j / static_cast<std::size_t>(2 * rotary)
                                 << " position " << positions[j / static_cast<std::size_t>(2 * rotary)];
@@ -114,7 +115,7 @@ TEST_P(KernelRuns, LongRunsOfConsecutivePositionsStayWithinTheBound) {
   }
 }
 
-// Every fp32 and bf16 kernel level.
+// Every kernel level on every storage.
 std::vector<const RopeImpl*> all_kernels() {
   std::vector<const RopeImpl*> kernels;
   for (const RopeImpl* impl : rope_implementations()) {

@@ -86,8 +86,8 @@ TEST_P(NonFinite, LargestFloatsOverflowOnlyWhereTheTruthDoes) {
   const bool interleaved = spec.layout == Layout::interleaved;
   const std::size_t a0 = 0, b0 = interleaved ? 1 : 2, a1 = interleaved ? 2 : 1, b1 = 3;
   const std::vector<std::int64_t> positions = {0, 1, 3};
-  // The largest finite value the implementation stores (FLT_MAX rounds to Inf in bf16).
-  const float max = impl.capabilities().storage == StorageType::bf16 ? kBf16Max : FLT_MAX;
+  // The largest finite value the implementation stores (FLT_MAX rounds to Inf in bf16 and fp16).
+  const float max = storage_max(impl.capabilities().storage);
   std::vector<float> x(static_cast<std::size_t>(kTokens * kHeads) * 4);
   for (std::size_t row = 0; row < x.size() / 4; ++row) {
     x[row * 4 + a0] = max;  // pair 0: (max, max) -> components up to sqrt(2) max

@@ -20,17 +20,20 @@
 //        interleaved: y = x * cos_dup + swap_pairs(x) * sin_signed
 //        half_split:  y1 = x1 * c - x2 * s,  y2 = x2 * c + x1 * s    (x1, x2: the two halves)
 //      remainders by masked loads/stores; features past rotary_dim are never touched.
-// bf16 storage (the *_bf16 entry points): the same algorithm on bf16 q and k, widened to fp32
-// on load (exact) and rounded to nearest even on store: fp32 arithmetic, one rounding per output.
+// bf16 and fp16 storage (the *_bf16 and *_fp16 entry points): the same algorithm on 16-bit q and
+// k, widened to fp32 on load (exact) and rounded to nearest even on store (fp16: subnormals kept):
+// fp32 arithmetic, one rounding per output.
 // Napkin math: q and k are read and written once (8 bytes a float, 4 a bf16); the table is
 // 2 * rotary_dim floats per token, formed once and reused by every head, so it stays in L1.
 #pragma once
 
 #include <cstdint>
 
+#include "ropecheck/fp16_bits.h"
+
 namespace ropecheck::kernels {
 
-// Element: float, or std::uint16_t holding bf16 bit patterns. (A template of data only: no code
+// Element: float, std::uint16_t holding bf16 bit patterns, or Fp16. (A template of data only: no code
 // is instantiated from it, so nothing compiled with ISA flags can leak to other levels.)
 template <typename Element>
 struct RopeKernelArgs {
@@ -99,6 +102,7 @@ void run_tokens(const Args& p) {
 
 using RopeKernelProblem = RopeKernelArgs<float>;
 using RopeKernelBf16Problem = RopeKernelArgs<std::uint16_t>;
+using RopeKernelFp16Problem = RopeKernelArgs<Fp16>;
 
 void rope_kernel_scalar(const RopeKernelProblem& problem);
 void rope_kernel_avx2(const RopeKernelProblem& problem);    // needs AVX2 + FMA
@@ -110,5 +114,9 @@ void rope_kernel_bf16_avx512(const RopeKernelBf16Problem& problem);
 // + AVX512_BF16: vcvtneps2bf16 rounds. It flushes subnormal results (|y| < 2^-126) to zero,
 // where the portable rounding keeps them: an absolute difference below 2^-126.
 void rope_kernel_bf16_avx512bf16(const RopeKernelBf16Problem& problem);
+
+void rope_kernel_fp16_scalar(const RopeKernelFp16Problem& problem);  // portable rounding
+// AVX-512 F (vcvtph2ps / vcvtps2ph, round to nearest even, subnormals kept).
+void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& problem);
 
 }  // namespace ropecheck::kernels

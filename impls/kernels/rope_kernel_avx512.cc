@@ -1,5 +1,5 @@
-// The fast RoPE algorithm (rope_kernel.h) with AVX-512 intrinsics, on fp32 and on bf16 storage
-// (bf16 rounded with integer ops, so it runs on every AVX-512 CPU). The body is
+// The fast RoPE algorithm (rope_kernel.h) with AVX-512 intrinsics, on fp32, bf16 and fp16 storage
+// (bf16 rounded with integer ops and fp16 by vcvtps2ph, so it runs on every AVX-512 CPU). The body is
 // rope_kernel_avx512_body.h. Compiled with -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
 // (CMake object library); only called after cpuid says so.
 #include "rope_kernel_avx512_body.h"
@@ -10,6 +10,10 @@ void rope_kernel_avx512(const RopeKernelProblem& p) { run_tokens<Avx512Level<Fp3
 
 void rope_kernel_bf16_avx512(const RopeKernelBf16Problem& p) {
   run_tokens<Avx512Level<Bf16Storage<IntegerRoundingBf16>>>(p);
+}
+
+void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& p) {
+  run_tokens<Avx512Level<Fp16Storage>>(p);
 }
 
 }  // namespace ropecheck::kernels

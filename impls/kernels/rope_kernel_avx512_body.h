@@ -1,5 +1,6 @@
 // The AVX-512 RoPE kernel body (rope_kernel.h's algorithm), templated on how q and k are stored:
-// fp32, or bf16 widened on load and rounded on store by a Narrow policy. Include it ONLY from
+// fp32, bf16 widened on load and rounded on store by a Narrow policy, or fp16 (vcvtph2ps and
+// vcvtps2ph, both AVX-512 F). Include it ONLY from
 // files compiled with AVX-512 flags; everything here has internal linkage, so each such file gets
 // its own copy, compiled for its own level.
 //   16 floats a vector, 8 angles a SLEEF call, masked loads/stores only for remainders.
@@ -66,6 +67,25 @@ struct Bf16Storage {
   }
   static void store(std::uint16_t* x, __m512 v, __mmask16 lanes) {
     _mm256_mask_storeu_epi16(x, lanes, Narrow::narrow(v));
+  }
+};
+
+// vcvtps2ph rounding to nearest even whatever MXCSR says; it keeps subnormal results and turns a
+// NaN into a quiet NaN with its sign and top payload bits, as storage.h's fp16_from_float.
+struct Fp16Storage {
+  using Element = Fp16;
+  static constexpr int kRounding = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  static __m512 load(const Fp16* x) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+  }
+  static __m512 load(const Fp16* x, __mmask16 lanes) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(lanes, x));
+  }
+  static void store(Fp16* x, __m512 v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm512_cvtps_ph(v, kRounding));
+  }
+  static void store(Fp16* x, __m512 v, __mmask16 lanes) {
+    _mm256_mask_storeu_epi16(x, lanes, _mm512_cvtps_ph(v, kRounding));
   }
 };
 

@@ -1,5 +1,5 @@
 // The fast RoPE algorithm (rope_kernel.h) in portable C++: the reference for the SIMD levels and
-// the level that runs on any CPU, on fp32 and on bf16 storage (storage.h's portable rounding).
+// the level that runs on any CPU, on fp32, bf16 and fp16 storage (storage.h's portable rounding).
 // sin/cos from SLEEF's scalar sincos, like the vector levels.
 #include <sleef.h>
 
@@ -13,6 +13,8 @@ inline float load(const float* x) { return *x; }
 inline void store(float* x, float v) { *x = v; }
 inline float load(const std::uint16_t* x) { return float_from_bf16(*x); }
 inline void store(std::uint16_t* x, float v) { *x = bf16_from_float(v); }
+inline float load(const Fp16* x) { return float_from_fp16(*x); }
+inline void store(Fp16* x, float v) { *x = fp16_from_float(v); }
 
 struct ScalarLevel {
   template <typename Args>
@@ -96,5 +98,6 @@ struct ScalarLevel {
 
 void rope_kernel_scalar(const RopeKernelProblem& p) { run_tokens<ScalarLevel>(p); }
 void rope_kernel_bf16_scalar(const RopeKernelBf16Problem& p) { run_tokens<ScalarLevel>(p); }
+void rope_kernel_fp16_scalar(const RopeKernelFp16Problem& p) { run_tokens<ScalarLevel>(p); }
 
 }  // namespace ropecheck::kernels

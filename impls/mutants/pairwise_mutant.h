@@ -1,6 +1,6 @@
 // The base of the RoPE mutants: a plain, correct pairwise rotation with one virtual hook per
 // decision a real implementation makes (which features, which frequencies, which position, how
-// cos/sin are formed, which pairing). Each mutant overrides exactly one hook with a bug seen in
+// cos/sin are formed, which pairing, how results are stored). Each mutant overrides exactly one hook with a bug seen in
 // real code, so its file shows the bug in one place and nothing else differs.
 #pragma once
 
@@ -18,9 +18,11 @@ class PairwiseMutant : public RopeImpl {
  public:
   RopeCapabilities capabilities() const override {
     // Claims what a real implementation claims, so that every property runs on it.
-    return {{Layout::interleaved, Layout::half_split},
-            {AnglePrecision::fp32, AnglePrecision::fp64},
-            true, "scalar", true, ""};
+    RopeCapabilities caps{{Layout::interleaved, Layout::half_split},
+                          {AnglePrecision::fp32, AnglePrecision::fp64},
+                          true, "scalar", true, ""};
+    caps.storage = storage();
+    return caps;
   }
 
  protected:
@@ -41,6 +43,9 @@ class PairwiseMutant : public RopeImpl {
   }
   // Which pairing the data is read with.
   virtual Layout pairing(const RopeSpec& spec) const { return spec.layout; }
+  // What results are stored in, and the value a result y becomes there (fp32: y itself).
+  virtual StorageType storage() const { return StorageType::fp32; }
+  virtual float stored(float y) const { return y; }
 
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
@@ -64,8 +69,8 @@ class PairwiseMutant : public RopeImpl {
         for (std::int64_t h = 0; h < x.heads; ++h) {
           const auto row = x.row(t, h);
           const float xa = row[a], xb = row[b];
-          row[a] = c * xa - s * xb;
-          row[b] = s * xa + c * xb;
+          row[a] = stored(c * xa - s * xb);
+          row[b] = stored(s * xa + c * xb);
         }
       }
     }

@@ -24,8 +24,9 @@ struct RopeCapabilities {
   std::string isa = "scalar";                    // instruction set it needs
   bool available = true;                         // this CPU can run it
   std::string unavailable_reason;                // why not, when !available
-  // What it stores q and k in. A bf16 implementation also takes fp32 tensors (the properties'
-  // way in): they are rounded to bf16, rotated, and widened back, so its output is bf16-exact.
+  // What it stores q and k in. A bf16 or fp16 implementation also takes fp32 tensors (the
+  // properties' way in): they are rounded to its storage, rotated, and widened back, so its
+  // output holds storage values exactly.
   StorageType storage = StorageType::fp32;
   // Largest head_dim it handles: the spec generators stay at or below it (a plugin declares one).
   int max_head_dim = kMaxHeadDim;
@@ -50,9 +51,11 @@ class RopeImpl {
   void apply(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions) const;
   // The single-tensor form (a query or key alone).
   void apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const;
-  // bf16 in and out (fp32 arithmetic), for implementations whose storage is bf16; InvalidInput
-  // for the others, and on any bad input as above.
+  // bf16 (fp16) in and out, fp32 arithmetic, for implementations whose storage is bf16 (fp16);
+  // InvalidInput for the others, and on any bad input as above.
   void apply_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                  PositionIds positions) const;
+  void apply_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
                   PositionIds positions) const;
 
  protected:
@@ -63,6 +66,15 @@ class RopeImpl {
   // The same on bf16 storage; called only when capabilities().storage is bf16.
   virtual void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
                               PositionIds positions) const;
+  // The same on fp16 storage; called only when capabilities().storage is fp16.
+  virtual void rotate_qk_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                              PositionIds positions) const;
+
+ private:
+  // Validation shared by apply_bf16 and apply_fp16.
+  template <typename Element>
+  void check_stored(StorageType storage, const RopeSpec& spec, const HeadTensorOf<Element>& q,
+                    const HeadTensorOf<Element>& k, PositionIds positions) const;
 };
 
 // Throws InvalidInput unless x is a well-formed [tokens][heads][spec.head_dim] tensor with one
@@ -70,6 +82,8 @@ class RopeImpl {
 void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
                      std::string_view name);
 void validate_tensor(const RopeSpec& spec, const Bf16HeadTensor& x, PositionIds positions,
+                     std::string_view name);
+void validate_tensor(const RopeSpec& spec, const Fp16HeadTensor& x, PositionIds positions,
                      std::string_view name);
 
 }  // namespace ropecheck

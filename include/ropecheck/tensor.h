@@ -1,10 +1,13 @@
 // Views of the data every implementation works on: row-major contiguous
-// [tokens][heads][head_dim] elements (fp32, or bf16 bit patterns), and one int64 position per token.
+// [tokens][heads][head_dim] elements (fp32, or bf16/fp16 bit patterns), and one int64 position per
+// token.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
+
+#include "ropecheck/storage.h"
 
 namespace ropecheck {
 
@@ -24,6 +27,7 @@ struct HeadTensorOf {
 
 using HeadTensor = HeadTensorOf<float>;
 using Bf16HeadTensor = HeadTensorOf<std::uint16_t>;  // bf16 bit patterns (storage.h)
+using Fp16HeadTensor = HeadTensorOf<Fp16>;           // fp16 bit patterns (storage.h)
 
 using PositionIds = std::span<const std::int64_t>;
 

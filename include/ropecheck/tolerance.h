@@ -2,7 +2,8 @@
 // never picked to make a test pass. Results report the observed error as a fraction of its bound.
 //
 // Units. An output element y of rotary pair p = (x_a, x_b) is compared with the float64 oracle:
-//   err = |y - y_oracle| / (eps32 * |(x_a, x_b)|),   eps32 = 2^-23.
+//   err = |y - y_oracle| / (eps32 * |(x_a, x_b)|),   eps32 = 2^-23
+// (for pairs so small that storage rounding is absolute, a floor on |p|: unit_pair_norm below).
 //
 // Model for an fp32 rotation y_a = c*x_a - s*x_b (y_b likewise), u = eps32/2:
 //   - c, s rounded to fp32 (or sinf/cosf, < 1 ulp on [-1, 1], so <= u):  (|x_a|+|x_b|) * u
@@ -23,6 +24,15 @@
 //     Blended kinds (YaRN's ramp, Llama 3's smooth band) formed in fp32 add the weights' error
 //     times the spread of what they blend, at most (factor - 1)/factor relative per rounding of
 //     a weight in [0, 1]: yarn_llama3_blend_units below.
+// Storage rounding (bf16, fp16: fp32 arithmetic, then each result rounded once to the storage):
+//   one rounding to nearest of y, |y| <= a |p| (1 + 2 eps32):  |delta| <= u_s |y|, u_s = 2^-8
+//   (bf16), 2^-11 (fp16): u_s/eps32 * (1 + 2 eps32) units, storage_rounding_units. The inputs
+//   are storage values already, the oracle rotates those: no input term.
+//   Below the storage's smallest normal n_min (fp16: 2^-14) the rounding is absolute, half the
+//   subnormal spacing: |delta| <= u_s n_min (2^-25). So for every y, |delta| <= u_s max(|y|,
+//   n_min) <= u_s a (1 + 2 eps32) max(|p|, n_min / a). Errors are therefore measured in units
+//   of eps32 * unit_pair_norm = eps32 * max(|p|, n_min / a): every other term of the bound only
+//   grows with it. It is |p| except for fp16 pairs under 2^-14 / a (and subnormal fp32 pairs).
 // Attention factor a (YaRN, LongRoPE): y = a R x, every term above scales with a. fp64-angle
 //   implementations fold a into cos/sin before their one rounding; fp32 ones multiply the fp32
 //   cos/sin by float(a) (HF: emb.cos() * attention_scaling): two more roundings of c and s,
@@ -71,6 +81,14 @@ double blend_units(const RopeSpec& spec);
 
 // Units added by rounding each result to the storage type (0 for fp32; derivation above).
 double storage_rounding_units(StorageType storage);
+
+// Smallest normal value of the storage type (fp16: 2^-14; fp32 and bf16: 2^-126).
+double storage_min_normal(StorageType storage);
+
+// The norm a pair's errors are measured in units of (derivation above): max(|p|, n_min / a),
+// for a pair of norm |p| stored as `storage` and rotated with attention factor a. Zero stays
+// zero: a zero pair must rotate to exact zeros.
+double unit_pair_norm(StorageType storage, double attention_factor, double pair_norm);
 
 // Units of c/s and product rounding: kRoundingUnits, plus kFp32AttentionScalingUnits for fp32
 // angles with an attention factor other than 1.
