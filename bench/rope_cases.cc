@@ -66,9 +66,13 @@ HeadTensorOf<Element> rows(std::vector<Element>& x, const RopeShape& shape, Toke
           r.count, heads, shape.head_dim};
 }
 
-// A bf16 buffer seen as floats for the probe: the same bytes (sizes are even). Scaling by -1
-// only flips the sign bit of every other bf16: data stays finite and two passes restore it.
+// A bf16 or fp16 buffer seen as floats for the probe: the same bytes (sizes are even). Scaling
+// by -1 only flips the sign bit of every other element: the float's exponent bits come from a
+// finite element's, so it is never a NaN, the data stays finite and two passes restore it.
 std::span<float> as_floats(std::span<std::uint16_t> x) {
+  return {reinterpret_cast<float*>(x.data()), x.size() / 2};
+}
+std::span<float> as_floats(std::span<Fp16> x) {
   return {reinterpret_cast<float*>(x.data()), x.size() / 2};
 }
 std::span<float> as_floats(std::span<float> x) { return x; }
@@ -91,7 +95,7 @@ void probe_pass(std::span<float> q, std::span<float> k, std::int64_t tokens) {
 // "" when impl agrees with the float64 oracle on the shape's last few tokens (the highest
 // positions, where angle errors would show), else the first element outside the bound of the
 // tolerance model (rotation_bound_units, eps32 * |pair|). Inputs are values of the
-// implementation's storage type (through its fp32 entry point for bf16).
+// implementation's storage type (through its fp32 entry point for bf16 and fp16).
 std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, const RopeShape& shape,
                                  double& worst_fraction) {
   const StorageType storage = impl.capabilities().storage;
@@ -108,7 +112,7 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
     return fmt::format("apply threw: {}", e.what());
   }
   const auto theta = oracle_inverse_frequencies(spec);
-  const ErrorModel model{spec.angle_precision, storage};
+  const ErrorModel model = error_model(spec, storage);
   const std::size_t half = static_cast<std::size_t>(spec.rotary_dim) / 2;
   const bool interleaved = spec.layout == Layout::interleaved;
   auto check = [&](const char* name, const std::vector<float>& in, const std::vector<float>& got,
@@ -121,7 +125,8 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
         for (std::size_t i = 0; i < half; ++i) {
           const std::size_t a = row + (interleaved ? 2 * i : i);
           const std::size_t b = row + (interleaved ? 2 * i + 1 : i + half);
-          const double pair = std::hypot(double{in[a]}, double{in[b]});
+          const double pair = unit_pair_norm(storage, model.attention_factor,
+                                             std::hypot(double{in[a]}, double{in[b]}));
           const double bound = rotation_bound_units(model, m, static_cast<double>(theta[i]));
           for (const std::size_t at : {a, b}) {
             const double units = std::abs(got[at] - want[at]) / (kEps32 * pair);
@@ -183,10 +188,16 @@ void bench_rope(benchmark::State& state, RopeCase* c) {
   Workload& w = *c->workload;
   const double slowdown = slowdown_percent(c->impl->id());  // 0 outside gate calibration
   const bool in_other_process = plugin_info(*c->impl) != nullptr;
-  if (c->impl->capabilities().storage == StorageType::bf16) {
+  const StorageType storage = c->impl->capabilities().storage;
+  if (storage == StorageType::bf16) {
     w.allocate_bf16();  // bf16 in and out: the bytes a bf16 model moves
     time_case(state, w, w.q16, w.k16, in_other_process, [&](Bf16HeadTensor q, Bf16HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply_bf16(c->spec, q, k, p); });
+    });
+  } else if (storage == StorageType::fp16) {
+    w.allocate_fp16();
+    time_case(state, w, w.q_half, w.k_half, in_other_process, [&](Fp16HeadTensor q, Fp16HeadTensor k, PositionIds p) {
+      call_slowed(slowdown, [&] { c->impl->apply_fp16(c->spec, q, k, p); });
     });
   } else {
     w.allocate();
@@ -222,6 +233,14 @@ void Workload::allocate_bf16() {
   std::call_once(allocated_bf16, [this] {
     for (float x : q) q16.push_back(bf16_from_float(x));
     for (float x : k) k16.push_back(bf16_from_float(x));
+  });
+}
+
+void Workload::allocate_fp16() {
+  allocate();
+  std::call_once(allocated_fp16, [this] {
+    for (float x : q) q_half.push_back(fp16_from_float(x));
+    for (float x : k) k_half.push_back(fp16_from_float(x));
   });
 }
 

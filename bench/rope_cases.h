@@ -3,7 +3,7 @@
 // before it is timed, each with its same-run in-place probe (same_run_limit.h).
 // Napkin math: in-place RoPE reads and writes q and k once: 2 * element bytes * tokens *
 // (q_heads + k_heads) * head_dim (llama7b prefill 4096 fp32: 268 MB a pass; gpt2 512: 4.2 MB;
-// decode: 64 KiB; bf16 half of each). cos/sin are formed per token, not read: 0 bytes.
+// decode: 64 KiB; bf16 and fp16 half of each). cos/sin are formed per token, not read: 0 bytes.
 // The probe: x[i] = s * x[i] over the same q and k bytes, walked as RoPE walks them.
 #pragma once
 
@@ -23,13 +23,15 @@ namespace ropecheck::bench {
 struct Workload {
   explicit Workload(const RopeShape& s) : shape(s) {}
   const RopeShape shape;
-  std::once_flag allocated, allocated_bf16;
+  std::once_flag allocated, allocated_bf16, allocated_fp16;
   std::vector<float> q, k;
   std::vector<std::uint16_t> q16, k16;  // the same values in bf16, for bf16-storage kernels
+  std::vector<Fp16> q_half, k_half;     // and in fp16, for fp16-storage kernels
   std::vector<std::int64_t> positions;
 
   void allocate();
   void allocate_bf16();
+  void allocate_fp16();
 };
 
 struct RopeCase {

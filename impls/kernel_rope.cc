@@ -172,6 +172,10 @@ std::unique_ptr<RopeImpl> make_kernel_fp16_scalar() {
   return std::make_unique<KernelRope>("kernel_fp16/scalar", "scalar", level_available<Isa::scalar>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_scalar});
 }
+std::unique_ptr<RopeImpl> make_kernel_fp16_avx2() {
+  return std::make_unique<KernelRope>("kernel_fp16/avx2", "avx2", level_available<Isa::avx2>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx2});
+}
 std::unique_ptr<RopeImpl> make_kernel_fp16_avx512() {
   return std::make_unique<KernelRope>("kernel_fp16/avx512", "avx512", level_available<Isa::avx512>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx512});

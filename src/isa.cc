@@ -56,6 +56,7 @@ bool cpu_supports(Isa isa, std::string* why) {
     case Isa::avx2:
       if (!__builtin_cpu_supports("avx2")) return missing("AVX2");
       if (!__builtin_cpu_supports("fma")) return missing("FMA");
+      if (!__builtin_cpu_supports("f16c")) return missing("F16C");
       return true;
     case Isa::avx512:
       if (!__builtin_cpu_supports("avx512f")) return missing("AVX-512F");

@@ -105,7 +105,7 @@ using RopeKernelBf16Problem = RopeKernelArgs<std::uint16_t>;
 using RopeKernelFp16Problem = RopeKernelArgs<Fp16>;
 
 void rope_kernel_scalar(const RopeKernelProblem& problem);
-void rope_kernel_avx2(const RopeKernelProblem& problem);    // needs AVX2 + FMA
+void rope_kernel_avx2(const RopeKernelProblem& problem);    // needs AVX2 + FMA + F16C
 void rope_kernel_avx512(const RopeKernelProblem& problem);  // needs AVX-512 F, DQ, VL, BW
 
 void rope_kernel_bf16_scalar(const RopeKernelBf16Problem& problem);  // portable rounding
@@ -116,6 +116,8 @@ void rope_kernel_bf16_avx512(const RopeKernelBf16Problem& problem);
 void rope_kernel_bf16_avx512bf16(const RopeKernelBf16Problem& problem);
 
 void rope_kernel_fp16_scalar(const RopeKernelFp16Problem& problem);  // portable rounding
+// AVX2 + FMA + F16C (vcvtph2ps / vcvtps2ph, round to nearest even, subnormals kept).
+void rope_kernel_fp16_avx2(const RopeKernelFp16Problem& problem);
 // AVX-512 F (vcvtph2ps / vcvtps2ph, round to nearest even, subnormals kept).
 void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& problem);
 

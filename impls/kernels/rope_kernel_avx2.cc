@@ -1,8 +1,12 @@
 // The fast RoPE algorithm (rope_kernel.h) with AVX2 + FMA intrinsics: 8 floats a vector, 4 angles
-// a SLEEF call, masked loads/stores (vmaskmov) for every remainder. Compiled with -mavx2 -mfma
-// (CMake object library); only called after cpuid says so.
+// a SLEEF call, masked loads/stores (vmaskmov) for every remainder. On fp32 and on fp16 storage
+// (F16C's vcvtph2ps / vcvtps2ph; 16-bit elements have no AVX2 masked load or store, so an fp16
+// remainder goes through an 8-element stack buffer). Compiled with -mavx2 -mfma -mf16c (CMake
+// object library); only called after cpuid says so.
 #include <immintrin.h>
 #include <sleef.h>
+
+#include <cstring>
 
 #include "rope_kernel.h"
 
@@ -19,7 +23,8 @@ __m256i mask4_pd(int remaining) {
 }
 
 // cos/sin of scale * theta_i into (cos_out, sin_out), 4 doubles a vector (the last masked).
-void sincos_of_theta(const RopeKernelProblem& p, double scale, double* cos_out, double* sin_out) {
+template <typename Args>
+void sincos_of_theta(const Args& p, double scale, double* cos_out, double* sin_out) {
   const int half = p.rotary_dim / 2;
   const __m256d factor = _mm256_set1_pd(scale);
   for (int i = 0; i < half; i += 4) {
@@ -31,7 +36,8 @@ void sincos_of_theta(const RopeKernelProblem& p, double scale, double* cos_out, 
   }
 }
 
-void advance_angles(const RopeKernelProblem& p) {
+template <typename Args>
+void advance_angles(const Args& p) {
   const AngleState a = angle_state(p);
   const int half = p.rotary_dim / 2;
   for (int i = 0; i < half; i += 4) {
@@ -45,7 +51,8 @@ void advance_angles(const RopeKernelProblem& p) {
 }
 
 // The AngleState rounded to fp32 into the table layout of rope_kernel.h.
-void emit_table(const RopeKernelProblem& p) {
+template <typename Args>
+void emit_table(const Args& p) {
   const AngleState a = angle_state(p);
   const int half = p.rotary_dim / 2;
   float* cos_table = p.table;
@@ -72,74 +79,119 @@ void emit_table(const RopeKernelProblem& p) {
   }
 }
 
+// How q and k are stored: fp32 as is, fp16 widened on load (exact) and rounded to nearest even
+// on store. load/store take 8 elements; the _first forms the first n < 8 (the rest read as 0).
+struct Fp32Storage {
+  using Element = float;
+  static __m256 load(const float* x) { return _mm256_loadu_ps(x); }
+  static void store(float* x, __m256 v) { _mm256_storeu_ps(x, v); }
+  static __m256 load_first(const float* x, int n) { return _mm256_maskload_ps(x, mask8(n)); }
+  static void store_first(float* x, __m256 v, int n) { _mm256_maskstore_ps(x, mask8(n), v); }
+};
+
+struct Fp16Storage {
+  using Element = Fp16;
+  static constexpr int kRounding = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  static __m256 load(const Fp16* x) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
+  }
+  static void store(Fp16* x, __m256 v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm256_cvtps_ph(v, kRounding));
+  }
+  static __m256 load_first(const Fp16* x, int n) {
+    Fp16 buffer[8] = {};
+    std::memcpy(buffer, x, sizeof(Fp16) * static_cast<unsigned>(n));
+    return load(buffer);
+  }
+  static void store_first(Fp16* x, __m256 v, int n) {
+    Fp16 buffer[8];
+    store(buffer, v);
+    std::memcpy(x, buffer, sizeof(Fp16) * static_cast<unsigned>(n));
+  }
+};
+
 inline __m256 rotate_pairs(__m256 v, __m256 c, __m256 s) {
   const __m256 swapped = _mm256_permute_ps(v, 0xB1);  // (x0 x1 x2 x3) -> (x1 x0 x3 x2)
   return _mm256_fmadd_ps(swapped, s, _mm256_mul_ps(v, c));
 }
 
-void rotate_interleaved(const RopeKernelProblem& p, float* x) {
+template <typename S, typename Args>
+void rotate_interleaved(const Args& p, typename S::Element* x) {
   const float* c = p.table;
   const float* s = p.table + p.rotary_dim;
   int j = 0;
   // Full vectors with plain loads and stores: vmaskmov stores are slow on AMD cores.
   for (; j + 8 <= p.rotary_dim; j += 8) {
-    _mm256_storeu_ps(x + j, rotate_pairs(_mm256_loadu_ps(x + j), _mm256_loadu_ps(c + j),
-                                         _mm256_loadu_ps(s + j)));
+    S::store(x + j, rotate_pairs(S::load(x + j), _mm256_loadu_ps(c + j), _mm256_loadu_ps(s + j)));
   }
   if (j < p.rotary_dim) {
-    const __m256i lanes = mask8(p.rotary_dim - j);
-    _mm256_maskstore_ps(x + j, lanes,
-                        rotate_pairs(_mm256_maskload_ps(x + j, lanes), _mm256_maskload_ps(c + j, lanes),
-                                     _mm256_maskload_ps(s + j, lanes)));
+    const int n = p.rotary_dim - j;
+    const __m256i lanes = mask8(n);
+    S::store_first(x + j,
+                   rotate_pairs(S::load_first(x + j, n), _mm256_maskload_ps(c + j, lanes),
+                                _mm256_maskload_ps(s + j, lanes)),
+                   n);
   }
 }
 
-void rotate_half_split(const RopeKernelProblem& p, float* x) {
+template <typename S, typename Args>
+void rotate_half_split(const Args& p, typename S::Element* x) {
   const int half = p.rotary_dim / 2;
   const float* c = p.table;
   const float* s = p.table + p.rotary_dim;
-  const auto rotate = [&](int i, __m256i lanes, bool full) {
-    const auto load = [&](const float* at) { return full ? _mm256_loadu_ps(at) : _mm256_maskload_ps(at, lanes); };
-    const __m256 x1 = load(x + i), x2 = load(x + half + i), cv = load(c + i), sv = load(s + i);
+  // n == 8: a full vector, plain loads and stores; else the first n lanes.
+  const auto rotate = [&](int i, int n) {
+    const bool full = n == 8;
+    const __m256i lanes = mask8(n);
+    const auto load = [&](const typename S::Element* at) { return full ? S::load(at) : S::load_first(at, n); };
+    const auto load_table = [&](const float* at) { return full ? _mm256_loadu_ps(at) : _mm256_maskload_ps(at, lanes); };
+    const __m256 x1 = load(x + i), x2 = load(x + half + i);
+    const __m256 cv = load_table(c + i), sv = load_table(s + i);
     const __m256 y1 = _mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv));
     const __m256 y2 = _mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv));
     if (full) {
-      _mm256_storeu_ps(x + i, y1);
-      _mm256_storeu_ps(x + half + i, y2);
+      S::store(x + i, y1);
+      S::store(x + half + i, y2);
     } else {
-      _mm256_maskstore_ps(x + i, lanes, y1);
-      _mm256_maskstore_ps(x + half + i, lanes, y2);
+      S::store_first(x + i, y1, n);
+      S::store_first(x + half + i, y2, n);
     }
   };
   int i = 0;
-  for (; i + 8 <= half; i += 8) rotate(i, _mm256_set1_epi32(-1), true);
-  if (i < half) rotate(i, mask8(half - i), false);
+  for (; i + 8 <= half; i += 8) rotate(i, 8);
+  if (i < half) rotate(i, half - i);
 }
 
+template <typename S>
 struct Avx2Level {
-  static void exact(const RopeKernelProblem& p, double m) {
+  template <typename Args>
+  static void exact(const Args& p, double m) {
     const AngleState a = angle_state(p);
     sincos_of_theta(p, m, a.cos_m, a.sin_m);
     emit_table(p);
   }
-  static void step(const RopeKernelProblem& p) {
+  template <typename Args>
+  static void step(const Args& p) {
     const AngleState a = angle_state(p);
     sincos_of_theta(p, 1.0, a.cos_step, a.sin_step);
   }
-  static void advance(const RopeKernelProblem& p) {
+  template <typename Args>
+  static void advance(const Args& p) {
     advance_angles(p);
     emit_table(p);
   }
-  static void rotate(const RopeKernelProblem& p, float* rows, std::int64_t heads) {
+  template <typename Args>
+  static void rotate(const Args& p, typename S::Element* rows, std::int64_t heads) {
     for (std::int64_t h = 0; h < heads; ++h) {
-      p.interleaved ? rotate_interleaved(p, rows + h * p.head_dim)
-                    : rotate_half_split(p, rows + h * p.head_dim);
+      p.interleaved ? rotate_interleaved<S>(p, rows + h * p.head_dim)
+                    : rotate_half_split<S>(p, rows + h * p.head_dim);
     }
   }
 };
 
 }  // namespace
 
-void rope_kernel_avx2(const RopeKernelProblem& p) { run_tokens<Avx2Level>(p); }
+void rope_kernel_avx2(const RopeKernelProblem& p) { run_tokens<Avx2Level<Fp32Storage>>(p); }
+void rope_kernel_fp16_avx2(const RopeKernelFp16Problem& p) { run_tokens<Avx2Level<Fp16Storage>>(p); }
 
 }  // namespace ropecheck::kernels
