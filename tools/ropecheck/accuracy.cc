@@ -42,7 +42,8 @@ Worst worst_at(const RopeImpl& impl, const RopeSpec& spec, StorageType storage,
       const auto [fa, fb] = pair_features(spec, static_cast<int>(i));
       const std::size_t a = row * static_cast<std::size_t>(spec.head_dim) + fa;
       const std::size_t b = row * static_cast<std::size_t>(spec.head_dim) + fb;
-      const double pair = std::hypot(double{q_in[a]}, double{q_in[b]});
+      const double pair = unit_pair_norm(storage, model.attention_factor,
+                                         std::hypot(double{q_in[a]}, double{q_in[b]}));
       const auto t = static_cast<double>(theta[i]);
       const double bound = rotation_bound_units(model, position, t);
       const double accurate = rotation_bound_units(accurate_model(storage), position, t);
@@ -143,8 +144,10 @@ nlohmann::ordered_json shift_invariance(const std::vector<const RopeImpl*>& impl
               got += static_cast<long double>(q_m[j]) * k_n[j];
               exact += static_cast<long double>(q[j]) * k_rel[j];
             }
-            weight += std::hypot(static_cast<long double>(q[row + fa]), q[row + fb]) *
-                      std::hypot(static_cast<long double>(k[row + fa]), k[row + fb]);
+            const auto unit = [&](const std::vector<float>& x) -> long double {
+              return unit_pair_norm(caps.storage, 1.0, std::hypot(double{x[row + fa]}, double{x[row + fb]}));
+            };
+            weight += unit(q) * unit(k);
           }
           worst = std::max(worst, static_cast<double>(std::abs(got - exact) / (kEps32 * weight)));
         }
