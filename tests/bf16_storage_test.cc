@@ -4,6 +4,7 @@
 // two AVX-512 roundings (integer ops, vcvtneps2bf16) agree bit for bit; bad bf16 input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -65,7 +66,12 @@ std::vector<const RopeImpl*> bf16_levels() {
 
 TEST(Bf16Storage, EveryLevelIsListed) {
   // The portable level and both AVX-512 roundings: a lost registry line must not pass silently.
-  EXPECT_EQ(bf16_levels().size(), 3u);
+  const auto levels = bf16_levels();
+  EXPECT_EQ(std::count_if(levels.begin(), levels.end(),
+                          [](const RopeImpl* impl) { return impl->id().starts_with("kernel_bf16/"); }),
+            3);
+  // and the references on bf16 storage (impls/stored_reference.cc)
+  EXPECT_EQ(levels.size(), 3u + 2u);
 }
 
 constexpr std::uint16_t kGuard = 0x4B40;  // bf16 12288.0, must survive every kernel

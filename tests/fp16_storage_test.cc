@@ -6,6 +6,7 @@
 // but for FMA-rounding ties; bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -103,7 +104,12 @@ std::vector<const RopeImpl*> fp16_levels() {
 
 TEST(Fp16Storage, EveryLevelIsListed) {
   // The portable level, AVX2 (F16C) and AVX-512: a lost registry line must not pass silently.
-  EXPECT_EQ(fp16_levels().size(), 3u);
+  const auto levels = fp16_levels();
+  EXPECT_EQ(std::count_if(levels.begin(), levels.end(),
+                          [](const RopeImpl* impl) { return impl->id().starts_with("kernel_fp16/"); }),
+            3);
+  // and the references on fp16 storage (impls/stored_reference.cc)
+  EXPECT_EQ(levels.size(), 3u + 2u);
 }
 
 constexpr Fp16 kGuard{0x7A00};  // fp16 49152.0, must survive every kernel
