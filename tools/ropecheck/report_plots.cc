@@ -21,9 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Distinguishable on white and for the common colour-vision deficiencies (Tableau 10, with the
-// yellow darkened so that a thin line on white is still seen).
-constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                   "#8c564b", "#e377c2", "#7f7f7f", "#b5b520", "#17becf"};
+// yellow darkened so that a thin line on white is still seen, then indigo and olive).
+constexpr const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                                   "#e377c2", "#7f7f7f", "#b5b520", "#17becf", "#393b79", "#8c6d31"};
 
 std::string num(double x) { return fmt::format("{:.6g}", x); }
 
@@ -273,8 +273,10 @@ set key outside right top
 }
 
 // (d) worst error against position; curves that coincide exactly share one line and one legend
-// entry (the three fp32 references perform the same roundings in the same order).
-std::optional<PlotSpec> error_plot(const AccuracyData& accuracy, const Palette& palette) {
+// entry (the three fp32 references perform the same roundings in the same order). Colours go by
+// line, not by implementation: with every storage and angle formation there are more
+// implementations than colours, but few enough distinct lines for each to get its own.
+std::optional<PlotSpec> error_plot(const AccuracyData& accuracy) {
   struct Line {
     std::vector<std::string> impls;
     const ErrorCurve* curve;
@@ -304,7 +306,8 @@ std::optional<PlotSpec> error_plot(const AccuracyData& accuracy, const Palette& 
   p.caption =
       "Angles formed in double (solid) stay flat near the accurate-angle bound of 2 units at every "
       "position; angles formed in fp32 (dashed) grow with |m theta| as the tolerance model says; "
-      "bf16 storage sits at its own rounding level.";
+      "bf16 and fp16 storage sit at their own rounding level, under which fp32 angles' error hides "
+      "until it outgrows it.";
   p.width = 1000;
   p.height = 560;
   std::ostringstream data, plot;
@@ -325,8 +328,8 @@ std::optional<PlotSpec> error_plot(const AccuracyData& accuracy, const Palette& 
     plot << (i == 0 ? "plot " : ", \\\n     ")
          << fmt::format("'{}.dat' index {} using 1:2 with linespoints lw 2 dt {} pt {} ps 0.7 "
                         "lc rgb '{}' title {}",
-                        p.id, i, fp32 ? 2 : palette.dash(c.implementation), fp32 ? 6 : 7,
-                        palette.color(c.implementation), gp_label(title));
+                        p.id, i, fp32 ? 2 : (i < std::size(kColors) ? 1 : 4), fp32 ? 6 : 7,
+                        kColors[i % std::size(kColors)], gp_label(title));
   }
   plot << ", \\\n     2 with lines lw 2 dt 3 lc rgb '#000000' title 'accurate-angle bound: 2 units'";
   p.data = data.str();
@@ -500,7 +503,7 @@ std::map<std::string, PlotSpec> plan_plots(const ReportInputs& inputs) {
     if (inputs.baseline) add(baseline_plot(*inputs.bench, *inputs.baseline));
   }
   if (inputs.accuracy) {
-    add(error_plot(*inputs.accuracy, palette));
+    add(error_plot(*inputs.accuracy));
     add(decay_plot(*inputs.accuracy));
   }
   return specs;
