@@ -203,6 +203,10 @@ std::uintmax_t write_npy(const std::filesystem::path& path, std::span<const std:
                          std::span<const std::int64_t> shape) {
   return write_npy(path, kNpyInt64, shape, std::as_bytes(data));
 }
+std::uintmax_t write_npy(const std::filesystem::path& path, std::span<const Fp16> data,
+                         std::span<const std::int64_t> shape) {
+  return write_npy(path, kNpyFloat16, shape, std::as_bytes(data));
+}
 
 NpyArray read_npy(const std::filesystem::path& path) {
   std::ifstream file(path, std::ios::binary);
@@ -249,5 +253,6 @@ std::vector<std::uint16_t> NpyArray::as_uint16() const {
 std::vector<std::int64_t> NpyArray::as_int64() const {
   return elements_as<std::int64_t>(*this, kNpyInt64);
 }
+std::vector<Fp16> NpyArray::as_float16() const { return elements_as<Fp16>(*this, kNpyFloat16); }
 
 }  // namespace ropecheck

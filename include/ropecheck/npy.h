@@ -12,10 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "ropecheck/fp16_bits.h"
+
 namespace ropecheck {
 
 // The element types ropecheck writes, by their NumPy descr. bf16 has no NumPy type: it is
-// stored as '<u2' bit patterns (the top 16 bits of an IEEE binary32).
+// stored as '<u2' bit patterns (the top 16 bits of an IEEE binary32). fp16 is NumPy's own
+// float16 (IEEE binary16): '<f2', which np.load reads as numbers, not bits.
+inline constexpr const char* kNpyFloat16 = "<f2";
 inline constexpr const char* kNpyFloat32 = "<f4";
 inline constexpr const char* kNpyFloat64 = "<f8";
 inline constexpr const char* kNpyUint16 = "<u2";
@@ -38,9 +42,13 @@ std::uintmax_t write_npy(const std::filesystem::path& path, std::span<const std:
                          std::span<const std::int64_t> shape);
 std::uintmax_t write_npy(const std::filesystem::path& path, std::span<const std::int64_t> data,
                          std::span<const std::int64_t> shape);
+// fp16 as '<f2': the same two bytes as the bit patterns, a different descr (Fp16 is its own type
+// so that it cannot be written as '<u2' by accident).
+std::uintmax_t write_npy(const std::filesystem::path& path, std::span<const Fp16> data,
+                         std::span<const std::int64_t> shape);
 
 struct NpyArray {
-  std::string descr;                // "<f4", "<f8", "<u2", "<i8", ...
+  std::string descr;                // "<f2", "<f4", "<f8", "<u2", "<i8", ...
   std::vector<std::int64_t> shape;  // () for a scalar
   std::vector<std::byte> data;      // C order, little-endian
 
@@ -50,6 +58,7 @@ struct NpyArray {
   std::vector<double> as_float64() const;
   std::vector<std::uint16_t> as_uint16() const;
   std::vector<std::int64_t> as_int64() const;
+  std::vector<Fp16> as_float16() const;  // '<f2' only: a '<u2' (bf16) array is not fp16
 };
 
 // Reads a version 1.0 or 2.0 .npy file of a little-endian numeric type in C order. Throws

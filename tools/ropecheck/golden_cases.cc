@@ -1,8 +1,12 @@
 // The golden-vector cases: both layouts, head_dim 64/80/96/128/256, partial rotary, GQA/MQA head
 // counts, bases 1e4/5e5/1e6, positions 0..2^20 (prefill, gapped, repeated, unsorted, decode
-// offsets), fp32 and bf16; and sinusoidal tables. Few tokens each: the set stays near 2 MB.
+// offsets), fp32, bf16 and fp16 (subnormal and near-overflow inputs included); and sinusoidal
+// tables. Few tokens each: the set stays near 2 MB.
 //   ropecheck vectors --out /tmp/golden
 #include "golden_cases.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace ropecheck {
 namespace {
@@ -17,6 +21,15 @@ constexpr auto kInterleaved = Layout::interleaved;
 constexpr auto kHalfSplit = Layout::half_split;
 constexpr auto kFp32 = StorageType::fp32;
 constexpr auto kBf16 = StorageType::bf16;
+constexpr auto kFp16 = StorageType::fp16;
+
+// Subnormal case: inputs in [-2^-14, 2^-14), all under fp16's smallest normal (multiples of
+// 2^-24), so most outputs are subnormal too and a port that flushes them to zero fails.
+constexpr float kSubnormalScale = 0x1p-15f;
+// Near-range case: inputs in [-45056, 45056), pair norms up to 45056 sqrt(2) = 63718 < 65504:
+// outputs reach fp16's top binade [32768, 65504] and stay finite, with no room for a port that
+// overshoots |p| (or computes in fp16) by more than about 3%.
+constexpr float kNearMaxScale = 0x1.6p14f;
 
 const std::vector<GoldenRopeCase>& rope_cases() {
   static const std::vector<GoldenRopeCase> cases = {
@@ -62,6 +75,19 @@ const std::vector<GoldenRopeCase>& rope_cases() {
        spec(128, 64, 1e6, kInterleaved), kBf16, 8, 8, {k2Pow20}},
       {"bf16_d256_half_split_b1e4_gemma_mqa", "Gemma 2B in bf16, repeated positions",
        spec(256, 256, 1e4, kHalfSplit), kBf16, 8, 1, {9, 9}},
+      // fp16: inputs are fp16 values (subnormals included); expected is their exact rotation --
+      {"fp16_d128_half_split_b5e5_llama3_prefill", "LLaMA-3-shaped heads in fp16 (8 q, 2 kv), a prefill from 0",
+       spec(128, 128, 5e5, kHalfSplit), kFp16, 8, 2, {0, 1, 2, 3}},
+      {"fp16_d128_interleaved_b1e6_decode_2pow20", "fp16, one token at 2^20, 8 q heads per kv head",
+       spec(128, 128, 1e6, kInterleaved), kFp16, 8, 1, {k2Pow20}},
+      {"fp16_d80_half_split_r32_b1e4_phi2",
+       "Phi-2 (32 of 80 features rotated, HF layout) in fp16, decode offsets",
+       spec(80, 32, 1e4, kHalfSplit), kFp16, 4, 4, {0, 1, 2047, 2048}},
+      {"fp16_d64_interleaved_b1e4_subnormal", "fp16 inputs in [-2^-14, 2^-14): subnormal inputs and outputs",
+       spec(64, 64, 1e4, kInterleaved), kFp16, 4, 4, {0, 1, 100, 65536}, kSubnormalScale},
+      {"fp16_d128_half_split_b1e4_near_max",
+       "fp16 inputs up to 45056, pair norms up to 63718 < 65504: finite outputs in the top binade",
+       spec(128, 128, 1e4, kHalfSplit), kFp16, 4, 1, {0, 1, 4095, 131071}, kNearMaxScale},
   };
   return cases;
 }
@@ -102,15 +128,29 @@ std::span<const GoldenRopeCase> golden_rope_cases() { return rope_cases(); }
 std::span<const GoldenSinusoidalCase> golden_sinusoidal_cases() { return sinusoidal_cases(); }
 
 std::vector<float> golden_inputs(std::string_view case_name, std::string_view tensor,
-                                 std::size_t count, StorageType dtype) {
+                                 std::size_t count, StorageType dtype, float scale) {
   std::uint64_t state = fnv1a(std::string(case_name) + "/" + std::string(tensor));
   std::vector<float> values(count);
   for (auto& v : values) {
     // 24 bits: k * 2^-22 - 2 is exact in fp32 for every k < 2^24.
     const auto k = static_cast<std::int64_t>(splitmix64(state) >> 40);
-    v = round_to_storage(static_cast<float>(k - (std::int64_t{1} << 23)) * 0x1p-22f, dtype);
+    const float unit = static_cast<float>(k - (std::int64_t{1} << 23)) * 0x1p-22f;
+    v = round_to_storage(unit * scale, dtype);
   }
   return values;
+}
+
+Fp16 fp16_from_double(double x) {
+  if (!std::isfinite(x)) return fp16_from_float(static_cast<float>(x));  // Inf, NaN
+  // The fp16 spacing at |x|: 2^(e - 10) in a normal binade 2^e (e >= -14), 2^-24 under it
+  // (subnormals; ilogb(0) is hugely negative, so 0 lands here too). x / spacing is exact
+  // (a power of two, far from double's range ends), nearbyint rounds it to nearest even in the
+  // default rounding mode, and an even multiple of the spacing is an even fp16 significand.
+  const double spacing = std::ldexp(1.0, std::max(std::ilogb(x), -14) - 10);
+  const double rounded = std::nearbyint(x / spacing) * spacing;
+  // `rounded` is an fp16 value, or +-65536 when x >= 65520 (fp16_from_float takes that to Inf):
+  // exact in float, so this last conversion rounds nothing.
+  return fp16_from_float(static_cast<float>(rounded));
 }
 
 }  // namespace ropecheck

@@ -24,6 +24,9 @@ struct GoldenRopeCase {
   std::int64_t q_heads = 1;
   std::int64_t kv_heads = 1;
   std::vector<std::int64_t> positions;  // one per token
+  // Inputs are uniform in [-2 scale, 2 scale): fp16 cases move them under fp16's smallest
+  // normal (subnormal handling) or up to its top binade (overflow margin). 1 for the others.
+  float input_scale = 1.0f;
 };
 
 struct GoldenSinusoidalCase {
@@ -37,9 +40,16 @@ std::span<const GoldenRopeCase> golden_rope_cases();
 std::span<const GoldenSinusoidalCase> golden_sinusoidal_cases();
 
 // `count` inputs for one tensor of one case: splitmix64 seeded by FNV-1a of "case/tensor", the
-// top 24 bits as a uniform value in [-2, 2) (exact in fp32), rounded to bf16 for bf16 cases.
-// Integer arithmetic only, so every platform and standard library produces the same values.
+// top 24 bits as a uniform value in [-2, 2) (exact in fp32), times `scale` (one IEEE fp32
+// product, exact for a power of two), rounded to the case's dtype. Integer arithmetic and single
+// IEEE operations only, so every platform and standard library produces the same values.
 std::vector<float> golden_inputs(std::string_view case_name, std::string_view tensor,
-                                 std::size_t count, StorageType dtype);
+                                 std::size_t count, StorageType dtype, float scale = 1.0f);
+
+// x rounded once to fp16 (nearest even, subnormals kept, 65520 and above to Inf), for the
+// *_expected_fp16 files. Not fp16_from_float(float(x)): rounding to float first can land exactly
+// on an fp16 midpoint that x was only near, and that tie then goes to the even neighbour, not to
+// x's side (1 + 2^-11 + 2^-40 would give 1, not 1 + 2^-10).
+Fp16 fp16_from_double(double x);
 
 }  // namespace ropecheck

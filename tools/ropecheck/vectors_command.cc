@@ -66,6 +66,7 @@ class CaseWriter {
     if constexpr (std::is_same_v<T, double>) return kNpyFloat64;
     if constexpr (std::is_same_v<T, std::uint16_t>) return kNpyUint16;
     if constexpr (std::is_same_v<T, std::int64_t>) return kNpyInt64;
+    if constexpr (std::is_same_v<T, Fp16>) return kNpyFloat16;
   }
 
   std::string name_;
@@ -74,12 +75,19 @@ class CaseWriter {
   std::uintmax_t bytes_ = 0;
 };
 
-// One [tokens][heads][head_dim] tensor in the case's dtype: fp32 as '<f4', bf16 as '<u2' bits.
+// One [tokens][heads][head_dim] tensor in the case's dtype: fp32 as '<f4', bf16 as '<u2' bits,
+// fp16 as NumPy's float16 '<f2'.
 void write_in_dtype(CaseWriter& writer, const std::string& key, const std::string& file,
                     std::span<const float> values, StorageType dtype,
                     const std::vector<std::int64_t>& shape, const std::string& what) {
   if (dtype == StorageType::fp32) {
     writer.write<float>(key, file, values, shape, what);
+    return;
+  }
+  if (dtype == StorageType::fp16) {
+    std::vector<Fp16> halves(values.size());
+    for (std::size_t j = 0; j < values.size(); ++j) halves[j] = fp16_from_float(values[j]);  // exact
+    writer.write<Fp16>(key, file, halves, shape, what);
     return;
   }
   std::vector<std::uint16_t> bits(values.size());
@@ -93,6 +101,12 @@ void write_rounded(CaseWriter& writer, const std::string& key, const std::string
   if (dtype == StorageType::fp32) {
     std::vector<float> rounded(expected.begin(), expected.end());  // one rounding to nearest even
     writer.write<float>(key, file, rounded, shape, what);
+    return;
+  }
+  if (dtype == StorageType::fp16) {
+    std::vector<Fp16> halves(expected.size());
+    for (std::size_t j = 0; j < expected.size(); ++j) halves[j] = fp16_from_double(expected[j]);
+    writer.write<Fp16>(key, file, halves, shape, what);
     return;
   }
   std::vector<std::uint16_t> bits(expected.size());
@@ -114,7 +128,7 @@ Json write_rope_case(const GoldenRopeCase& c, const fs::path& out_dir, std::uint
   for (const auto& [tensor, heads] : {std::pair{std::string("q"), c.q_heads}, {std::string("k"), c.kv_heads}}) {
     const std::vector<std::int64_t> shape = {tokens, heads, c.spec.head_dim};
     const auto count = static_cast<std::size_t>(tokens * heads * c.spec.head_dim);
-    const auto input = golden_inputs(c.name, tensor, count, c.dtype);
+    const auto input = golden_inputs(c.name, tensor, count, c.dtype, c.input_scale);
     const auto expected = oracle_rope(c.spec, input, tokens, heads, c.positions);
     write_in_dtype(writer, tensor, tensor + ".npy", input, c.dtype, shape, "input");
     writer.write<double>(tensor + "_expected", tensor + "_expected.npy", expected, shape,

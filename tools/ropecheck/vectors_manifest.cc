@@ -29,23 +29,32 @@ Json vectors_manifest_head() {
                     "GQA); positions are int64, one per token"},
         {"bf16", "bf16 arrays are stored as '<u2' bit patterns: the top 16 bits of an IEEE "
                  "binary32; widen with float32(uint32(bits) << 16)"},
+        {"fp16", "fp16 arrays are NumPy's native float16, descr '<f2' (IEEE binary16, little-endian): "
+                 "np.load reads them as numbers, no widening by hand. Subnormals (multiples of 2^-24 "
+                 "under 2^-14) are values like any other: a port must not flush them to zero, in "
+                 "its inputs or its outputs"},
         {"rope", "theta_i = base^(-2i/rotary_dim), i in [0, rotary_dim/2); interleaved: pair i = "
                  "features (2i, 2i+1); half_split: pair i = (i, i + rotary_dim/2); y_a = x_a cos(m "
                  "theta_i) - x_b sin(m theta_i), y_b = x_a sin(m theta_i) + x_b cos(m theta_i); "
                  "features past rotary_dim pass through unchanged"},
         {"sinusoidal", "PE(pos, 2i) = sin(pos * w_i), PE(pos, 2i+1) = cos(pos * w_i), w_i = "
                        "base^(-2i/d_model); pe is [positions][d_model]"},
-        {"expected", "*_expected.npy: float64, the exact result on the stored inputs (bf16 cases: "
-                     "on the bf16 values); *_expected_<dtype>.npy: the same rounded once (to "
-                     "nearest even) to the case's dtype, for convenience"},
+        {"expected", "*_expected.npy: float64, the exact result on the stored inputs (bf16 and fp16 "
+                     "cases: on the bf16 or fp16 values); *_expected_<dtype>.npy: the same rounded "
+                     "once (to nearest even, straight from float64) to the case's dtype, for "
+                     "convenience"},
         {"eps32", kEps32}}},
   };
 }
 
 Json rope_tolerance_json(StorageType dtype) {
   const double fp64_total = rotation_bound_units({AnglePrecision::fp64, dtype, 1.0, 0.0}, 0, 0.0);
+  // unit_pair_norm's floor n_min / a with a = 1: the golden specs have no frequency scaling.
+  // 2^-14 for fp16; fp32's and bf16's 2^-126 never binds on these inputs but keeps one formula.
+  const double floor = storage_min_normal(dtype);
   Json derivation = Json::array({
-      "Units: eps32 * |(x_a, x_b)|, eps32 = 2^-23, (x_a, x_b) the input pair the element belongs to.",
+      "Units: eps32 * |(x_a, x_b)|, eps32 = 2^-23, (x_a, x_b) the input pair the element belongs to "
+      "(|(x_a, x_b)| raised to pair_norm_floor, the storage's smallest normal: see fp16 below).",
       "fp32 rotation y_a = c*x_a - s*x_b (y_b likewise), u = eps32/2: rounding c and s (or sinf/cosf, "
       "< 1 ulp) costs (|x_a|+|x_b|) u, the two products and the sum (|x_a|+|x_b|) u + |p| u; with "
       "|x_a|+|x_b| <= sqrt(2)|p| that is 1.91 units -> rounding = 2.",
@@ -61,10 +70,25 @@ Json rope_tolerance_json(StorageType dtype) {
         "|y|, |y| <= |p| (1 + 2 eps32) -> 2^15 (1 + 2^-22) units (storage). The inputs are bf16 "
         "values already, so there is no input term.");
   }
+  if (dtype == StorageType::fp16) {
+    derivation.push_back(
+        "fp16 storage: each fp32 result is rounded once more to fp16 (nearest even, subnormals "
+        "kept): for |y| >= 2^-14 (fp16's smallest normal) |delta| <= 2^-11 |y| <= 2^-11 |p| (1 + 2 "
+        "eps32) -> 2^12 (1 + 2^-22) units (storage). The inputs are fp16 values already, so there "
+        "is no input term.");
+    derivation.push_back(
+        "Under 2^-14 fp16 rounding is absolute: half the subnormal spacing 2^-24, |delta| <= 2^-25 "
+        "= 2^-11 * 2^-14, however small y is. So errors are measured in units of eps32 * "
+        "max(|p|, 2^-14) (pair_norm_floor = 2^-14): with |p| alone the bound would shrink to "
+        "nothing on subnormal pairs while the rounding stays 2^-25. Every other term only grows "
+        "with the floor. A zero pair must rotate to exact zeros.");
+  }
   return {
-      {"units", "eps32 * |(x_a, x_b)|"},
-      {"error", "err = |y - expected| / (2^-23 * hypot(x_a, x_b)), per rotated element, with expected "
-                "from *_expected.npy (float64) and (x_a, x_b) the element's input pair"},
+      {"units", "eps32 * max(|(x_a, x_b)|, pair_norm_floor)"},
+      {"error", "err = |y - expected| / (2^-23 * max(hypot(x_a, x_b), pair_norm_floor)), per rotated "
+                "element, with expected from *_expected.npy (float64) and (x_a, x_b) the element's "
+                "input pair; on these vectors the floor binds only for fp16 pairs under 2^-14"},
+      {"pair_norm_floor", floor},
       {"rotation_bound_units",
        {{"rounding", kRoundingUnits},
         {"storage", storage_rounding_units(dtype)},
@@ -73,7 +97,7 @@ Json rope_tolerance_json(StorageType dtype) {
       {"formula", "bound = rounding + storage + [angles formed in fp32] * (per_abs_ln_theta * |ln theta_i| + constant) * "
                   "|m * theta_i|, theta_i from theta.npy; features past rotary_dim: bit for bit"},
       {"derivation", derivation},
-      {"source", "include/ropecheck/tolerance.h (rotation_bound_units)"},
+      {"source", "include/ropecheck/tolerance.h (rotation_bound_units, unit_pair_norm)"},
   };
 }
 

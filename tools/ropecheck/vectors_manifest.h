@@ -17,7 +17,8 @@ nlohmann::ordered_json vectors_manifest_head();
 
 // The tolerance a RoPE port storing `dtype` should meet against the float64 expected values:
 // rotation_bound_units (rounding, storage, fp64_angles total, fp32_angles_per_radian), the
-// formula and the derivation, in units of eps32 * |(x_a, x_b)|.
+// formula and the derivation, in units of eps32 * max(|(x_a, x_b)|, pair_norm_floor): the floor
+// is fp16's smallest normal 2^-14 for fp16 (tolerance.h's unit_pair_norm with a = 1).
 nlohmann::ordered_json rope_tolerance_json(StorageType dtype);
 
 // The same for an fp32 sinusoidal table, in units of eps32 (absolute).
