@@ -9,6 +9,8 @@
 
 namespace ropecheck {
 
+// avx2: AVX2 + FMA + F16C (the fp16 kernel's conversions; every AVX2 CPU has it).
+// avx512: AVX-512 F, DQ, VL, BW.
 enum class Isa { scalar, avx2, avx512 };
 
 std::string_view to_string(Isa isa);
