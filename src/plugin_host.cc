@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "plugin_guarded_buffers.h"
@@ -26,7 +28,25 @@ using plugin_protocol::LoadStage;
 constexpr std::uint32_t kKnownLayouts =
     (1u << ROPECHECK_LAYOUT_INTERLEAVED) | (1u << ROPECHECK_LAYOUT_HALF_SPLIT);
 constexpr std::uint32_t kKnownAngles = (1u << ROPECHECK_ANGLES_FP32) | (1u << ROPECHECK_ANGLES_FP64);
-constexpr std::uint32_t kKnownDtypes = ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_BF16;
+constexpr std::uint32_t kKnownDtypes =
+    ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_BF16 | ROPECHECK_DTYPE_FP16;
+
+// ABI 1 is frozen in binary: apply_fp16 took the place of reserved[0], so the size and every
+// earlier offset must stay those of the first version 1 header (abi_version and struct_size,
+// five pointers up to apply_bf16, then four pointer slots: once reserved[4], now apply_fp16 and
+// reserved[3]), or libraries built against it would be misread. Function and object pointers
+// have one size on POSIX.
+constexpr std::size_t kPointer = sizeof(void*);
+static_assert(offsetof(ropecheck_plugin_v1, abi_version) == 0);
+static_assert(offsetof(ropecheck_plugin_v1, struct_size) == 4);
+static_assert(offsetof(ropecheck_plugin_v1, name) == 8);
+static_assert(offsetof(ropecheck_plugin_v1, summary) == 8 + kPointer);
+static_assert(offsetof(ropecheck_plugin_v1, query_capabilities) == 8 + 2 * kPointer);
+static_assert(offsetof(ropecheck_plugin_v1, apply_f32) == 8 + 3 * kPointer);
+static_assert(offsetof(ropecheck_plugin_v1, apply_bf16) == 8 + 4 * kPointer);
+static_assert(offsetof(ropecheck_plugin_v1, apply_fp16) == 8 + 5 * kPointer);  // old reserved[0]
+static_assert(offsetof(ropecheck_plugin_v1, reserved) == 8 + 6 * kPointer);
+static_assert(sizeof(ropecheck_plugin_v1) == 8 + 9 * kPointer);
 
 bool valid_name(std::string_view name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
@@ -52,7 +72,7 @@ std::string judge(const LoadReport& r) {
     case LoadStage::bad_struct:
       return fmt::format("ropecheck_plugin_v1 is malformed: struct_size {} (at least {} needed) "
                          "or query_capabilities is NULL",
-                         r.struct_size, offsetof(ropecheck_plugin_v1, reserved));
+                         r.struct_size, plugin_protocol::kMinStructSize);
     case LoadStage::query_failed: return r.detail;
   }
   if (r.name_truncated != 0 || !valid_name(r.name)) {
@@ -68,13 +88,17 @@ std::string judge(const LoadReport& r) {
                        caps.angle_precisions);
   }
   if ((caps.dtypes & kKnownDtypes) == 0 || (caps.dtypes & ~kKnownDtypes) != 0) {
-    return fmt::format("capabilities: dtypes mask {:#x} (ROPECHECK_DTYPE_FP32, _BF16)", caps.dtypes);
+    return fmt::format("capabilities: dtypes mask {:#x} (ROPECHECK_DTYPE_FP32, _BF16, _FP16)",
+                       caps.dtypes);
   }
   if ((caps.dtypes & ROPECHECK_DTYPE_FP32) != 0 && r.has_apply_f32 == 0) {
     return "declares fp32 but apply_f32 is NULL";
   }
   if ((caps.dtypes & ROPECHECK_DTYPE_BF16) != 0 && r.has_apply_bf16 == 0) {
     return "declares bf16 but apply_bf16 is NULL";
+  }
+  if ((caps.dtypes & ROPECHECK_DTYPE_FP16) != 0 && r.has_apply_fp16 == 0) {
+    return "declares fp16 but apply_fp16 is NULL";
   }
   if (caps.max_head_dim != 0 && (caps.max_head_dim < 4 || caps.max_head_dim % 2 != 0)) {
     return fmt::format("capabilities: max_head_dim {} (0 for no limit, else even and >= 4)",
@@ -96,9 +120,12 @@ RopeCapabilities to_capabilities(const LoadReport& r) {
   }
   caps.partial_rotary = r.caps.partial_rotary != 0;
   caps.isa = "plugin";
-  // The properties' fp32 tensors go to apply_f32 when there is one; a bf16-only plugin is
-  // judged as bf16 storage (its inputs are bf16-exact, its bound has the storage term).
-  caps.storage = (r.caps.dtypes & ROPECHECK_DTYPE_FP32) != 0 ? StorageType::fp32 : StorageType::bf16;
+  // The properties' fp32 tensors go to apply_f32 when there is one; else the plugin is judged
+  // as its 16-bit storage, bf16 before fp16 (plugin.h): its inputs are storage-exact (fp16's
+  // within fp16's range) and its bound has that storage's rounding term.
+  caps.storage = (r.caps.dtypes & ROPECHECK_DTYPE_FP32) != 0   ? StorageType::fp32
+                 : (r.caps.dtypes & ROPECHECK_DTYPE_BF16) != 0 ? StorageType::bf16
+                                                               : StorageType::fp16;
   if (r.caps.max_head_dim != 0) caps.max_head_dim = std::min(caps.max_head_dim, r.caps.max_head_dim);
   caps.frequency_scaling = false;  // ABI 1's scaling fields are reserved (zero)
   return caps;
@@ -143,22 +170,44 @@ class PluginRope final : public RopeImpl {
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
-    if (caps_.storage == StorageType::fp32) return call(ROPECHECK_DTYPE_FP32, "apply_f32", spec, q, k, positions);
-    // A bf16-only plugin given fp32 tensors: round, rotate, widen back (exact), as kernel_bf16.
-    std::vector<std::uint16_t> q16(q.data.size()), k16(k.data.size());
-    std::transform(q.data.begin(), q.data.end(), q16.begin(), bf16_from_float);
-    std::transform(k.data.begin(), k.data.end(), k16.begin(), bf16_from_float);
-    rotate_qk_bf16(spec, {q16, q.tokens, q.heads, q.head_dim}, {k16, k.tokens, k.heads, k.head_dim},
-                   positions);
-    std::transform(q16.begin(), q16.end(), q.data.begin(), float_from_bf16);
-    std::transform(k16.begin(), k16.end(), k.data.begin(), float_from_bf16);
+    switch (caps_.storage) {
+      case StorageType::fp32: return call(ROPECHECK_DTYPE_FP32, "apply_f32", spec, q, k, positions);
+      case StorageType::bf16:
+        return rotate_through_storage(spec, q, k, positions, bf16_from_float, float_from_bf16);
+      case StorageType::fp16:
+        return rotate_through_storage(spec, q, k, positions, fp16_from_float, float_from_fp16);
+    }
   }
   void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
                       PositionIds positions) const override {
     call(ROPECHECK_DTYPE_BF16, "apply_bf16", spec, q, k, positions);
   }
+  void rotate_qk_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                      PositionIds positions) const override {
+    call(ROPECHECK_DTYPE_FP16, "apply_fp16", spec, q, k, positions);
+  }
 
  private:
+  // A 16-bit-only plugin given fp32 tensors: round to its storage, rotate through its apply_bf16
+  // or apply_fp16, widen back (exact), as kernel_bf16 and kernel_fp16 do.
+  template <typename Element>
+  void rotate_through_storage(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                              PositionIds positions, Element (*narrow)(float),
+                              float (*widen)(Element)) const {
+    std::vector<Element> q16(q.data.size()), k16(k.data.size());
+    std::transform(q.data.begin(), q.data.end(), q16.begin(), narrow);
+    std::transform(k.data.begin(), k.data.end(), k16.begin(), narrow);
+    const HeadTensorOf<Element> q_stored{q16, q.tokens, q.heads, q.head_dim};
+    const HeadTensorOf<Element> k_stored{k16, k.tokens, k.heads, k.head_dim};
+    if constexpr (std::is_same_v<Element, Fp16>) {
+      rotate_qk_fp16(spec, q_stored, k_stored, positions);
+    } else {
+      rotate_qk_bf16(spec, q_stored, k_stored, positions);
+    }
+    std::transform(q16.begin(), q16.end(), q.data.begin(), widen);
+    std::transform(k16.begin(), k16.end(), k.data.begin(), widen);
+  }
+
   template <typename Element>
   void call(std::uint32_t dtype, std::string_view function, const RopeSpec& spec,
             HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) const {

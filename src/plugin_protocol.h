@@ -5,6 +5,7 @@
 // Plain structs, same binary on both sides (the worker is a fork of the host).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "ropecheck/plugin.h"
@@ -22,6 +23,11 @@ enum class LoadStage : std::uint32_t {
   query_failed,   // query_capabilities returned non-OK (detail: the status)
 };
 
+// The smallest struct_size accepted: every field through apply_bf16. apply_fp16 took the place of
+// the first reserved pointer within ABI 1, so a struct_size that ends before it is still a valid
+// version 1 struct (without fp16), and the worker reads apply_fp16 only when struct_size covers it.
+inline constexpr std::size_t kMinStructSize = offsetof(ropecheck_plugin_v1, apply_fp16);
+
 inline constexpr std::size_t kMaxNameBytes = 64;
 inline constexpr std::size_t kMaxSummaryBytes = 400;
 inline constexpr std::size_t kMaxDetailBytes = 400;
@@ -32,6 +38,7 @@ struct LoadReport {
   std::uint32_t struct_size = 0;
   std::uint32_t has_apply_f32 = 0;
   std::uint32_t has_apply_bf16 = 0;
+  std::uint32_t has_apply_fp16 = 0;
   std::uint32_t name_truncated = 0;  // the name ran past kMaxNameBytes (refused by the host)
   ropecheck_plugin_capabilities caps{};
   char name[kMaxNameBytes + 1] = {};

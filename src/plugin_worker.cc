@@ -70,6 +70,13 @@ void close_other_files(int keep_a, int keep_b) {
   }
 }
 
+// apply_fp16, or nullptr when the plugin's struct_size ends before it: nothing past struct_size
+// is ever read (see plugin_protocol::kMinStructSize).
+ropecheck_plugin_apply_fp16_fn apply_fp16_of(const ropecheck_plugin_v1& p) {
+  const bool present = p.struct_size >= offsetof(ropecheck_plugin_v1, apply_fp16) + sizeof p.apply_fp16;
+  return present ? p.apply_fp16 : nullptr;
+}
+
 LoadReport load(const char* path, const ropecheck_plugin_v1** plugin) {
   LoadReport report;
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -99,7 +106,7 @@ LoadReport load(const char* path, const ropecheck_plugin_v1** plugin) {
     report.stage = LoadStage::wrong_abi;
     return report;
   }
-  if (p->struct_size < offsetof(ropecheck_plugin_v1, reserved) || p->query_capabilities == nullptr) {
+  if (p->struct_size < plugin_protocol::kMinStructSize || p->query_capabilities == nullptr) {
     report.stage = LoadStage::bad_struct;
     return report;
   }
@@ -107,6 +114,7 @@ LoadReport load(const char* path, const ropecheck_plugin_v1** plugin) {
   copy_bounded(report.summary, plugin_protocol::kMaxSummaryBytes, p->summary, nullptr);
   report.has_apply_f32 = p->apply_f32 != nullptr;
   report.has_apply_bf16 = p->apply_bf16 != nullptr;
+  report.has_apply_fp16 = apply_fp16_of(*p) != nullptr;
   ropecheck_plugin_capabilities caps{};
   caps.struct_size = sizeof caps;
   const std::int32_t status = p->query_capabilities(&caps);
@@ -130,11 +138,13 @@ bool send_message(int channel, const Message& message) {
 std::int32_t apply(const ropecheck_plugin_v1& plugin, const CallMessage& call, std::byte* base) {
   const ropecheck_plugin_spec spec = call.spec;  // a copy: the plugin cannot alter the host's
   const auto* positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
-  if (call.dtype == ROPECHECK_DTYPE_BF16) {
-    if (plugin.apply_bf16 == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
-    return plugin.apply_bf16(&spec, reinterpret_cast<std::uint16_t*>(base + call.q_offset),
-                             call.q_heads, reinterpret_cast<std::uint16_t*>(base + call.k_offset),
-                             call.k_heads, positions, call.tokens);
+  if (call.dtype == ROPECHECK_DTYPE_BF16 || call.dtype == ROPECHECK_DTYPE_FP16) {
+    // Both 16-bit storages pass uint16_t bit patterns; only the function differs.
+    const auto apply_16 = call.dtype == ROPECHECK_DTYPE_BF16 ? plugin.apply_bf16 : apply_fp16_of(plugin);
+    if (apply_16 == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
+    return apply_16(&spec, reinterpret_cast<std::uint16_t*>(base + call.q_offset), call.q_heads,
+                    reinterpret_cast<std::uint16_t*>(base + call.k_offset), call.k_heads,
+                    positions, call.tokens);
   }
   if (plugin.apply_f32 == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
   return plugin.apply_f32(&spec, reinterpret_cast<float*>(base + call.q_offset), call.q_heads,

@@ -1,11 +1,12 @@
 // The plugin ABI end to end: the example plugins (examples/plugin/, built into
 // ROPECHECK_PLUGIN_DIR) loaded in-process through load_plugin() and verified through the real
-// binary (ROPECHECK_CLI_PATH): the good one passes everything, the broken one fails with a
-// counterexample, the crashing, hanging and overflowing ones FAIL without killing ropecheck, and
+// binary (ROPECHECK_CLI_PATH): the good one (and fp16_rope, on fp16 storage) passes everything,
+// the broken one (and fp16_truncating_rope) fails with a counterexample, the crashing, hanging and overflowing ones FAIL without killing ropecheck, and
 // the unloadable ones exit 2.   ctest -L plugin   (or build/plugin_test --gtest_filter=...)
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -21,7 +22,9 @@
 #include "repro_command.h"
 #include "ropecheck/errors.h"
 #include "ropecheck/oracle.h"
+#include "ropecheck/plugin.h"
 #include "ropecheck/plugin_host.h"
+#include "ropecheck/storage.h"
 #include "test_process.h"
 
 namespace ropecheck {
@@ -112,12 +115,63 @@ TEST(PluginLoad, GoodPluginMatchesTheOracleWithGqaPartialRotaryAndQAlone) {
   }
 }
 
+TEST(PluginLoad, Fp16OnlyPluginIsJudgedAsFp16Storage) {
+  const auto impl = load_plugin(plugin("fp16_rope"));
+  EXPECT_EQ(impl->id(), "plugin/fp16_rope");
+  EXPECT_EQ(impl->capabilities().storage, StorageType::fp16);
+  ASSERT_NE(plugin_info(*impl), nullptr);
+  EXPECT_EQ(plugin_info(*impl)->dtypes, ROPECHECK_DTYPE_FP16);
+  EXPECT_EQ(load_plugin(plugin("good_rope"))->capabilities().storage, StorageType::fp32);
+}
+
+// fp32 tensors in (the properties' way): rounded to fp16, rotated by apply_fp16, widened back.
+// Against the oracle on the fp16-rounded input, each result is off by at most one fp16 rounding
+// (2^-11 relative, 2^-25 absolute under 2^-14) and one fp32 one; and it is an fp16 value.
+TEST(PluginLoad, Fp16PluginRotatesThroughFp16StorageWithinOneRounding) {
+  const auto impl = load_plugin(plugin("fp16_rope"));
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    Problem p(96, layout, 64);
+    // Scaled from 2^-20 (fp16 subnormals: absolute rounding) up to about 0.2 along the tensor.
+    for (auto* x : {&p.q, &p.k}) {
+      for (float& v : *x) v *= 0x1p-13f * static_cast<float>(&v - x->data()) + 0x1p-20f;
+    }
+    const auto tokens = static_cast<std::int64_t>(p.positions.size());
+    auto rounded_q = p.q, rounded_k = p.k;
+    for (auto* x : {&rounded_q, &rounded_k}) {
+      for (float& v : *x) v = round_to_storage(v, StorageType::fp16);
+    }
+    const auto want_q = oracle_rope(p.spec, rounded_q, tokens, p.q_heads, p.positions);
+    const auto want_k = oracle_rope(p.spec, rounded_k, tokens, p.k_heads, p.positions);
+    p.apply(*impl);
+    const auto check = [](const std::vector<float>& got, const std::vector<double>& want) {
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], round_to_storage(got[i], StorageType::fp16)) << i;
+        ASSERT_LE(std::abs(got[i] - want[i]), (0x1p-11 + 0x1p-22) * std::abs(want[i]) + 0x1p-25)
+            << i << ": " << got[i] << " vs " << want[i];
+      }
+    };
+    check(p.q, want_q);
+    check(p.k, want_k);
+
+    // apply_fp16 (fp16 in and out) is the same call without the conversions: same bits.
+    std::vector<Fp16> q16(rounded_q.size()), k16(rounded_k.size());
+    std::transform(rounded_q.begin(), rounded_q.end(), q16.begin(), fp16_from_float);
+    std::transform(rounded_k.begin(), rounded_k.end(), k16.begin(), fp16_from_float);
+    impl->apply_fp16(p.spec, Fp16HeadTensor{q16, tokens, p.q_heads, p.spec.head_dim},
+                     Fp16HeadTensor{k16, tokens, p.k_heads, p.spec.head_dim}, p.positions);
+    for (std::size_t i = 0; i < q16.size(); ++i) ASSERT_EQ(float_from_fp16(q16[i]), p.q[i]) << i;
+    for (std::size_t i = 0; i < k16.size(); ++i) ASSERT_EQ(float_from_fp16(k16[i]), p.k[i]) << i;
+  }
+}
+
 TEST(PluginLoad, UnloadablePluginsAreInvalidInputNamingTheProblem) {
   EXPECT_NE(load_error(plugin("no_such_plugin")).find("no such file"), std::string::npos);
   EXPECT_NE(load_error(plugin("not_a_plugin")).find("exports no 'ropecheck_plugin_entry'"),
             std::string::npos);
   EXPECT_NE(load_error(plugin("wrong_abi_rope")).find("speaks plugin ABI version 2; this "
                                                       "ropecheck speaks version 1"),
+            std::string::npos);
+  EXPECT_NE(load_error(plugin("fp16_null_rope")).find("declares fp16 but apply_fp16 is NULL"),
             std::string::npos);
   EXPECT_NE(load_error(plugin("good_rope"), PluginOptions{0.0}).find("--plugin-timeout"),
             std::string::npos);
@@ -205,10 +259,11 @@ std::map<std::string, std::string> statuses(const Json& json, const std::string&
   return found;
 }
 
-TEST(PluginCli, GoodPluginPassesTheWholeRopeCatalogue) {
-  const auto v = verify_plugin("good_rope", {"--cases", "30"});
+// `ropecheck verify --plugin NAME.so --cases 30` passes every RoPE property of the catalogue.
+void expect_whole_catalogue_passes(const std::string& name) {
+  const auto v = verify_plugin(name, {"--cases", "30"});
   EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
-  const auto found = statuses(v.json, "plugin/good_rope");
+  const auto found = statuses(v.json, "plugin/" + name);
   // ABI 1 carries no frequency scaling: the scaling properties say so by skipping.
   const std::set<std::string> need_scaling = {"linear_scaling_interpolates", "scaling_boundary"};
   for (const auto& id : rope_property_ids()) {
@@ -217,6 +272,20 @@ TEST(PluginCli, GoodPluginPassesTheWholeRopeCatalogue) {
   }
   // Only the plugin: --plugin without --impl leaves the registry out.
   EXPECT_EQ(v.run.out.find("rotation_matrix/scalar"), std::string::npos) << v.run.out;
+}
+
+TEST(PluginCli, GoodPluginPassesTheWholeRopeCatalogue) { expect_whole_catalogue_passes("good_rope"); }
+
+// Judged as fp16 storage: fp16-range inputs, subnormals included, and the fp16 rounding term.
+TEST(PluginCli, Fp16PluginPassesTheWholeRopeCatalogue) { expect_whole_catalogue_passes("fp16_rope"); }
+
+// The same plugin with a truncating narrowing: up to one fp16 ulp, twice the bound's rounding.
+TEST(PluginCli, Fp16TruncatingPluginFailsOracleAgreement) {
+  const auto v = verify_plugin("fp16_truncating_rope", {"--property", "oracle_agreement"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_EQ(statuses(v.json, "plugin/fp16_truncating_rope").at("oracle_agreement"), "FAILED")
+      << v.run.out;
+  EXPECT_NE(v.run.out.find("counterexample:"), std::string::npos) << v.run.out;
 }
 
 TEST(PluginCli, BrokenPluginFailsWithAShrunkCounterexampleThatReplays) {
@@ -278,7 +347,8 @@ TEST(PluginCli, UnloadablePluginsExit2WithAClearMessage) {
   };
   for (const auto& c : {Case{plugin("no_such_plugin"), "no such file"},
                         Case{plugin("not_a_plugin"), "exports no 'ropecheck_plugin_entry'"},
-                        Case{plugin("wrong_abi_rope"), "speaks plugin ABI version 2"}}) {
+                        Case{plugin("wrong_abi_rope"), "speaks plugin ABI version 2"},
+                        Case{plugin("fp16_null_rope"), "declares fp16 but apply_fp16 is NULL"}}) {
     for (const char* command : {"verify", "list"}) {
       const auto run = ropecheck_cli({command, "--plugin", c.plugin});
       EXPECT_EQ(run.code, 2) << command << " " << c.plugin << "\n" << run.out << run.err;
@@ -308,6 +378,25 @@ TEST(PluginCli, ListShowsThePluginsCapabilities) {
   EXPECT_EQ(plugins[0].at("capabilities").at("angle_precisions"), Json::array({"fp64"}));
   EXPECT_EQ(plugins[0].at("plugin").at("abi_version"), 1);
   EXPECT_EQ(plugins[0].at("plugin").at("dtypes"), Json::array({"fp32"}));
+  EXPECT_EQ(plugins[0].at("capabilities").at("storage"), "fp32");
+}
+
+TEST(PluginCli, ListShowsAnFp16PluginsDtypesAndStorage) {
+  const auto text = ropecheck_cli({"list", "--plugin", plugin("fp16_rope")});
+  ASSERT_EQ(text.code, 0) << text.err;
+  const auto row_at = text.out.find("plugin/fp16_rope");
+  ASSERT_NE(row_at, std::string::npos) << text.out;
+  const std::string row = text.out.substr(row_at, text.out.find('\n', row_at) - row_at);
+  // DTYPES and STORAGE are both fp16: two separate words in the row.
+  const auto first = row.find(" fp16 ");
+  ASSERT_NE(first, std::string::npos) << row;
+  EXPECT_NE(row.find(" fp16 ", first + 1), std::string::npos) << row;
+  const auto json = ropecheck_cli({"list", "--json", "--plugin", plugin("fp16_rope")});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto plugins = Json::parse(json.out).at("plugins");
+  ASSERT_EQ(plugins.size(), 1u);
+  EXPECT_EQ(plugins[0].at("plugin").at("dtypes"), Json::array({"fp16"}));
+  EXPECT_EQ(plugins[0].at("capabilities").at("storage"), "fp16");
 }
 
 }  // namespace

@@ -56,8 +56,9 @@ static const ropecheck_plugin_v1 kPlugin = {
     "example plugin with a bug: half_split rotates by -m theta (sin sign swapped)",
     query_capabilities,
     apply_f32,
-    0,
-    {0, 0, 0, 0},
+    0, /* no bf16 */
+    0, /* no fp16 */
+    {0, 0, 0},
 };
 
 ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v1* ropecheck_plugin_entry(void) { return &kPlugin; }

@@ -1,12 +1,13 @@
 /* misbehaving_rope: plugins that break the host rather than the math, built once per
  * misbehaviour (CMake: plugin_crash_rope, plugin_hang_rope, plugin_overflow_rope,
- * plugin_unsupported_rope, plugin_wrong_abi_rope) to test ropecheck's isolation: every one must
+ * plugin_unsupported_rope, plugin_wrong_abi_rope, plugin_fp16_null_rope) to test ropecheck's isolation: every one must
  * give FAILED (or SKIPPED, or exit 2 for the ABI) with the reason, never a dead ropecheck.
  *   MISBEHAVE_CRASH        apply writes through a wild pointer: SIGSEGV in the worker
  *   MISBEHAVE_HANG         apply never returns: killed after --plugin-timeout
  *   MISBEHAVE_OVERFLOW     rotates correctly, then writes one float past the end of q
  *   MISBEHAVE_UNSUPPORTED  declares every head_dim, returns UNSUPPORTED above 64
  *   MISBEHAVE_WRONG_ABI    claims ABI version 2
+ *   MISBEHAVE_FP16_NULL    declares fp16 (beside fp32) but leaves apply_fp16 NULL: refused
  */
 #define _POSIX_C_SOURCE 200809L /* pause() */
 
@@ -26,6 +27,8 @@
 #define PLUGIN_NAME "unsupported_rope"
 #elif defined(MISBEHAVE_WRONG_ABI)
 #define PLUGIN_NAME "wrong_abi_rope"
+#elif defined(MISBEHAVE_FP16_NULL)
+#define PLUGIN_NAME "fp16_null_rope"
 #else
 #error "define one MISBEHAVE_* (see the header comment)"
 #endif
@@ -76,7 +79,11 @@ static int32_t apply_f32(const ropecheck_plugin_spec* spec, float* q, int64_t q_
 
 static int32_t query_capabilities(ropecheck_plugin_capabilities* caps) {
   caps->layouts = (1u << ROPECHECK_LAYOUT_INTERLEAVED) | (1u << ROPECHECK_LAYOUT_HALF_SPLIT);
+#if defined(MISBEHAVE_FP16_NULL)
+  caps->dtypes = ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_FP16; /* no apply_fp16 below */
+#else
   caps->dtypes = ROPECHECK_DTYPE_FP32;
+#endif
   caps->angle_precisions = 1u << ROPECHECK_ANGLES_FP64;
   caps->max_head_dim = 0;
   caps->partial_rotary = 1;
@@ -90,8 +97,9 @@ static const ropecheck_plugin_v1 kPlugin = {
     "misbehaving example plugin (examples/plugin/misbehaving_rope.c)",
     query_capabilities,
     apply_f32,
-    0,
-    {0, 0, 0, 0},
+    0, /* no bf16 */
+    0, /* no fp16 */
+    {0, 0, 0},
 };
 
 ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v1* ropecheck_plugin_entry(void) { return &kPlugin; }

@@ -14,7 +14,8 @@
  * never runs the library in its own process: a child process dlopen()s it, calls the functions
  * below on buffers in shared memory fenced by guard bytes, and is killed and restarted when it
  * crashes, hangs or writes outside its buffers; each of those is a FAILED property with the
- * shrunk counterexample. examples/plugin/good_rope.c is a complete plugin.
+ * shrunk counterexample. examples/plugin/good_rope.c is a complete plugin (fp16_rope.c one on
+ * fp16 storage).
  *
  * The rotation (ropecheck's README, "What is checked"): for token t at position m = positions[t],
  * rotary pair i of every head is rotated by the angle m * theta_i, theta_i = base^(-2i/rotary_dim),
@@ -70,13 +71,21 @@ extern "C" {
 /* Element types of q and k; bits in capabilities.dtypes. */
 #define ROPECHECK_DTYPE_FP32 (1u << 0) /* float */
 #define ROPECHECK_DTYPE_BF16 (1u << 1) /* uint16_t bf16 bit patterns (the top half of a float) */
+/* uint16_t IEEE binary16 bit patterns: round to nearest even on narrowing, subnormals kept (not
+ * flushed to zero); added within ABI 1 in the first reserved pointer (apply_fp16 below). */
+#define ROPECHECK_DTYPE_FP16 (1u << 2)
+/* Which storage the plugin is judged as: fp32 when dtypes has FP32 (the properties' fp32 tensors
+ * go to apply_f32), else bf16 when it has BF16, else fp16. A bf16- or fp16-only plugin gets the
+ * properties' tensors rounded to its storage (round to nearest even), rotated through its
+ * apply_bf16 / apply_fp16, and widened back, and is held to the bound with that storage's
+ * rounding term. */
 
 /* What the kernel supports. The host zero-fills it, sets struct_size, and calls
  * query_capabilities once per worker start; cases outside it are never generated. */
 typedef struct ropecheck_plugin_capabilities {
   uint32_t struct_size;      /* set by the host: sizeof the host's struct */
   uint32_t layouts;          /* bit mask of (1u << ROPECHECK_LAYOUT_*), at least one */
-  uint32_t dtypes;           /* bit mask of ROPECHECK_DTYPE_*; fp32 is what properties use */
+  uint32_t dtypes;           /* bit mask of ROPECHECK_DTYPE_*, at least one (storage: above) */
   uint32_t angle_precisions; /* bit mask of (1u << ROPECHECK_ANGLES_*), at least one */
   int32_t max_head_dim;      /* largest head_dim handled; 0: no limit (head_dim is even, >= 2) */
   int32_t partial_rotary;    /* nonzero: rotary_dim < head_dim handled (tail passes through) */
@@ -108,6 +117,11 @@ typedef int32_t (*ropecheck_plugin_apply_f32_fn)(const ropecheck_plugin_spec* sp
 typedef int32_t (*ropecheck_plugin_apply_bf16_fn)(const ropecheck_plugin_spec* spec, uint16_t* q,
                                                   int64_t q_heads, uint16_t* k, int64_t k_heads,
                                                   const int64_t* positions, int64_t tokens);
+/* The same on fp16 storage (uint16_t IEEE binary16 bit patterns, round to nearest even on
+ * narrowing, subnormals kept). */
+typedef int32_t (*ropecheck_plugin_apply_fp16_fn)(const ropecheck_plugin_spec* spec, uint16_t* q,
+                                                  int64_t q_heads, uint16_t* k, int64_t k_heads,
+                                                  const int64_t* positions, int64_t tokens);
 
 /* What ropecheck_plugin_entry returns. */
 typedef struct ropecheck_plugin_v1 {
@@ -120,7 +134,12 @@ typedef struct ropecheck_plugin_v1 {
   int32_t (*query_capabilities)(ropecheck_plugin_capabilities* caps);
   ropecheck_plugin_apply_f32_fn apply_f32;   /* required when dtypes has FP32, else NULL */
   ropecheck_plugin_apply_bf16_fn apply_bf16; /* required when dtypes has BF16, else NULL */
-  void* reserved[4];                         /* NULL */
+  /* Required when dtypes has FP16, else NULL. It took the place of reserved[0] (once four), so
+   * the struct's size and the offsets of every earlier field are unchanged: a library built
+   * against the older header has NULL (reserved) here and loads as before. Its source, if it
+   * wrote the reserved pointers positionally as {0, 0, 0, 0}, now writes 0, {0, 0, 0}. */
+  ropecheck_plugin_apply_fp16_fn apply_fp16;
+  void* reserved[3]; /* NULL */
 } ropecheck_plugin_v1;
 
 typedef const ropecheck_plugin_v1* (*ropecheck_plugin_entry_fn)(void);

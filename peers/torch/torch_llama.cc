@@ -106,8 +106,9 @@ const ropecheck_plugin_v1 kPlugin = {
     "complex64, interleaved), torch ops",
     query_capabilities,
     apply_f32,
-    nullptr,
-    {nullptr, nullptr, nullptr, nullptr},
+    nullptr,  // no bf16
+    nullptr,  // no fp16
+    {nullptr, nullptr, nullptr},
 };
 
 }  // namespace

@@ -51,14 +51,17 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
 // list --plugin: what ropecheck read from each library (the capabilities verify generates from).
 void print_plugins(const Json& plugins, std::ostream& out) {
   out << fmt::format("\nPlugins ({}), each run in a child process:\n", plugins.size());
-  TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "PARTIAL", "MAX HEAD_DIM", "PATH"});
+  // STORAGE beside DTYPES: which of the declared dtypes the properties judge it as (plugin.h).
+  TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "STORAGE", "PARTIAL", "MAX HEAD_DIM",
+                   "PATH"});
   for (const auto& p : plugins) {
     const auto& caps = p["capabilities"];
     const auto& info = p["plugin"];
     const int max_head_dim = info["max_head_dim"].get<int>();
     table.add_row({p["id"].get<std::string>(), std::to_string(info["abi_version"].get<int>()),
                    joined(caps["layouts"]), joined(caps["angle_precisions"]),
-                   joined(info["dtypes"]), caps["partial_rotary"].get<bool>() ? "yes" : "no",
+                   joined(info["dtypes"]), caps["storage"].get<std::string>(),
+                   caps["partial_rotary"].get<bool>() ? "yes" : "no",
                    max_head_dim == 0 ? "any" : std::to_string(max_head_dim),
                    info["path"].get<std::string>()});
     table.add_note("    " + p["summary"].get<std::string>());

@@ -49,6 +49,7 @@ Json plugin_json(const RopeImpl& impl) {
     std::vector<std::string> dtypes;
     if (info->dtypes & ROPECHECK_DTYPE_FP32) dtypes.emplace_back("fp32");
     if (info->dtypes & ROPECHECK_DTYPE_BF16) dtypes.emplace_back("bf16");
+    if (info->dtypes & ROPECHECK_DTYPE_FP16) dtypes.emplace_back("fp16");
     entry["plugin"] = {{"path", info->path.string()},
                        {"abi_version", info->abi_version},
                        {"dtypes", dtypes},
