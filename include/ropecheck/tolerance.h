@@ -27,7 +27,9 @@
 // Storage rounding (bf16, fp16: fp32 arithmetic, then each result rounded once to the storage):
 //   one rounding to nearest of y, |y| <= a |p| (1 + 2 eps32):  |delta| <= u_s |y|, u_s = 2^-8
 //   (bf16), 2^-11 (fp16): u_s/eps32 * (1 + 2 eps32) units, storage_rounding_units. The inputs
-//   are storage values already, the oracle rotates those: no input term.
+//   are storage values already, the oracle rotates those: no input term. (Against the oracle of
+//   unrounded fp32 inputs the input's rounding, u_s |p|, would add the same term once more: it
+//   is the conversion's error, not the rotation's, so ropecheck rounds first.)
 //   Below the storage's smallest normal n_min (fp16: 2^-14) the rounding is absolute, half the
 //   subnormal spacing: |delta| <= u_s n_min (2^-25). So for every y, |delta| <= u_s max(|y|,
 //   n_min) <= u_s a (1 + 2 eps32) max(|p|, n_min / a). Errors are therefore measured in units
