@@ -13,6 +13,7 @@
 #include "ropecheck/oracle.h"
 #include "ropecheck/registry.h"
 #include "ropecheck/tolerance.h"
+#include "rotary_elements.h"
 #include "test_config.h"
 
 namespace ropecheck {
@@ -56,13 +57,7 @@ TEST(Bf16Conversion, EveryBf16RoundTripsAndEveryRoundingIsNearest) {
   }
 }
 
-std::vector<const RopeImpl*> bf16_levels() {
-  std::vector<const RopeImpl*> levels;
-  for (const RopeImpl* impl : rope_implementations()) {
-    if (impl->capabilities().storage == StorageType::bf16) levels.push_back(impl);
-  }
-  return levels;
-}
+std::vector<const RopeImpl*> bf16_levels() { return test::implementations_storing(StorageType::bf16); }
 
 TEST(Bf16Storage, EveryLevelIsListed) {
   // The portable level and both AVX-512 roundings: a lost registry line must not pass silently.
@@ -120,16 +115,12 @@ TEST_P(Bf16Level, TileRemaindersAgreeWithTheOracle) {
         const auto exact = oracle_rope(spec, *in, tokens, heads, positions);
         for (std::size_t j = 0; j < in->size(); ++j) {
           const float y = float_from_bf16((*out)[j]);
-          const auto f = static_cast<int>(j % static_cast<std::size_t>(head_dim));
-          if (f >= rotary) {
-            ASSERT_EQ(y, (*in)[j]) << "tail changed at feature " << f;
+          const auto e = test::rotary_element(spec, *in, j);
+          if (!e.rotary) {
+            ASSERT_EQ(y, (*in)[j]) << "tail changed at feature " << e.feature;
             continue;
           }
-          const int i = layout == Layout::interleaved ? f / 2 : f % (rotary / 2);
-          const std::size_t row = j - static_cast<std::size_t>(f);
-          const std::size_t a = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i : i);
-          const std::size_t b = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i + 1 : i + rotary / 2);
-          const double error = std::abs(y - exact[j]) / (kEps32 * std::hypot((*in)[a], (*in)[b]));
+          const double error = std::abs(y - exact[j]) / (kEps32 * e.pair_norm);
           worst = std::max(worst, error);
           ASSERT_LE(error, bound) << impl.id() << " " << to_string(layout) << " rotary " << rotary
                                   << " element " << j;

@@ -15,6 +15,7 @@
 #include "ropecheck/oracle.h"
 #include "ropecheck/registry.h"
 #include "ropecheck/tolerance.h"
+#include "rotary_elements.h"
 #include "test_config.h"
 
 namespace ropecheck {
@@ -94,13 +95,7 @@ TEST(Fp16Conversion, AgreesWithTheCompilersFloat16) {
 }
 #endif
 
-std::vector<const RopeImpl*> fp16_levels() {
-  std::vector<const RopeImpl*> levels;
-  for (const RopeImpl* impl : rope_implementations()) {
-    if (impl->capabilities().storage == StorageType::fp16) levels.push_back(impl);
-  }
-  return levels;
-}
+std::vector<const RopeImpl*> fp16_levels() { return test::implementations_storing(StorageType::fp16); }
 
 TEST(Fp16Storage, EveryLevelIsListed) {
   // The portable level, AVX2 (F16C) and AVX-512: a lost registry line must not pass silently.
@@ -166,16 +161,12 @@ TEST_P(Fp16Level, TileRemaindersAgreeWithTheOracle) {
         const auto exact = oracle_rope(spec, *in, tokens, heads, positions);
         for (std::size_t j = 0; j < in->size(); ++j) {
           const float y = float_from_fp16((*out)[j]);
-          const auto f = static_cast<int>(j % static_cast<std::size_t>(head_dim));
-          if (f >= rotary) {
-            ASSERT_EQ(to_bits(y), to_bits((*in)[j])) << "tail changed at feature " << f;
+          const auto e = test::rotary_element(spec, *in, j);
+          if (!e.rotary) {
+            ASSERT_EQ(to_bits(y), to_bits((*in)[j])) << "tail changed at feature " << e.feature;
             continue;
           }
-          const int i = layout == Layout::interleaved ? f / 2 : f % (rotary / 2);
-          const std::size_t row = j - static_cast<std::size_t>(f);
-          const std::size_t a = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i : i);
-          const std::size_t b = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i + 1 : i + rotary / 2);
-          const double norm = std::hypot((*in)[a], (*in)[b]);
+          const double norm = e.pair_norm;
           if (norm == 0) {
             ASSERT_EQ(y, 0.0f) << "a zero pair rotated to nonzero at element " << j;
             continue;

@@ -11,6 +11,7 @@
 #include "ropecheck/oracle.h"
 #include "ropecheck/registry.h"
 #include "ropecheck/tolerance.h"
+#include "rotary_elements.h"
 #include "test_config.h"
 
 namespace ropecheck {
@@ -52,18 +53,13 @@ TEST_P(KernelLevel, TileRemaindersAgreeWithTheOracle) {
       for (const auto& [in, out, heads] : {std::tuple{&q_in, &q, q_heads}, {&k_in, &k, k_heads}}) {
         const auto exact = oracle_rope(spec, *in, tokens, heads, positions);
         for (std::size_t j = 0; j < in->size(); ++j) {
-          const auto f = static_cast<int>(j % static_cast<std::size_t>(head_dim));
-          if (f >= rotary) {
-            ASSERT_EQ((*out)[j], (*in)[j]) << "tail changed at feature " << f;
+          const auto e = test::rotary_element(spec, *in, j);
+          if (!e.rotary) {
+            ASSERT_EQ((*out)[j], (*in)[j]) << "tail changed at feature " << e.feature;
             continue;
           }
           // The tolerance model's unit: eps32 times the norm of the element's own input pair.
-          const int i = layout == Layout::interleaved ? f / 2 : f % (rotary / 2);
-          const std::size_t row = j - static_cast<std::size_t>(f);
-          const std::size_t a = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i : i);
-          const std::size_t b = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i + 1 : i + rotary / 2);
-          const double pair = std::hypot((*in)[a], (*in)[b]);
-          const double error = std::abs((*out)[j] - exact[j]) / (kEps32 * pair);
+          const double error = std::abs((*out)[j] - exact[j]) / (kEps32 * e.pair_norm);
           ASSERT_LE(error, kRoundingUnits) << impl.id() << " " << to_string(layout) << " rotary "
                                            << rotary << " element " << j;
         }
@@ -100,12 +96,8 @@ TEST_P(KernelRuns, LongRunsOfConsecutivePositionsStayWithinTheBound) {
       const auto exact = oracle_rope(spec, q_in, tokens, 2, positions);
       const double bound = rotation_bound_units({AnglePrecision::fp64, caps.storage}, 0, 0.0);
       for (std::size_t j = 0; j < q.size(); ++j) {
-        const auto f = static_cast<int>(j % static_cast<std::size_t>(rotary));
-        const int i = layout == Layout::interleaved ? f / 2 : f % (rotary / 2);
-        const std::size_t row = j - static_cast<std::size_t>(f);
-        const std::size_t a = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i : i);
-        const std::size_t b = row + static_cast<std::size_t>(layout == Layout::interleaved ? 2 * i + 1 : i + rotary / 2);
-        const double unit = unit_pair_norm(caps.storage, 1.0, std::hypot(q_in[a], q_in[b]));
+        const double unit =
+            unit_pair_norm(caps.storage, 1.0, test::rotary_element(spec, q_in, j).pair_norm);
         const double error = std::abs(q[j] - exact[j]) / (kEps32 * unit);
         ASSERT_LE(error, bound) << impl.id() << " " << to_string(layout) << " rotary " << rotary
                                 << " token " << j / static_cast<std::size_t>(2 * rotary)
