@@ -69,10 +69,9 @@ HeadTensorOf<Element> rows(std::vector<Element>& x, const RopeShape& shape, Toke
 // A bf16 or fp16 buffer seen as floats for the probe: the same bytes (sizes are even). Scaling
 // by -1 only flips the sign bit of every other element: the float's exponent bits come from a
 // finite element's, so it is never a NaN, the data stays finite and two passes restore it.
-std::span<float> as_floats(std::span<std::uint16_t> x) {
-  return {reinterpret_cast<float*>(x.data()), x.size() / 2};
-}
-std::span<float> as_floats(std::span<Fp16> x) {
+template <typename Element>
+std::span<float> as_floats(std::span<Element> x) {
+  static_assert(sizeof(Element) == 2, "bf16 or fp16 elements");
   return {reinterpret_cast<float*>(x.data()), x.size() / 2};
 }
 std::span<float> as_floats(std::span<float> x) { return x; }

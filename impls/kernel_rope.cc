@@ -2,7 +2,6 @@
 // impls/kernels/rope_kernel.h at each ISA level, on fp32, bf16 and fp16 storage, one registry
 // entry per (storage, level) so that every property runs on every level this CPU has (the others
 // are listed as unavailable, with the reason). Angles are formed in double (fp64 angle precision: error flat in position).
-#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -62,20 +61,6 @@ struct KernelEntry {
   Fp16Kernel fp16 = nullptr;
 };
 
-// fp32 in and out through 16-bit storage: round, rotate, widen back (exact).
-template <typename Element, typename Narrow, typename Widen>
-void rotate_through_storage(void (*kernel)(const kernels::RopeKernelArgs<Element>&),
-                            const RopeSpec& spec, HeadTensor q, HeadTensor k,
-                            PositionIds positions, Narrow narrow, Widen widen) {
-  std::vector<Element> q16(q.data.size()), k16(k.data.size());
-  std::transform(q.data.begin(), q.data.end(), q16.begin(), narrow);
-  std::transform(k.data.begin(), k.data.end(), k16.begin(), narrow);
-  run_kernel<Element>(kernel, spec, {q16, q.tokens, q.heads, q.head_dim},
-                      {k16, k.tokens, k.heads, k.head_dim}, positions);
-  std::transform(q16.begin(), q16.end(), q.data.begin(), widen);
-  std::transform(k16.begin(), k16.end(), k.data.begin(), widen);
-}
-
 class KernelRope final : public RopeImpl {
  public:
   KernelRope(std::string_view id, std::string_view isa, Availability availability,
@@ -100,23 +85,14 @@ class KernelRope final : public RopeImpl {
                           {AnglePrecision::fp64},
                           true, std::string(isa_), true, ""};
     caps.available = availability_(&caps.unavailable_reason);
-    caps.storage = kernel_.bf16 != nullptr   ? StorageType::bf16
-                   : kernel_.fp16 != nullptr ? StorageType::fp16
-                                             : StorageType::fp32;
+    caps.storage = storage();
     return caps;
   }
 
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
-    if (kernel_.bf16 != nullptr) {
-      return rotate_through_storage(kernel_.bf16, spec, q, k, positions, bf16_from_float,
-                                    float_from_bf16);
-    }
-    if (kernel_.fp16 != nullptr) {
-      return rotate_through_storage(kernel_.fp16, spec, q, k, positions, fp16_from_float,
-                                    float_from_fp16);
-    }
+    if (kernel_.fp32 == nullptr) return rotate_qk_through_storage(storage(), spec, q, k, positions);
     run_kernel(kernel_.fp32, spec, q, k, positions);
   }
   void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
@@ -129,6 +105,12 @@ class KernelRope final : public RopeImpl {
   }
 
  private:
+  StorageType storage() const {
+    return kernel_.bf16 != nullptr   ? StorageType::bf16
+           : kernel_.fp16 != nullptr ? StorageType::fp16
+                                     : StorageType::fp32;
+  }
+
   std::string_view id_;
   std::string_view isa_;
   Availability availability_;

@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstring>
 #include <mutex>
-#include <type_traits>
 #include <vector>
 
 #include "plugin_guarded_buffers.h"
@@ -170,13 +169,11 @@ class PluginRope final : public RopeImpl {
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
-    switch (caps_.storage) {
-      case StorageType::fp32: return call(ROPECHECK_DTYPE_FP32, "apply_f32", spec, q, k, positions);
-      case StorageType::bf16:
-        return rotate_through_storage(spec, q, k, positions, bf16_from_float, float_from_bf16);
-      case StorageType::fp16:
-        return rotate_through_storage(spec, q, k, positions, fp16_from_float, float_from_fp16);
+    if (caps_.storage == StorageType::fp32) {
+      return call(ROPECHECK_DTYPE_FP32, "apply_f32", spec, q, k, positions);
     }
+    // A 16-bit-only plugin: through its apply_bf16 / apply_fp16, as kernel_bf16 and kernel_fp16.
+    rotate_qk_through_storage(caps_.storage, spec, q, k, positions);
   }
   void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
                       PositionIds positions) const override {
@@ -188,26 +185,6 @@ class PluginRope final : public RopeImpl {
   }
 
  private:
-  // A 16-bit-only plugin given fp32 tensors: round to its storage, rotate through its apply_bf16
-  // or apply_fp16, widen back (exact), as kernel_bf16 and kernel_fp16 do.
-  template <typename Element>
-  void rotate_through_storage(const RopeSpec& spec, HeadTensor q, HeadTensor k,
-                              PositionIds positions, Element (*narrow)(float),
-                              float (*widen)(Element)) const {
-    std::vector<Element> q16(q.data.size()), k16(k.data.size());
-    std::transform(q.data.begin(), q.data.end(), q16.begin(), narrow);
-    std::transform(k.data.begin(), k.data.end(), k16.begin(), narrow);
-    const HeadTensorOf<Element> q_stored{q16, q.tokens, q.heads, q.head_dim};
-    const HeadTensorOf<Element> k_stored{k16, k.tokens, k.heads, k.head_dim};
-    if constexpr (std::is_same_v<Element, Fp16>) {
-      rotate_qk_fp16(spec, q_stored, k_stored, positions);
-    } else {
-      rotate_qk_bf16(spec, q_stored, k_stored, positions);
-    }
-    std::transform(q16.begin(), q16.end(), q.data.begin(), widen);
-    std::transform(k16.begin(), k16.end(), k.data.begin(), widen);
-  }
-
   template <typename Element>
   void call(std::uint32_t dtype, std::string_view function, const RopeSpec& spec,
             HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) const {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "ropecheck/errors.h"
 
@@ -131,6 +132,40 @@ void RopeImpl::rotate_qk_bf16(const RopeSpec&, Bf16HeadTensor, Bf16HeadTensor, P
 
 void RopeImpl::rotate_qk_fp16(const RopeSpec&, Fp16HeadTensor, Fp16HeadTensor, PositionIds) const {
   throw InvalidInput(fmt::format("{}: no fp16 storage", id()));
+}
+
+namespace {
+
+template <typename Element, typename Rotate>
+void rotate_stored(HeadTensor q, HeadTensor k, Element (*narrow)(float), float (*widen)(Element),
+                   Rotate rotate) {
+  std::vector<Element> q16(q.data.size()), k16(k.data.size());
+  std::transform(q.data.begin(), q.data.end(), q16.begin(), narrow);
+  std::transform(k.data.begin(), k.data.end(), k16.begin(), narrow);
+  rotate(HeadTensorOf<Element>{q16, q.tokens, q.heads, q.head_dim},
+         HeadTensorOf<Element>{k16, k.tokens, k.heads, k.head_dim});
+  std::transform(q16.begin(), q16.end(), q.data.begin(), widen);
+  std::transform(k16.begin(), k16.end(), k.data.begin(), widen);
+}
+
+}  // namespace
+
+void RopeImpl::rotate_qk_through_storage(StorageType storage, const RopeSpec& spec, HeadTensor q,
+                                         HeadTensor k, PositionIds positions) const {
+  switch (storage) {
+    case StorageType::bf16:
+      return rotate_stored(q, k, bf16_from_float, float_from_bf16,
+                           [&](Bf16HeadTensor q16, Bf16HeadTensor k16) {
+                             rotate_qk_bf16(spec, q16, k16, positions);
+                           });
+    case StorageType::fp16:
+      return rotate_stored(q, k, fp16_from_float, float_from_fp16,
+                           [&](Fp16HeadTensor q16, Fp16HeadTensor k16) {
+                             rotate_qk_fp16(spec, q16, k16, positions);
+                           });
+    case StorageType::fp32: break;
+  }
+  throw InvalidInput(fmt::format("{}: fp32 storage has no 16-bit path", id()));
 }
 
 void RopeImpl::apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const {

@@ -69,6 +69,10 @@ class RopeImpl {
   // The same on fp16 storage; called only when capabilities().storage is fp16.
   virtual void rotate_qk_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
                               PositionIds positions) const;
+  // rotate_qk for an implementation storing bf16 or fp16: fp32 q and k (the properties' way in)
+  // rounded to `storage`, rotated by rotate_qk_bf16 / rotate_qk_fp16, widened back (exact).
+  void rotate_qk_through_storage(StorageType storage, const RopeSpec& spec, HeadTensor q,
+                                 HeadTensor k, PositionIds positions) const;
 
  private:
   // Validation shared by apply_bf16 and apply_fp16.
