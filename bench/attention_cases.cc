@@ -1,5 +1,5 @@
 // Attention benchmark cases (see attention_cases.h).
-#include "attention_cases.h"
+#include "bench/attention_cases.h"
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ropecheck/attention.h"
-#include "random_data.h"
-#include "same_run_limit.h"
+#include "impls/attention/attention.h"
+#include "bench/random_data.h"
+#include "bench/same_run_limit.h"
 
 namespace ropecheck::bench {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "ratio_table.h"
-#include "shapes.h"
+#include "bench/ratio_table.h"
+#include "bench/format/shapes.h"
 
 namespace ropecheck::bench {
 

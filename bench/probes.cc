@@ -1,6 +1,6 @@
 // The in-place probe at three levels, each in a function compiled for its own ISA by a target
 // attribute (the file itself is built for baseline x86-64: the binary must run on any CPU).
-#include "probes.h"
+#include "bench/probes.h"
 
 #include <immintrin.h>
 

@@ -1,5 +1,5 @@
 // RatioReporter: Google Benchmark's console output, plus the same-run table (ratio_table.h).
-#include "ratio_table.h"
+#include "bench/ratio_table.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // RoPE benchmark cases (see rope_cases.h).
-#include "rope_cases.h"
+#include "bench/rope_cases.h"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -9,13 +9,13 @@
 #include <cmath>
 #include <exception>
 
-#include "probes.h"
-#include "ropecheck/oracle.h"
-#include "ropecheck/plugin_host.h"
-#include "ropecheck/tolerance.h"
-#include "random_data.h"
-#include "same_run_limit.h"
-#include "slowdown.h"
+#include "bench/probes.h"
+#include "impls/oracle/oracle.h"
+#include "plugins/host/plugin_host.h"
+#include "core/tolerance.h"
+#include "bench/random_data.h"
+#include "bench/same_run_limit.h"
+#include "bench/slowdown.h"
 
 namespace ropecheck::bench {
 namespace {
@@ -146,7 +146,7 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
 }
 
 // Times impl on this thread's tokens, with the probe over the same bytes (same_run_limit.h).
-// in_other_process: a plugin, whose work runs in its worker process (src/plugin_process.cc), so
+// in_other_process: a plugin, whose work runs in its worker process (plugins/host/plugin_process.cc), so
 // that this thread's CPU time would count only the copies to and from shared memory: such a case
 // and its probe are timed on the wall clock (same_run_limit.h), as multi-threaded OpenBLAS is.
 template <typename Element, typename Apply>

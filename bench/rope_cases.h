@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "ratio_table.h"
-#include "ropecheck/rope_impl.h"
-#include "shapes.h"
+#include "bench/ratio_table.h"
+#include "impls/rope_impl.h"
+#include "bench/format/shapes.h"
 
 namespace ropecheck::bench {
 

@@ -1,5 +1,5 @@
 // ROPECHECK_BENCH_SLOWDOWN (see slowdown.h).
-#include "slowdown.h"
+#include "bench/slowdown.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "ropecheck/errors.h"
+#include "core/errors.h"
 
 namespace ropecheck::bench {
 

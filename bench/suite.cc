@@ -1,5 +1,5 @@
 // The benchmark suite (see suite.h).
-#include "suite.h"
+#include "bench/suite.h"
 
 namespace ropecheck::bench {
 

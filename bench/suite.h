@@ -1,17 +1,17 @@
 // The benchmark suite of `ropecheck bench`: every RoPE implementation of the registry (and any
 // plugin) on the shapes of shapes.h, the sinusoidal tables, and attention, each verified before
 // it is timed and each with its same-run limit (same_run_limit.h). The suite only registers
-// cases with Google Benchmark; tools/ropecheck/bench_command.cc runs them.
+// cases with Google Benchmark; bench/run_bench.cc runs them.
 #pragma once
 
 #include <deque>
 #include <span>
 #include <vector>
 
-#include "attention_cases.h"
-#include "ratio_table.h"
-#include "rope_cases.h"
-#include "table_cases.h"
+#include "bench/attention_cases.h"
+#include "bench/ratio_table.h"
+#include "bench/rope_cases.h"
+#include "bench/table_cases.h"
 
 namespace ropecheck::bench {
 

@@ -1,12 +1,12 @@
 // Sinusoidal-table benchmark cases (see table_cases.h).
-#include "table_cases.h"
+#include "bench/table_cases.h"
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
-#include "probes.h"
-#include "ropecheck/registry.h"
-#include "same_run_limit.h"
+#include "bench/probes.h"
+#include "impls/registry.h"
+#include "bench/same_run_limit.h"
 
 namespace ropecheck::bench {
 namespace {

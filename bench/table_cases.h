@@ -8,9 +8,9 @@
 #include <deque>
 #include <vector>
 
-#include "ratio_table.h"
-#include "ropecheck/absolute_encoding.h"
-#include "shapes.h"
+#include "bench/ratio_table.h"
+#include "impls/sinusoidal/absolute_encoding.h"
+#include "bench/format/shapes.h"
 
 namespace ropecheck::bench {
 

@@ -1,6 +1,6 @@
 // Expands impls/registry.inc into the registry. Built as part of the core static library and
 // referenced by name, so no implementation can be dropped by the linker (no self-registration).
-#include "ropecheck/registry.h"
+#include "impls/registry.h"
 
 #include <memory>
 #include <vector>
@@ -13,7 +13,7 @@ namespace ropecheck {
 #define SINUSOIDAL_MUTANT(factory) std::unique_ptr<SinusoidalImpl> factory();
 #define ATTENTION_IMPL(factory) std::unique_ptr<AttentionImpl> factory();
 #define ATTENTION_MUTANT(factory) std::unique_ptr<AttentionImpl> factory();
-#include "registry.inc"
+#include "impls/registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
 #undef SINUSOIDAL_IMPL
@@ -51,7 +51,7 @@ const Registry& registry() {
 #define SINUSOIDAL_MUTANT(factory) r.sinusoidal.add(factory(), true);
 #define ATTENTION_IMPL(factory) r.attention.add(factory(), false);
 #define ATTENTION_MUTANT(factory) r.attention.add(factory(), true);
-#include "registry.inc"
+#include "impls/registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
 #undef SINUSOIDAL_IMPL

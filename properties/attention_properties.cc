@@ -8,10 +8,10 @@
 #include <numeric>
 #include <random>
 
-#include "catalogue.h"
-#include "rapidcheck_bridge.h"
-#include "ropecheck/registry.h"
-#include "ropecheck/tolerance.h"
+#include "properties/catalogue.h"
+#include "properties/harness/rapidcheck_bridge.h"
+#include "impls/registry.h"
+#include "core/tolerance.h"
 
 namespace ropecheck {
 namespace {

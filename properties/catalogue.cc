@@ -1,12 +1,12 @@
 // property_catalogue(): every property family in one list, and the subject/run plumbing.
-#include "catalogue.h"
+#include "properties/catalogue.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
 #include <vector>
 
-#include "ropecheck/registry.h"
+#include "impls/registry.h"
 
 namespace ropecheck {
 

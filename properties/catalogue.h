@@ -3,7 +3,7 @@
 
 #include <span>
 
-#include "property.h"
+#include "properties/property.h"
 
 namespace ropecheck {
 

@@ -6,10 +6,10 @@
 
 #include <numeric>
 
-#include "long_range_decay.h"
-#include "rapidcheck_bridge.h"
-#include "rope_harness.h"
-#include "rope_property_functions.h"
+#include "properties/harness/long_range_decay.h"
+#include "properties/harness/rapidcheck_bridge.h"
+#include "properties/harness/rope_harness.h"
+#include "properties/harness/rope_property_functions.h"
 
 namespace ropecheck {
 namespace {

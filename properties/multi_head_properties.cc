@@ -7,9 +7,9 @@
 #include <array>
 #include <utility>
 
-#include "catalogue.h"
-#include "multi_head_cases.h"
-#include "rapidcheck_bridge.h"
+#include "properties/catalogue.h"
+#include "properties/harness/multi_head_cases.h"
+#include "properties/harness/rapidcheck_bridge.h"
 
 namespace ropecheck {
 namespace {

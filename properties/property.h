@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "ropecheck/absolute_encoding.h"
-#include "ropecheck/attention_impl.h"
-#include "ropecheck/rope_impl.h"
+#include "impls/sinusoidal/absolute_encoding.h"
+#include "impls/attention/attention_impl.h"
+#include "impls/rope_impl.h"
 
 namespace ropecheck {
 

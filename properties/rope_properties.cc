@@ -1,6 +1,6 @@
 // The RoPE property catalogue: id, the fact it states (and its seed), the function that checks it.
-#include "catalogue.h"
-#include "rope_property_functions.h"
+#include "properties/catalogue.h"
+#include "properties/harness/rope_property_functions.h"
 
 namespace ropecheck {
 

@@ -7,13 +7,13 @@
 
 #include <cstring>
 
-#include "rapidcheck_bridge.h"
-#include "rope_cases.h"
-#include "rope_harness.h"
-#include "rope_property_functions.h"
-#include "ropecheck/frequency.h"
-#include "ropecheck/oracle.h"
-#include "ropecheck/tolerance.h"
+#include "properties/harness/rapidcheck_bridge.h"
+#include "properties/harness/rope_cases.h"
+#include "properties/harness/rope_harness.h"
+#include "properties/harness/rope_property_functions.h"
+#include "core/frequency.h"
+#include "impls/oracle/oracle.h"
+#include "core/tolerance.h"
 
 namespace ropecheck {
 

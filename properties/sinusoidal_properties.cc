@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "catalogue.h"
-#include "rapidcheck_bridge.h"
-#include "ropecheck/tolerance.h"
+#include "properties/catalogue.h"
+#include "properties/harness/rapidcheck_bridge.h"
+#include "core/tolerance.h"
 
 namespace ropecheck {
 namespace {

@@ -29,7 +29,7 @@
 
 #include <cstdint>
 
-#include "ropecheck/fp16_bits.h"
+#include "core/fp16_bits.h"
 
 namespace ropecheck::kernels {
 

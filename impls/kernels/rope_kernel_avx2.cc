@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "rope_kernel.h"
+#include "impls/kernels/rope_kernel.h"
 
 namespace ropecheck::kernels {
 namespace {

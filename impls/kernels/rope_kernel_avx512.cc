@@ -2,7 +2,7 @@
 // (bf16 rounded with integer ops and fp16 by vcvtps2ph, so it runs on every AVX-512 CPU). The body is
 // rope_kernel_avx512_body.h. Compiled with -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
 // (CMake object library); only called after cpuid says so.
-#include "rope_kernel_avx512_body.h"
+#include "impls/kernels/rope_kernel_avx512_body.h"
 
 namespace ropecheck::kernels {
 

@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "rope_kernel.h"
+#include "impls/kernels/rope_kernel.h"
 
 namespace ropecheck::kernels {
 namespace {

@@ -2,7 +2,7 @@
 // vcvtneps2bf16 (round to nearest even; subnormal results flushed to zero). The body is
 // rope_kernel_avx512_body.h. Compiled with the AVX-512 flags plus -mavx512bf16 (CMake object
 // library); only called after cpuid reports AVX512_BF16.
-#include "rope_kernel_avx512_body.h"
+#include "impls/kernels/rope_kernel_avx512_body.h"
 
 namespace ropecheck::kernels {
 namespace {

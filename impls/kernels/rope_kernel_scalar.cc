@@ -3,8 +3,8 @@
 // sin/cos from SLEEF's scalar sincos, like the vector levels.
 #include <sleef.h>
 
-#include "rope_kernel.h"
-#include "ropecheck/storage.h"
+#include "impls/kernels/rope_kernel.h"
+#include "core/storage.h"
 
 namespace ropecheck::kernels {
 namespace {

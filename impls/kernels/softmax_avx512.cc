@@ -3,7 +3,7 @@
 #include <immintrin.h>
 #include <sleef.h>
 
-#include "softmax.h"
+#include "impls/kernels/softmax.h"
 
 namespace ropecheck::kernels {
 namespace {

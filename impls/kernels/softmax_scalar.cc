@@ -1,7 +1,7 @@
 // Stable row softmax, portable (softmax.h).
 #include <cmath>
 
-#include "softmax.h"
+#include "impls/kernels/softmax.h"
 
 namespace ropecheck::kernels {
 

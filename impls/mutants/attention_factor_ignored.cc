@@ -3,7 +3,7 @@
 // pair's norm comes out a times too small (a = 0.1 ln(factor) + 1 for YaRN).
 #include <memory>
 
-#include "pairwise_mutant.h"
+#include "impls/mutants/pairwise_mutant.h"
 
 namespace ropecheck {
 namespace {

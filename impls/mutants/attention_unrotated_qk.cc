@@ -3,7 +3,7 @@
 // positions. It is BLAS attention otherwise.
 #include <memory>
 
-#include "ropecheck/attention_impl.h"
+#include "impls/attention/attention_impl.h"
 
 namespace ropecheck {
 namespace {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <memory>
 
-#include "pairwise_mutant.h"
-#include "ropecheck/storage.h"
+#include "impls/mutants/pairwise_mutant.h"
+#include "core/storage.h"
 
 namespace ropecheck {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <memory>
 
-#include "pairwise_mutant.h"
+#include "impls/mutants/pairwise_mutant.h"
 
 namespace ropecheck {
 namespace {

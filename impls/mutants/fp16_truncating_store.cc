@@ -5,8 +5,8 @@
 #include <cstring>
 #include <memory>
 
-#include "pairwise_mutant.h"
-#include "ropecheck/storage.h"
+#include "impls/mutants/pairwise_mutant.h"
+#include "core/storage.h"
 
 namespace ropecheck {
 namespace {

@@ -4,7 +4,7 @@
 // Scaling follows the same wrong dimension (NTK's d/(d-2), YaRN's correction dims).
 #include <memory>
 
-#include "pairwise_mutant.h"
+#include "impls/mutants/pairwise_mutant.h"
 
 namespace ropecheck {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "pairwise_mutant.h"
+#include "impls/mutants/pairwise_mutant.h"
 
 namespace ropecheck {
 namespace {

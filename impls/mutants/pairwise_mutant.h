@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "../reference_cos_sin.h"
-#include "ropecheck/frequency.h"
-#include "ropecheck/registry.h"
+#include "impls/rope/reference_cos_sin.h"
+#include "core/frequency.h"
+#include "impls/registry.h"
 
 namespace ropecheck::mutants {
 

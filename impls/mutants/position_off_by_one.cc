@@ -2,7 +2,7 @@
 // offset or an arange(1, n+1) mistake).
 #include <memory>
 
-#include "pairwise_mutant.h"
+#include "impls/mutants/pairwise_mutant.h"
 
 namespace ropecheck {
 namespace {

@@ -3,7 +3,7 @@
 // converter's permutation. Seed 002: for d = 6 this computes x1' = cos*x1 - sin*x4.
 #include <memory>
 
-#include "pairwise_mutant.h"
+#include "impls/mutants/pairwise_mutant.h"
 
 namespace ropecheck {
 namespace {

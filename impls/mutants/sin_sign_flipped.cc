@@ -2,7 +2,7 @@
 // transposed rotation matrix, or conj(freqs_cis)). Still a rotation group: only the truth sees it.
 #include <memory>
 
-#include "pairwise_mutant.h"
+#include "impls/mutants/pairwise_mutant.h"
 
 namespace ropecheck {
 namespace {

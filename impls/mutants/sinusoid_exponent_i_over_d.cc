@@ -4,7 +4,7 @@
 #include <cmath>
 #include <memory>
 
-#include "ropecheck/registry.h"
+#include "impls/registry.h"
 
 namespace ropecheck {
 namespace {

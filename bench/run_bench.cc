@@ -1,0 +1,123 @@
+// `ropecheck bench`: runs the benchmark suite (bench/suite.h) with Google Benchmark in this
+// process, prints Google Benchmark's console output and the same-run table, and writes
+// DIR/bench.json (Google Benchmark's JSON, so its compare.py reads it too) with the context
+// extended by the machine and build facts a result needs to be compared honestly.
+//   ropecheck bench --filter 'kernel/avx512' --repetitions 10 --out reports/out/latest
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "bench/run_bench.h"
+#include "core/exit_codes.h"
+#include "core/result_files.h"
+#include "core/machine_info.h"
+#include "plugins/host/plugin_subjects.h"
+#include "core/build_info.h"
+#include "core/errors.h"
+#include "core/isa.h"
+#include "impls/registry.h"
+#include "bench/suite.h"
+
+namespace ropecheck {
+namespace {
+
+void validate(const BenchOptions& o) {
+  if (o.repetitions < 1) throw InvalidInput(fmt::format("--repetitions must be >= 1, got {}", o.repetitions));
+  if (!(o.min_time > 0 && o.min_time <= 60)) {
+    throw InvalidInput(fmt::format("--min-time must be in (0, 60] seconds, got {}", o.min_time));
+  }
+  if (o.threads.empty()) throw InvalidInput("--threads: at least one thread count");
+  for (const int n : o.threads) {
+    if (n < 1 || n > 256) throw InvalidInput(fmt::format("--threads: {} is not in [1, 256]", n));
+  }
+}
+
+// The facts Google Benchmark's own context lacks: which CPU features and kernel level, which
+// OpenBLAS, which build. Keys are prefixed so that they never collide with Google Benchmark's.
+void add_context() {
+  const MachineInfo machine = this_machine();
+  std::string flags;
+  for (const auto& [flag, present] : machine.flags) {
+    if (present) flags += (flags.empty() ? "" : " ") + flag;
+  }
+  std::string levels;
+  for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (cpu_supports(isa)) levels += (levels.empty() ? "" : " ") + std::string(to_string(isa));
+  }
+  benchmark::AddCustomContext("ropecheck_cpu_model", machine.cpu_model);
+  benchmark::AddCustomContext("ropecheck_cpu_flags", flags);
+  benchmark::AddCustomContext("ropecheck_isa_levels", levels);
+  benchmark::AddCustomContext("ropecheck_dispatched_isa", std::string(to_string(dispatched_isa())));
+  benchmark::AddCustomContext("ropecheck_openblas_config", openblas_get_config());
+  benchmark::AddCustomContext("ropecheck_openblas_core", openblas_get_corename());
+  benchmark::AddCustomContext("ropecheck_openblas_threads", std::to_string(openblas_get_num_threads()));
+  benchmark::AddCustomContext("ropecheck_version", build_info::kVersion);
+  benchmark::AddCustomContext("ropecheck_git_commit", build_info::kGitCommit);
+  benchmark::AddCustomContext("ropecheck_compiler", build_info::kCompiler);
+  benchmark::AddCustomContext("ropecheck_cxx_flags", build_info::kCxxFlags);
+  benchmark::AddCustomContext("ropecheck_build_type", build_info::kBuildType);
+  benchmark::AddCustomContext("ropecheck_sanitized", build_info::kSanitized ? "true" : "false");
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options, std::ostream& out) {
+  validate(options);
+  std::error_code error;
+  std::filesystem::create_directories(options.out_dir, error);
+  if (error || !std::filesystem::is_directory(options.out_dir)) {
+    throw InvalidInput(fmt::format("--out {}: cannot create the directory ({})",
+                                   options.out_dir.string(), error.message()));
+  }
+  const auto json = options.out_dir / "bench.json";
+  std::vector<std::string> args = {
+      "ropecheck bench",
+      fmt::format("--benchmark_repetitions={}", options.repetitions),
+      fmt::format("--benchmark_min_time={}", options.min_time),
+      fmt::format("--benchmark_out={}", json.string()),
+      "--benchmark_out_format=json",
+  };
+  if (!options.filter.empty()) args.push_back("--benchmark_filter=" + options.filter);
+  if (options.repetitions > 1) args.push_back("--benchmark_display_aggregates_only=true");
+  args.insert(args.end(), options.benchmark_flags.begin(), options.benchmark_flags.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  if (argc > 1) throw InvalidInput(fmt::format("bench: unrecognized benchmark flag '{}'", argv[1]));
+
+  benchmark::ClearRegisteredBenchmarks();  // a second run in one process starts clean
+  add_context();
+  std::vector<const RopeImpl*> impls(rope_implementations().begin(), rope_implementations().end());
+  // The plugin ABI carries no thread count. Plugin cases are timed at one benchmark thread (one
+  // request in flight per worker: bench/rope_cases.cc), so a plugin that can use threads of its
+  // own (the PyTorch peers, peers/torch: torch's intra-op pool and OpenBLAS) is told to use one
+  // through ROPECHECK_PLUGIN_THREADS, set here before load_plugins forks the workers that inherit
+  // it: a peer and a kernel at threads:1 then each have one core.
+  setenv("ROPECHECK_PLUGIN_THREADS", "1", 1);
+  benchmark::AddCustomContext("ropecheck_plugin_threads", "1");
+  const LoadedPlugins plugins = load_plugins(options.plugins, options.plugin_timeout);
+  for (const auto& plugin : plugins) impls.push_back(plugin.get());
+  bench::Suite suite;
+  const auto table = bench::register_suite(suite, impls, options.threads);
+
+  // Google Benchmark writes its console output to std::cout; route it to `out`.
+  bench::RatioReporter reporter(isatty(STDOUT_FILENO) && &out == &std::cout
+                                    ? benchmark::ConsoleReporter::OO_Color
+                                    : benchmark::ConsoleReporter::OO_None);
+  reporter.SetOutputStream(&out);
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
+  if (ran == 0) {
+    throw InvalidInput(fmt::format("bench: no benchmark matches --filter '{}'", options.filter));
+  }
+  const int status = reporter.print_table(table);
+  out << fmt::format("\nbench.json: {}\n", json.string());
+  return status == 0 ? kExitOk : kExitFailed;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,33 @@
+// `ropecheck bench`: the benchmark suite (suite.h) with its same-run limits -> bench.json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/result_files.h"
+#include "plugins/host/plugin_host.h"
+
+namespace ropecheck {
+
+struct BenchOptions {
+  std::string filter;              // a regex over case names (Google Benchmark's filter)
+  int repetitions = 5;             // per case; the CI gate needs about 10 (compare warns)
+  double min_time = 0.05;          // seconds per repetition
+  std::vector<int> threads = {1, 2};  // benchmark threads (kernels) and OpenBLAS threads
+  std::vector<std::string> benchmark_flags;   // passed through: --benchmark_...
+  // --plugin: timed beside the registry's, one thread (each call crosses to the plugin's worker
+  // process through shared memory: the copies are part of what is timed).
+  std::vector<std::filesystem::path> plugins;
+  double plugin_timeout = kDefaultPluginTimeoutSeconds;
+  std::filesystem::path out_dir = kDefaultOutDir;
+};
+
+// Runs the benchmark suite (each case verified before it is timed, with its same-run limit),
+// prints the console output and the same-run table to `out`, writes out_dir/bench.json.
+// Returns kExitOk, or kExitFailed when a case failed its check; InvalidInput for bad options.
+int run_bench(const BenchOptions& options, std::ostream& out);
+
+}  // namespace ropecheck

@@ -1,0 +1,279 @@
+// run_cli(): the `ropecheck` command line (CLI11) over the command functions of commands.h, and
+// the one place where errors become exit codes: help/--version 0, bad usage or InvalidInput 2.
+//   ropecheck --help;  ropecheck verify --help;  ropecheck list --json
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+
+#include "cli/cli_app.h"
+#include "cli/main_job.h"
+#include "core/exit_codes.h"
+#include "properties/verify/list.h"
+#include "properties/verify/verify.h"
+#include "gate/compare.h"
+#include "bench/run_bench.h"
+#include "vectors/vectors.h"
+#include "reports/report.h"
+#include "core/build_info.h"
+#include "core/errors.h"
+#include "core/isa.h"
+
+namespace ropecheck {
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit: 0 all passed (and every mutant killed); 1 a property failed on an implementation, or "
+    "a mutant survived; 2 bad usage or input.";
+
+std::string version_text() {
+  return fmt::format("ropecheck {} (git {}, {}, {}{})", build_info::kVersion,
+                     build_info::kGitCommit, build_info::kCompiler, build_info::kBuildType,
+                     build_info::kSanitized ? ", ASan+UBSan" : "");
+}
+
+// CLI11 would accept "-1" for an unsigned seed by wrapping it; a seed must be exactly what the
+// user typed, so it is parsed here, digits only.
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t seed = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, seed);
+  if (text.empty() || error != std::errc() || stop != end) {
+    throw InvalidInput(fmt::format(
+        "--seed: '{}' is not an unsigned 64-bit integer (digits only, at most {})", text,
+        std::numeric_limits<std::uint64_t>::max()));
+  }
+  return seed;
+}
+
+struct Commands {
+  CLI::App* list = nullptr;
+  CLI::App* verify = nullptr;
+  CLI::App* bench = nullptr;
+  BenchOptions bench_options;
+  std::string bench_out_dir = kDefaultOutDir;
+  CLI::App* vectors = nullptr;
+  VectorsOptions vectors_options;
+  ListOptions list_options;
+  VerifyOptions verify_options;
+  std::string seed_text = "1";
+  std::string out_dir = kDefaultOutDir;
+  CLI::App* compare = nullptr;
+  CompareOptions compare_options;
+  std::string compare_base, compare_current, compare_json;  // paths, as typed
+  CLI::App* report = nullptr;
+  ReportOptions report_options;
+};
+
+// --plugin PATH (repeatable) and --plugin-timeout SECONDS; load_plugin() judges both (exit 2).
+void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& plugins,
+                        double& timeout) {
+  command.add_option("--plugin", plugins,
+                     "A RoPE kernel as a shared library (plugins/include/ropecheck/plugin.h), run in a "
+                     "child process as implementation plugin/<name> (repeatable)")
+      ->type_name("PATH.so")
+      ->allow_extra_args(false);
+  command.add_option("--plugin-timeout", timeout,
+                     "Seconds a plugin may take to answer one call before it is killed and the "
+                     "call FAILS (loading gets at least 120 s)")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+}
+
+void add_list(CLI::App& app, Commands& c) {
+  c.list = app.add_subcommand(
+      "list", "List the RoPE and sinusoidal implementations (capabilities, available here or "
+              "not), the mutants and the properties.");
+  c.list->add_flag("--json", c.list_options.json, "Print JSON (schema ropecheck.list/1)");
+  add_plugin_options(*c.list, c.list_options.plugins, c.list_options.plugin_timeout);
+  c.list->footer("Exit: 0; 2 bad usage.");
+}
+
+void add_verify(CLI::App& app, Commands& c) {
+  auto& v = c.verify_options;
+  c.verify = app.add_subcommand(
+      "verify", "Run the property suite on the implementations; table on stdout, DIR/verify.json.");
+  c.verify->add_option("--impl", v.impls,
+                       "Implementation id, real or mutant (repeatable; default: every real one; "
+                       "see `ropecheck list`)")
+      ->type_name("ID")
+      ->allow_extra_args(false);
+  c.verify->add_option("--property", v.properties,
+                       "Property id (repeatable; default: all; see `ropecheck list`)")
+      ->type_name("ID")
+      ->allow_extra_args(false);
+  c.verify->add_option("--cases", v.cases, "RapidCheck cases per (implementation, property), > 0")
+      ->capture_default_str();
+  c.verify->add_option("--seed", c.seed_text, "RapidCheck seed, an unsigned 64-bit integer")
+      ->type_name("UINT64")
+      ->capture_default_str();
+  c.verify->add_flag("--mutants", v.mutants,
+                     "Also run every mutant; each must be caught (FAILED) by some property");
+  c.verify->add_option("--isa", v.isa,
+                       "Run as on a CPU whose best level is this one (scalar, avx2, avx512): "
+                       "higher levels are skipped, dispatch uses it (env ROPECHECK_ISA)")
+      ->type_name("LEVEL");
+  c.verify->add_option("--reproduce", v.reproduce,
+                       "Replay a failure: the reproduce string of a __REPRO line")
+      ->type_name("STR");
+  add_plugin_options(*c.verify, v.plugins, v.plugin_timeout);
+  c.verify->add_option("--out", c.out_dir, "Directory for verify.json (created)")
+      ->type_name("DIR")
+      ->capture_default_str();
+  c.verify->footer(kExitCodes);
+}
+
+void add_compare(CLI::App& app, Commands& c) {
+  auto& o = c.compare_options;
+  c.compare = app.add_subcommand(
+      "compare", "CI gate: compare two bench results (Google Benchmark JSON) case by case; fail "
+                 "on a significant drop of the same-run limit_fraction beyond the threshold.");
+  // Existence is checked by the reader, whose message says what a BASE or CUR must be.
+  c.compare
+      ->add_option("BASE", c.compare_base, "Baseline: a bench.json, or a directory holding one")
+      ->required();
+  c.compare
+      ->add_option("CUR", c.compare_current, "Current: a bench.json, or a directory holding one")
+      ->required();
+  c.compare->add_option("--threshold", o.threshold_percent,
+                        "Percent drop of the median a regression must exceed, in [0, 100)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  c.compare->add_option("--alpha", o.alpha,
+                        "Family-wise significance level over the gated cases (Holm), in (0, 1)")
+      ->type_name("A")
+      ->capture_default_str();
+  c.compare->add_option("--json", c.compare_json,
+                        "Write compare.json here (default: CUR/compare.json if CUR is a directory)")
+      ->type_name("OUT");
+  c.compare->footer(
+      "Exit: 0 no regression; 1 a case regressed (one-sided Mann-Whitney U, Holm-adjusted p < "
+      "alpha, and median drop beyond the threshold); 2 bad usage or input (missing or malformed "
+      "file, a case with fewer than 3 repetitions, no case in both files).");
+}
+
+void add_vectors(CLI::App& app, Commands& c) {
+  c.vectors = app.add_subcommand(
+      "vectors", "Write golden vectors for porting RoPE: one directory of .npy files per case "
+                 "(inputs, positions, float64 oracle outputs) and DIR/manifest.json with each "
+                 "case's spec and recommended tolerance.");
+  c.vectors->add_option("--out", c.vectors_options.out_dir,
+                        "Directory to write (created; must not be an existing file)")
+      ->type_name("DIR")
+      ->required();
+  c.vectors->footer("Exit: 0 written; 2 bad usage or an unwritable DIR.");
+}
+
+void add_report(CLI::App& app, Commands& c) {
+  auto& r = c.report_options;
+  c.report = app.add_subcommand(
+      "report", "Render DIR's verify.json, bench.json and accuracy.json (any of them) as "
+                "report.md and a self-contained report.html, with gnuplot plots in OUT/plots/.");
+  c.report->add_option("--in", r.in_dir, "Directory holding the results")
+      ->type_name("DIR")
+      ->capture_default_str();
+  c.report->add_option("--baseline", r.baseline_dir,
+                       "Another run's bench.json (or its directory): limit_fraction ratios with "
+                       "bootstrap intervals")
+      ->type_name("DIR");
+  c.report->add_option("--out", r.out_dir, "Directory for the report (default: the --in DIR)")
+      ->type_name("DIR");
+  c.report->footer("Exit: 0 written; 2 bad usage, no or malformed input, or gnuplot missing.");
+}
+
+void add_bench(CLI::App& app, Commands& c) {
+  auto& b = c.bench_options;
+  c.bench = app.add_subcommand(
+      "bench", "Benchmark every implementation (verified first) beside same-run machine limits; "
+               "console table, DIR/bench.json (Google Benchmark JSON).");
+  c.bench->add_option("--filter", b.filter, "Regex over case names (default: all)")->type_name("RE");
+  c.bench->add_option("--repetitions", b.repetitions, "Repetitions per case (the CI gate needs about 10: Mann-Whitney over few samples cannot reach significance)")
+      ->capture_default_str();
+  c.bench->add_option("--min-time", b.min_time, "Seconds per repetition")->capture_default_str();
+  c.bench->add_option("--threads", b.threads, "Thread counts (kernels; OpenBLAS for attention)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c.bench->add_option("--out", c.bench_out_dir, "Directory for bench.json (created)")
+      ->type_name("DIR")
+      ->capture_default_str();
+  c.bench->add_option("--benchmark", b.benchmark_flags,
+                      "A Google Benchmark flag passed through, e.g. --benchmark=--benchmark_enable_random_interleaving=true (repeatable)")
+      ->type_name("FLAG")
+      ->allow_extra_args(false);
+  add_plugin_options(*c.bench, b.plugins, b.plugin_timeout);
+  c.bench->footer("Exit: 0 ran; 1 a case failed its check against the oracle (not timed); 2 bad usage.");
+}
+
+int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& out) {
+  if (c.bench->parsed()) {
+    c.bench_options.out_dir = c.bench_out_dir;
+    return run_bench(c.bench_options, out);
+  }
+  if (c.list->parsed()) return run_list(c.list_options, out);
+  if (c.vectors->parsed()) return run_vectors(c.vectors_options, out);
+  if (c.report->parsed()) return run_report(c.report_options, out);
+  if (c.compare->parsed()) {
+    c.compare_options.base = c.compare_base;
+    c.compare_options.current = c.compare_current;
+    c.compare_options.json_out = c.compare_json;
+    return run_compare(c.compare_options, out);
+  }
+  if (c.verify->parsed()) {
+    c.verify_options.seed = parse_seed(c.seed_text);
+    if (!c.verify_options.isa.empty()) {
+      parse_isa(c.verify_options.isa);  // InvalidInput (exit 2) for an unknown level
+      ::setenv("ROPECHECK_ISA", c.verify_options.isa.c_str(), 1);
+    }
+    dispatched_isa();  // an unknown or unsupported ROPECHECK_ISA is bad input: exit 2 now
+    c.verify_options.out_dir = c.out_dir;
+    c.verify_options.command_line = std::move(command_line);
+    return run_verify(c.verify_options, out);
+  }
+  return run_main_job(out, std::move(command_line));
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  try {
+    CLI::App app("ropecheck: property-based verification and benchmarking of transformer "
+                 "positional encodings (RoPE, sinusoidal).\nWithout a command: the main job, "
+                 "`verify --mutants --out reports/out/latest`.",
+                 "ropecheck");
+    app.set_version_flag("--version", version_text());
+    app.require_subcommand(0, 1);
+    Commands commands;
+    add_list(app, commands);
+    add_verify(app, commands);
+    add_bench(app, commands);
+    add_vectors(app, commands);
+    add_compare(app, commands);
+    add_report(app, commands);
+    app.footer(kExitCodes);  // after the subcommands: CLI11 copies a parent's footer into them
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      // CLI11 reports help and --version as "errors" with exit code 0; its own codes for real
+      // errors are not the contract's, which has one code for bad usage.
+      return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;
+    }
+    return dispatch(commands, std::vector<std::string>(argv, argv + argc), out);
+  } catch (const InvalidInput& e) {
+    err << "ropecheck: error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    // Not bad input and not a verdict either: nothing was judged, so it must not read as 0.
+    err << "ropecheck: internal error: " << e.what() << "\n";
+    return kExitFailed;
+  } catch (...) {
+    err << "ropecheck: internal error: unknown exception\n";
+    return kExitFailed;
+  }
+}
+
+int run_cli(int argc, char** argv) { return run_cli(argc, argv, std::cout, std::cerr); }
+
+}  // namespace ropecheck

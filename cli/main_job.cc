@@ -1,0 +1,184 @@
+// run_main_job(): what `ropecheck` with no arguments does, into reports/out/latest:
+//   1. verify every implementation and mutant (verify.json),
+//   2. the accuracy sweeps the report plots (accuracy.json),
+//   3. a short benchmark: the kernel levels, references and attention on a few model shapes,
+//      one thread, 3 repetitions (bench.json; `ropecheck bench` runs the whole suite),
+//   4. the report of all three (report.md, report.html, plots/),
+// then prints where the report is and a three-line summary. Exit 1 when verify failed on one of
+// ropecheck's own implementations or a mutant survived (or a benchmarked implementation failed
+// its check before it was timed).
+// Peers: the PyTorch peer plugins (peers/torch), when they were built next to this binary
+// (<bindir>/plugins/torch_*.so), are verified in step 1 and benchmarked in step 3 beside the
+// built-ins. What verify finds in them is a finding about outside code, listed in verify.json,
+// the report and the summary line, not a failure of the job.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <map>
+#include <fstream>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "properties/accuracy/accuracy.h"
+#include "bench/format/bench_json.h"
+#include "cli/main_job.h"
+#include "core/exit_codes.h"
+#include "core/result_files.h"
+#include "properties/verify/verify.h"
+#include "bench/run_bench.h"
+#include "reports/report.h"
+#include "core/logging.h"
+#include "properties/property.h"
+
+namespace ropecheck {
+namespace {
+
+// The short benchmark's cases: enough for the report's plots, a minute or two on 2 cores.
+constexpr const char* kShortBenchFilter =
+    "^(kernel/(scalar|avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
+    "llama7b_decode_at4095)/interleaved"
+    "|kernel_(bf16/(avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved"
+    "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved"
+    "|sinusoidal/"
+    "|attention_blas/.*/head_dim:128/"
+    // Peers beside the kernels on the same shapes (the HF form is half-split only).
+    "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095)/"
+    "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_decode_at4095)/half_split)";
+
+// The PyTorch peers built beside this binary (plugins/peers/torch/CMakeLists.txt writes them to
+// <build>/plugins/, the binary is <build>/ropecheck), sorted; none when they were not built.
+std::vector<std::filesystem::path> built_peers() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return {};
+  std::vector<std::filesystem::path> peers;
+  for (const char* name : {"torch_hf.so", "torch_llama.so"}) {
+    const auto path = self.parent_path() / "plugins" / name;
+    if (std::filesystem::is_regular_file(path, error)) peers.push_back(path);
+  }
+  return peers;
+}
+
+// verify.json's verdict without the peers' results: 1 when one of ropecheck's own
+// implementations failed a property or a mutant survived.
+int own_verdict(const std::filesystem::path& dir, int verdict) {
+  std::ifstream in(dir / "verify.json");
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.contains("results")) return verdict;
+  for (const auto& r : json["results"]) {
+    if (r["mutant"].get<bool>() || r["subject"].get<std::string>().rfind("plugin/", 0) == 0) continue;
+    if (r["status"] == "FAILED") return kExitFailed;
+  }
+  return json["summary"].value("mutants_survived", 0) > 0 ? kExitFailed : kExitOk;
+}
+
+// "peers: ..." with each peer's verdicts, "" without peers.
+std::string peers_line(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "verify.json");
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.contains("results")) return "";
+  std::map<std::string, std::array<int, 3>> counts;  // passed, failed, skipped
+  std::map<std::string, std::string> failed;
+  for (const auto& r : json["results"]) {
+    const auto subject = r["subject"].get<std::string>();
+    if (subject.rfind("plugin/", 0) != 0) continue;
+    const auto status = r["status"].get<std::string>();
+    auto& c = counts[subject];
+    c[0] += status == "PASSED";
+    c[1] += status == "FAILED";
+    c[2] += status == "SKIPPED";
+    if (status == "FAILED") failed[subject] += (failed[subject].empty() ? "" : ",") + r["property"].get<std::string>();
+  }
+  std::string line;
+  for (const auto& [subject, c] : counts) {
+    line += fmt::format("{}{}: {} passed, {} failed{}, {} skipped", line.empty() ? "peers: " : "; ", subject,
+                        c[0], c[1], failed[subject].empty() ? "" : " (" + failed[subject] + ")", c[2]);
+  }
+  return line;
+}
+
+std::string verify_line(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "verify.json");
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.contains("results")) return "verify: no verify.json";
+  int passed = 0, failed = 0, skipped = 0;
+  for (const auto& r : json["results"]) {
+    if (r["mutant"].get<bool>()) continue;
+    const auto status = r["status"].get<std::string>();
+    passed += status == "PASSED";
+    failed += status == "FAILED";
+    skipped += status == "SKIPPED";
+  }
+  const auto& summary = json["summary"];
+  const int killed = summary.value("mutants_killed", 0);
+  return fmt::format("verify: {} passed, {} failed, {} skipped; {} of {} mutants killed", passed,
+                     failed, skipped, killed, killed + summary.value("mutants_survived", 0));
+}
+
+// The headline cases, as fractions of their same-run limits.
+std::string bench_line(const std::filesystem::path& dir) {
+  const auto cases = read_bench_json(dir);
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  std::string line = fmt::format("bench: {} cases", cases.size());
+  for (const char* name : {"kernel/avx512/llama7b_prefill4096/interleaved/real_time/threads:1",
+                           "attention_blas/causal_8heads/tokens:2048/head_dim:128/blas_threads:1/real_time"}) {
+    const auto it = cases.find(name);
+    if (it != cases.end()) {
+      line += fmt::format("; {}: {:.2f} of its same-run limit", name, median(it->second.limit_fraction));
+    }
+  }
+  return line;
+}
+
+}  // namespace
+
+int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
+  const std::filesystem::path dir = kDefaultOutDir;
+  progress_log().info("main job 1/4: verify --mutants --out {}", dir.string());
+  VerifyOptions verify;
+  verify.mutants = true;
+  verify.out_dir = dir;
+  verify.command_line = std::move(command_line);
+  const auto peers = built_peers();
+  if (!peers.empty()) {
+    // With --plugin, verify checks only the plugins unless the implementations are named.
+    for (const auto& subject : registry_subjects(false)) verify.impls.push_back(subject.id);
+    verify.plugins = peers;
+    for (const auto& peer : peers) progress_log().info("main job: with the PyTorch peer {}", peer.string());
+  }
+  const int verdict = peers.empty() ? run_verify(verify, out) : own_verdict(dir, run_verify(verify, out));
+
+  progress_log().info("main job 2/4: accuracy sweeps -> {}", (dir / "accuracy.json").string());
+  write_json_file(accuracy_json(), dir / "accuracy.json");
+
+  progress_log().info("main job 3/4: short benchmark -> {} (`ropecheck bench` runs the whole suite)",
+                      (dir / "bench.json").string());
+  BenchOptions bench;
+  bench.filter = kShortBenchFilter;
+  bench.repetitions = 3;
+  bench.min_time = 0.03;
+  bench.threads = {1};
+  bench.out_dir = dir;
+  bench.plugins = peers;
+  const int bench_status = run_bench(bench, out);
+
+  progress_log().info("main job 4/4: report -> {}", (dir / "report.html").string());
+  ReportOptions report;
+  report.in_dir = dir;
+  report.out_dir = dir;
+  run_report(report, out);
+
+  out << fmt::format("\nReport: {} (and report.md; data: verify.json, accuracy.json, bench.json)\n",
+                     (dir / "report.html").string());
+  out << verify_line(dir) << '\n' << bench_line(dir) << '\n';
+  if (const auto line = peers_line(dir); !line.empty()) out << line << '\n';
+  return verdict != kExitOk ? verdict : bench_status;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,22 @@
+// Result files (verify.json, bench.json, accuracy.json, compare.json, ...): where they go by
+// default and how they are written, so that a reader (a report, a CI job) never sees half a file.
+#pragma once
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+namespace ropecheck {
+
+// Where `ropecheck` and `ropecheck verify` write their files unless told otherwise.
+inline constexpr const char* kDefaultOutDir = "reports/out/latest";
+
+// Writes `json` to `path` through a temporary file renamed into place. Throws InvalidInput when
+// the file cannot be written.
+void write_json_file(const nlohmann::ordered_json& json, const std::filesystem::path& path);
+
+// Creates `dir` (and its parents) and checks that a file can be written in it. Throws
+// InvalidInput naming the directory otherwise; called before a run so it fails fast.
+void prepare_out_dir(const std::filesystem::path& dir);
+
+}  // namespace ropecheck

@@ -1,0 +1,56 @@
+// RopeSpec: everything that defines one RoPE rotation, independent of how it is computed.
+//
+// Pairs and frequencies (i in [0, rotary_dim/2)):
+//   theta_i = base^(-2i / rotary_dim)   (the exponent uses rotary_dim: partial rotary as in HF),
+//   then scaled as spec.scaling says (scaling.h), and cos/sin times the attention factor
+//   interleaved: pair i = features (2i, 2i+1)               [x0 y0 x1 y1 ... | tail]
+//   half_split:  pair i = features (i, i + rotary_dim/2)    [x0 x1 ... y0 y1 ... | tail]
+// Features [rotary_dim, head_dim) pass through unchanged, bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/scaling.h"
+
+namespace ropecheck {
+
+enum class Layout {
+  interleaved,  // RoFormer paper, Meta LLaMA, GPT-J, ggml NORM
+  half_split,   // HF transformers, GPT-NeoX, ggml NEOX
+};
+
+// How an implementation forms the angle m * theta_i before taking sin/cos.
+enum class AnglePrecision {
+  fp32,  // float(m) * float(theta_i) in fp32, as HF does: error grows like |m theta| * eps32
+  fp64,  // the product in double: error flat in position at fp32 output scale
+};
+
+struct RopeSpec {
+  int head_dim = 128;
+  int rotary_dim = 128;
+  double base = 10000.0;
+  Layout layout = Layout::interleaved;
+  AnglePrecision angle_precision = AnglePrecision::fp64;
+  RopeScaling scaling;  // frequency scaling (scaling.h); none by default
+};
+
+// Positions are limited to |m| <= 2^24, the range in which every integer is exact in fp32
+// (the HF form converts positions to float); negative positions are valid (R_-m = R_m^-1).
+inline constexpr std::int64_t kMaxAbsPosition = std::int64_t{1} << 24;
+inline constexpr int kMaxHeadDim = 1 << 16;
+
+// Throws InvalidInput naming what is wrong: odd or non-positive head_dim, odd, non-positive or
+// too large rotary_dim, non-finite or non-positive base, a base of 1 (no rotation at all), or
+// bad scaling parameters (scaling.h).
+void validate(const RopeSpec& spec);
+
+std::string_view to_string(Layout layout);
+std::string_view to_string(AnglePrecision precision);
+Layout parse_layout(std::string_view text);                     // throws InvalidInput
+AnglePrecision parse_angle_precision(std::string_view text);    // throws InvalidInput
+std::string describe(const RopeSpec& spec);
+std::string describe(const RopeScaling& scaling);  // "scaling=yarn factor=4 ..."  // one line, for counterexamples and logs
+
+}  // namespace ropecheck

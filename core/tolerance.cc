@@ -1,0 +1,95 @@
+// The tolerance model (derivation in tolerance.h).
+#include "core/tolerance.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/frequency.h"
+
+namespace ropecheck {
+
+ErrorModel error_model(const RopeSpec& spec, StorageType storage) {
+  ErrorModel model{spec.angle_precision, storage, attention_factor(spec), 0.0};
+  if (spec.angle_precision == AnglePrecision::fp32) model.blend_units = blend_units(spec);
+  return model;
+}
+
+double angle_units_per_radian(AnglePrecision precision, double theta) {
+  if (precision == AnglePrecision::fp64) return 0.0;
+  return std::abs(std::log(theta)) / 2 + kFp32AngleUnits;
+}
+
+double blend_units(const RopeSpec& spec) {
+  const RopeScaling& s = spec.scaling;
+  if (s.kind == ScalingKind::yarn) {
+    // The ramp weight and its complement, each within 3u absolute; the extra blend roundings.
+    return 1.5 * (s.factor - 1.0) + 0.5;
+  }
+  if (s.kind == ScalingKind::llama3) {
+    // smooth = (L / wavelen - lf) / (hf - lf): wavelen and L/wavelen within 3u of cycles <= hf,
+    // so smooth within (3 hf / (hf - lf) + 2) u absolute.
+    return (1.5 * s.high_freq_factor / (s.high_freq_factor - s.low_freq_factor) + 1.0) *
+               (s.factor - 1.0) +
+           0.5;
+  }
+  return 0.0;
+}
+
+double storage_rounding_units(StorageType storage) {
+  // u_s / eps32 (bf16: 2^-8 / 2^-23, fp16: 2^-11 / 2^-23), times |y| / |p| <= 1 + 2 eps32.
+  switch (storage) {
+    case StorageType::bf16: return 0x1p15 * (1 + 0x1p-22);
+    case StorageType::fp16: return 0x1p12 * (1 + 0x1p-22);
+    case StorageType::fp32: break;
+  }
+  return 0.0;
+}
+
+double storage_min_normal(StorageType storage) {
+  return storage == StorageType::fp16 ? double{kFp16MinNormal} : 0x1p-126;
+}
+
+double unit_pair_norm(StorageType storage, double attention_factor, double pair_norm) {
+  if (pair_norm == 0) return 0;
+  return std::max(pair_norm, storage_min_normal(storage) / attention_factor);
+}
+
+double rounding_units(const ErrorModel& model) {
+  const bool scaled_in_fp32 =
+      model.angles == AnglePrecision::fp32 && model.attention_factor != 1.0;
+  return kRoundingUnits + (scaled_in_fp32 ? kFp32AttentionScalingUnits : 0.0);
+}
+
+namespace {
+
+double angle_units(const ErrorModel& model, std::int64_t position, double theta) {
+  if (model.angles == AnglePrecision::fp64) return 0.0;
+  const double angle = std::abs(static_cast<double>(position) * theta);
+  return (angle_units_per_radian(model.angles, theta) + model.blend_units) * angle;
+}
+
+}  // namespace
+
+double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta) {
+  return model.attention_factor * (rounding_units(model) + storage_rounding_units(model.storage) +
+                                   angle_units(model, position, theta));
+}
+
+double norm_bound_units(const ErrorModel& model) {
+  return model.attention_factor * 1.4142135623730951 *
+         (rounding_units(model) + storage_rounding_units(model.storage));
+}
+
+double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta) {
+  return norm_bound_units(model) + model.attention_factor * angle_units(model, position, theta);
+}
+
+double sinusoidal_bound_units(AnglePrecision precision, std::int64_t pos, int i, int d_model,
+                              double base) {
+  if (precision == AnglePrecision::fp64) return kSinusoidalFp64Units;
+  const double exponent = 2.0 * i * std::log(base) / d_model;  // |a_i|
+  const double angle = std::abs(static_cast<double>(pos)) * std::exp(-exponent);
+  return kSinusoidalFp32RoundingUnits + angle * (exponent + 1.5);
+}
+
+}  // namespace ropecheck

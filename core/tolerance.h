@@ -1,0 +1,132 @@
+// The tolerance model: every bound in ropecheck is derived here, from the error model below,
+// never picked to make a test pass. Results report the observed error as a fraction of its bound.
+//
+// Units. An output element y of rotary pair p = (x_a, x_b) is compared with the float64 oracle:
+//   err = |y - y_oracle| / (eps32 * |(x_a, x_b)|),   eps32 = 2^-23
+// (for pairs so small that storage rounding is absolute, a floor on |p|: unit_pair_norm below).
+//
+// Model for an fp32 rotation y_a = c*x_a - s*x_b (y_b likewise), u = eps32/2:
+//   - c, s rounded to fp32 (or sinf/cosf, < 1 ulp on [-1, 1], so <= u):  (|x_a|+|x_b|) * u
+//   - the two products and the sum, each rounded once:                  (|x_a|+|x_b|) * u + |p| * u
+//   with |x_a|+|x_b| <= sqrt(2)|p|:  err <= (2*sqrt(2)/2 + 1/2) = 1.91  -> kRoundingUnits = 2.
+// Angle formation. An angle error of delta radians moves the pair by delta*|p|: delta units/eps32.
+//   - fp64 angles: delta <= |m theta| * 2^-53, at most 0.016 units for |m theta| <= 2^24: inside
+//     the slack between 1.91 and 2 below, so 0 units.
+//   - fp32 angles, the frameworks' way (HF transformers, Meta LLaMA, PyTorch peers): theta_i is
+//     formed in fp32 as 1 / powf(float(base), float(2i/d)), possibly scaled by a couple of fp32
+//     operations (linear: / factor; LongRoPE: * ext_i), then the product float(m) * theta_i in
+//     fp32 (float(m) is exact for |m| <= 2^24). Relative errors, first order, u = eps32/2:
+//       float(base): t_i u <= u     the exponent 2i/d rounded: ln(base) t_i u = |ln theta_i| u
+//       powf: <= 1 ulp (2u)         the reciprocal: u       two scaling ops: 2u     the product: u
+//     so delta <= |m theta_i| (|ln theta_i| + 7) u: (|ln theta_i|/2 + 3.5) units per radian
+//     (|ln theta_i| >= t_i ln base when scaling only lowers frequencies, which every kind does).
+//     A correctly rounded float(theta_i) (ropecheck's own fp32-angle references) is inside it.
+//     Blended kinds (YaRN's ramp, Llama 3's smooth band) formed in fp32 add the weights' error
+//     times the spread of what they blend, at most (factor - 1)/factor relative per rounding of
+//     a weight in [0, 1]: yarn_llama3_blend_units below.
+// Storage rounding (bf16, fp16: fp32 arithmetic, then each result rounded once to the storage):
+//   one rounding to nearest of y, |y| <= a |p| (1 + 2 eps32):  |delta| <= u_s |y|, u_s = 2^-8
+//   (bf16), 2^-11 (fp16): u_s/eps32 * (1 + 2 eps32) units, storage_rounding_units. The inputs
+//   are storage values already, the oracle rotates those: no input term. (Against the oracle of
+//   unrounded fp32 inputs the input's rounding, u_s |p|, would add the same term once more: it
+//   is the conversion's error, not the rotation's, so ropecheck rounds first.)
+//   Below the storage's smallest normal n_min (fp16: 2^-14) the rounding is absolute, half the
+//   subnormal spacing: |delta| <= u_s n_min (2^-25). So for every y, |delta| <= u_s max(|y|,
+//   n_min) <= u_s a (1 + 2 eps32) max(|p|, n_min / a). Errors are therefore measured in units
+//   of eps32 * unit_pair_norm = eps32 * max(|p|, n_min / a): every other term of the bound only
+//   grows with it. It is |p| except for fp16 pairs under 2^-14 / a (and subnormal fp32 pairs).
+// Attention factor a (YaRN, LongRoPE): y = a R x, every term above scales with a. fp64-angle
+//   implementations fold a into cos/sin before their one rounding; fp32 ones multiply the fp32
+//   cos/sin by float(a) (HF: emb.cos() * attention_scaling): two more roundings of c and s,
+//   2u (|x_a|+|x_b|) <= sqrt(2) units: kFp32AttentionScalingUnits.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "core/spec.h"
+#include "core/storage.h"
+
+namespace ropecheck {
+
+// What an implementation's error depends on: how it forms angles, what it stores results in,
+// and the attention factor its cos/sin carry (frequency.h's attention_factor(spec)).
+struct ErrorModel {
+  AnglePrecision angles = AnglePrecision::fp64;
+  StorageType storage = StorageType::fp32;
+  double attention_factor = 1.0;
+  // Extra fp32-angle units per radian for a table blended in fp32 (YaRN, Llama 3): see
+  // blend_units(spec); 0 for the others and for fp64 angles.
+  double blend_units = 0.0;
+};
+
+// The model an implementation declaring `angles` and `storage` is held to on `spec`.
+ErrorModel error_model(const RopeSpec& spec, StorageType storage);
+
+inline constexpr double kEps32 = std::numeric_limits<float>::epsilon();  // 2^-23
+
+// Rounding of c, s, two products and a sum (derivation above): 1.91 rounded up.
+inline constexpr double kRoundingUnits = 2.0;
+// fp32 cos/sin times float(attention factor): sqrt(2) rounded up to 1.5.
+inline constexpr double kFp32AttentionScalingUnits = 1.5;
+// fp32 angles: per radian, |ln theta_i| / 2 plus this (derivation above).
+inline constexpr double kFp32AngleUnits = 3.5;
+
+// Extra units per radian of |m theta| from forming the angle in the given precision, for a pair
+// whose (scaled) inverse frequency is theta.
+double angle_units_per_radian(AnglePrecision precision, double theta);
+
+// fp32 angle units a blended table adds (YaRN's ramp, Llama 3's smooth band): each fp32 weight
+// w in [0, 1] is off by a few u, which moves theta_i by that times theta_i (1 - 1/factor), i.e.
+// relative (factor - 1) * few u for a pair at theta_i / factor; 0 for the other kinds.
+double blend_units(const RopeSpec& spec);
+
+// Units added by rounding each result to the storage type (0 for fp32; derivation above).
+double storage_rounding_units(StorageType storage);
+
+// Smallest normal value of the storage type (fp16: 2^-14; fp32 and bf16: 2^-126).
+double storage_min_normal(StorageType storage);
+
+// The norm a pair's errors are measured in units of (derivation above): max(|p|, n_min / a),
+// for a pair of norm |p| stored as `storage` and rotated with attention factor a. Zero stays
+// zero: a zero pair must rotate to exact zeros.
+double unit_pair_norm(StorageType storage, double attention_factor, double pair_norm);
+
+// Units of c/s and product rounding: kRoundingUnits, plus kFp32AttentionScalingUnits for fp32
+// angles with an attention factor other than 1.
+double rounding_units(const ErrorModel& model);
+
+// Per-element bound, in units of eps32 * |pair|, for a pair rotated by angle m*theta.
+double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta);
+
+// Bound on the norm of a pair's whole error vector, same units: the two elements' rounding
+// errors add in quadrature (sqrt(2) * rounding units) while an angle error moves the pair as a
+// whole by |delta| * |p|, not sqrt(2) times that. This is what a later rotation can move into
+// one element (inverse, composition).
+double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta);
+
+// A rotation scales a pair's norm by the attention factor a, and changes it otherwise only
+// through rounding (an angle error is still a rotation):
+//   | |y_p| - a |x_p| | <= |error vector| <= a * sqrt(2) * (rounding units + storage units),
+// whatever the angle. kNormBoundUnits is the plain fp32 value.
+double norm_bound_units(const ErrorModel& model);
+inline constexpr double kNormBoundUnits = 1.4142135623730951 * kRoundingUnits;
+
+// --- the sinusoidal table (seed 003) ----------------------------------------------------------
+// Units: eps32, absolute (every value lies in [-1, 1], the pair (sin, cos) has norm 1).
+//   fp64 (the formula in double, rounded once): half an ulp of a value in [-1, 1] is <= eps32/4;
+//     the double sin/cos add < 2^-52 absolute, 2^-29 units: 0.25 + 2^-29.
+//   fp32 (PyTorch's div_term = exp(arange(0, d, 2) * -(ln(base)/d)) in fp32, then sinf/cosf of
+//     the fp32 product pos * div_term):
+//       a_i = fl(2i * fl(-ln(base)/d)): two roundings, |delta a_i| <= 2u|a_i|
+//       w_i = expf(a_i): relative error 2u|a_i| from the argument, + 1 ulp (2u) from expf
+//       angle = fl(pos * w_i): + u relative
+//     so |delta angle| <= |pos w_i| (|a_i| + 1.5) eps32 radians, and sinf/cosf add <= 1 ulp (0.5).
+inline constexpr double kSinusoidalFp64Units = 0.25 + 0x1p-29;
+inline constexpr double kSinusoidalFp32RoundingUnits = 0.5;
+
+// Bound, in eps32, on one element of pair i of PE(pos) for d_model d and the given base.
+double sinusoidal_bound_units(AnglePrecision precision, std::int64_t pos, int i, int d_model,
+                              double base);
+
+}  // namespace ropecheck

@@ -1,0 +1,125 @@
+// attention_naive (the reference, double accumulation) and attention_blas (sgemm + stable softmax
+// on blocks of query rows); see impls/attention/attention.h.
+#include "impls/attention/attention.h"
+
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "impls/kernels/softmax.h"
+#include "core/errors.h"
+#include "core/isa.h"
+
+namespace ropecheck {
+
+void validate(const AttentionShape& s, std::span<const float> q, std::span<const float> k,
+              std::span<const float> v, std::span<const float> out) {
+  if (s.tokens <= 0 || s.q_heads <= 0 || s.kv_heads <= 0 || s.head_dim <= 0) {
+    throw InvalidInput(fmt::format("attention: empty shape ({} tokens, {} q heads, {} kv heads, "
+                                   "head_dim {})", s.tokens, s.q_heads, s.kv_heads, s.head_dim));
+  }
+  if (s.q_heads % s.kv_heads != 0) {
+    throw InvalidInput(fmt::format("attention: {} q heads is not a multiple of {} kv heads",
+                                   s.q_heads, s.kv_heads));
+  }
+  // Sizes compared in double: a product that overflows int64 is simply not equal.
+  const auto need = [&](std::int64_t heads) {
+    return static_cast<double>(s.tokens) * static_cast<double>(heads) * s.head_dim;
+  };
+  const auto check = [&](std::span<const float> x, std::int64_t heads, const char* name) {
+    if (static_cast<double>(x.size()) != need(heads)) {
+      throw InvalidInput(fmt::format("attention: {} holds {} floats, {} tokens x {} heads x {} need "
+                                     "{}", name, x.size(), s.tokens, heads, s.head_dim, need(heads)));
+    }
+  };
+  check(q, s.q_heads, "q");
+  check(k, s.kv_heads, "k");
+  check(v, s.kv_heads, "v");
+  check(out, s.q_heads, "out");
+}
+
+void attention_naive(const AttentionShape& s, std::span<const float> q, std::span<const float> k,
+                     std::span<const float> v, std::span<float> out) {
+  validate(s, q, k, v, out);
+  const auto d = static_cast<std::size_t>(s.head_dim);
+  const auto group = s.q_heads / s.kv_heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
+  std::vector<double> p(static_cast<std::size_t>(s.tokens));
+  for (std::int64_t h = 0; h < s.q_heads; ++h) {
+    const std::int64_t kvh = h / group;
+    for (std::int64_t i = 0; i < s.tokens; ++i) {
+      const float* qi = &q[static_cast<std::size_t>(i * s.q_heads + h) * d];
+      const std::int64_t visible = s.causal ? i + 1 : s.tokens;
+      double max = -std::numeric_limits<double>::infinity();
+      for (std::int64_t j = 0; j < visible; ++j) {
+        const float* kj = &k[static_cast<std::size_t>(j * s.kv_heads + kvh) * d];
+        double dot = 0;
+        for (std::size_t c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
+        p[static_cast<std::size_t>(j)] = dot * scale;
+        max = std::max(max, p[static_cast<std::size_t>(j)]);
+      }
+      double sum = 0;
+      for (std::int64_t j = 0; j < visible; ++j) {
+        p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - max);
+        sum += p[static_cast<std::size_t>(j)];
+      }
+      float* oi = &out[static_cast<std::size_t>(i * s.q_heads + h) * d];
+      for (std::size_t c = 0; c < d; ++c) {
+        double acc = 0;
+        for (std::int64_t j = 0; j < visible; ++j) {
+          acc += p[static_cast<std::size_t>(j)] * v[static_cast<std::size_t>(j * s.kv_heads + kvh) * d + c];
+        }
+        oi[c] = static_cast<float>(acc / sum);
+      }
+    }
+  }
+}
+
+void softmax_row(float* x, std::int64_t n) {
+  static const bool use_avx512 = dispatched_isa() == Isa::avx512;
+  if (use_avx512) {
+    kernels::softmax_row_avx512(x, n);
+  } else {
+    kernels::softmax_row_scalar(x, n);
+  }
+}
+
+void attention_blas(const AttentionShape& s, std::span<const float> q, std::span<const float> k,
+                    std::span<const float> v, std::span<float> out, std::int64_t block_rows) {
+  validate(s, q, k, v, out);
+  if (block_rows <= 0) throw InvalidInput(fmt::format("attention: block_rows {} <= 0", block_rows));
+  const int d = s.head_dim;
+  const auto group = s.q_heads / s.kv_heads;
+  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  // Rows of one head are head_dim floats, heads * head_dim apart: sgemm reads them in place.
+  const auto ldq = static_cast<int>(s.q_heads * d), ldkv = static_cast<int>(s.kv_heads * d);
+  std::vector<float> scores(static_cast<std::size_t>(std::min(block_rows, s.tokens) * s.tokens));
+  for (std::int64_t h = 0; h < s.q_heads; ++h) {
+    const float* kh = k.data() + (h / group) * d;
+    const float* vh = v.data() + (h / group) * d;
+    for (std::int64_t i0 = 0; i0 < s.tokens; i0 += block_rows) {
+      const std::int64_t rows = std::min(block_rows, s.tokens - i0);
+      // Causal: the block's last row sees keys 0 .. i0 + rows - 1; later columns are never formed.
+      const std::int64_t cols = s.causal ? i0 + rows : s.tokens;
+      const float* qh = q.data() + (i0 * s.q_heads + h) * d;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows),
+                  static_cast<int>(cols), d, scale, qh, ldq, kh, ldkv, 0.0f, scores.data(),
+                  static_cast<int>(cols));
+      for (std::int64_t r = 0; r < rows; ++r) {
+        float* row = scores.data() + r * cols;
+        const std::int64_t visible = s.causal ? i0 + r + 1 : cols;
+        softmax_row(row, visible);
+        std::fill(row + visible, row + cols, 0.0f);  // masked keys get no weight
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), d,
+                  static_cast<int>(cols), 1.0f, scores.data(), static_cast<int>(cols), vh, ldkv,
+                  0.0f, out.data() + (i0 * s.q_heads + h) * d, ldq);
+    }
+  }
+}
+
+}  // namespace ropecheck

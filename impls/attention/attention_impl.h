@@ -1,0 +1,35 @@
+// Attention as the property suite sees it: an implementation (attention/naive, attention/blas,
+// mutants) that takes q, k, v, optionally rotates q and k with RoPE at the given positions (by the
+// dispatched fast kernel), then attends. Registered in impls/registry.inc like the RoPE ones.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "impls/attention/attention.h"
+#include "core/spec.h"
+#include "core/tensor.h"
+
+namespace ropecheck {
+
+class AttentionImpl {
+ public:
+  virtual ~AttentionImpl() = default;
+  virtual std::string_view id() const = 0;
+  virtual std::string_view summary() const = 0;
+
+  // rope == nullptr: no positional encoding. Otherwise q and k (copies) are rotated first, at
+  // `positions` (one per token), with spec.head_dim == shape.head_dim. Throws InvalidInput.
+  void run(const AttentionShape& shape, const RopeSpec* rope, PositionIds positions,
+           std::span<const float> q, std::span<const float> k, std::span<const float> v,
+           std::span<float> out) const;
+
+ protected:
+  virtual void attend(const AttentionShape& shape, std::span<const float> q,
+                      std::span<const float> k, std::span<const float> v,
+                      std::span<float> out) const = 0;
+  // Whether the rotated q and k reach attend(); a mutant forgets (seed 001).
+  virtual bool uses_rotated_qk() const { return true; }
+};
+
+}  // namespace ropecheck

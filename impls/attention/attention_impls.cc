@@ -1,0 +1,69 @@
+// attention/naive and attention/blas as registry entries (the functions are in attention.cc),
+// and AttentionImpl::run: RoPE by the dispatched kernel level, then attention.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "impls/attention/attention_impl.h"
+#include "core/errors.h"
+#include "core/isa.h"
+#include "impls/registry.h"
+
+namespace ropecheck {
+
+void AttentionImpl::run(const AttentionShape& shape, const RopeSpec* rope, PositionIds positions,
+                        std::span<const float> q, std::span<const float> k,
+                        std::span<const float> v, std::span<float> out) const {
+  validate(shape, q, k, v, out);
+  if (rope == nullptr) {
+    attend(shape, q, k, v, out);
+    return;
+  }
+  std::vector<float> q_rot(q.begin(), q.end()), k_rot(k.begin(), k.end());
+  const RopeImpl* kernel = find_rope("kernel/" + std::string(to_string(dispatched_isa())));
+  kernel->apply(*rope, HeadTensor{q_rot, shape.tokens, shape.q_heads, shape.head_dim},
+                HeadTensor{k_rot, shape.tokens, shape.kv_heads, shape.head_dim}, positions);
+  if (uses_rotated_qk()) {
+    attend(shape, q_rot, k_rot, v, out);
+  } else {
+    attend(shape, q, k, v, out);
+  }
+}
+
+namespace {
+
+class NaiveAttention final : public AttentionImpl {
+ public:
+  std::string_view id() const override { return "attention/naive"; }
+  std::string_view summary() const override {
+    return "textbook softmax(QK^T/sqrt(d))V, double accumulation: the reference";
+  }
+
+ protected:
+  void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
+              std::span<const float> v, std::span<float> out) const override {
+    attention_naive(shape, q, k, v, out);
+  }
+};
+
+class BlasAttention final : public AttentionImpl {
+ public:
+  std::string_view id() const override { return "attention/blas"; }
+  std::string_view summary() const override {
+    return "OpenBLAS sgemm on blocks of query rows, stable vectorised softmax";
+  }
+
+ protected:
+  void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
+              std::span<const float> v, std::span<float> out) const override {
+    // Small blocks here so that the properties cross block boundaries on small problems too.
+    attention_blas(shape, q, k, v, out, 7);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<AttentionImpl> make_attention_naive() { return std::make_unique<NaiveAttention>(); }
+std::unique_ptr<AttentionImpl> make_attention_blas() { return std::make_unique<BlasAttention>(); }
+
+}  // namespace ropecheck

@@ -1,0 +1,166 @@
+// kernel/<level>, kernel_bf16/<level> and kernel_fp16/<level>: the fast RoPE algorithm of
+// impls/kernels/rope_kernel.h at each ISA level, on fp32, bf16 and fp16 storage, one registry
+// entry per (storage, level) so that every property runs on every level this CPU has (the others
+// are listed as unavailable, with the reason). Angles are formed in double (fp64 angle precision: error flat in position).
+#include <memory>
+#include <vector>
+
+#include "impls/kernels/rope_kernel.h"
+#include "core/frequency.h"
+#include "core/isa.h"
+#include "impls/registry.h"
+
+namespace ropecheck {
+namespace {
+
+using Availability = bool (*)(std::string* why);  // cpuid (and ROPECHECK_ISA) for the level
+using Fp32Kernel = void (*)(const kernels::RopeKernelProblem&);
+using Bf16Kernel = void (*)(const kernels::RopeKernelBf16Problem&);
+using Fp16Kernel = void (*)(const kernels::RopeKernelFp16Problem&);
+
+// The frequencies and the cos/sin scratch table of the last spec this thread used. Decoding
+// applies RoPE to one token at a time: recomputing rotary_dim/2 powers and allocating per call
+// would cost more than rotating the token (the decode benchmark measures it).
+struct KernelScratch {
+  int rotary_dim = 0;
+  double base = 0;
+  RopeScaling scaling;
+  std::vector<double> theta;
+  double scale = 1.0;
+  std::vector<float> table;
+  std::vector<double> angles;
+
+  void prepare(const RopeSpec& spec) {
+    if (spec.rotary_dim == rotary_dim && spec.base == base && spec.scaling == scaling) return;
+    theta = inverse_frequencies(spec);
+    scale = attention_factor(spec);
+    // 16 floats of slack: a masked vector store never needs it, but keeps the table's last
+    // vector in one allocation whatever the level's width.
+    table.assign(2 * static_cast<std::size_t>(spec.rotary_dim) + 16, 0.0f);
+    angles.assign(2 * static_cast<std::size_t>(spec.rotary_dim), 0.0);
+    rotary_dim = spec.rotary_dim;
+    base = spec.base;
+    scaling = spec.scaling;
+  }
+};
+
+template <typename Element>
+void run_kernel(void (*kernel)(const kernels::RopeKernelArgs<Element>&), const RopeSpec& spec,
+                HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) {
+  thread_local KernelScratch scratch;
+  scratch.prepare(spec);
+  kernel({q.data.data(), k.data.data(), q.tokens, q.heads, k.heads, spec.head_dim, spec.rotary_dim,
+          spec.layout == Layout::interleaved, positions.data(), scratch.theta.data(),
+          scratch.scale, scratch.table.data(), scratch.angles.data()});
+}
+
+// A kernel level on one storage type: exactly one of the three is set.
+struct KernelEntry {
+  Fp32Kernel fp32 = nullptr;
+  Bf16Kernel bf16 = nullptr;
+  Fp16Kernel fp16 = nullptr;
+};
+
+class KernelRope final : public RopeImpl {
+ public:
+  KernelRope(std::string_view id, std::string_view isa, Availability availability,
+             KernelEntry kernel)
+      : id_(id), isa_(isa), availability_(availability), kernel_(kernel) {}
+
+  std::string_view id() const override { return id_; }
+  std::string_view summary() const override {
+    if (kernel_.bf16 != nullptr) {
+      return "fast kernel on bf16 storage: bf16 in and out, fp32 arithmetic, cos/sin once per "
+             "token (SLEEF, double angles), all q and k heads in one pass";
+    }
+    if (kernel_.fp16 != nullptr) {
+      return "fast kernel on fp16 storage: fp16 in and out (subnormals kept), fp32 arithmetic, "
+             "cos/sin once per token (SLEEF, double angles), all q and k heads in one pass";
+    }
+    return "fast kernel: cos/sin once per token (SLEEF, double angles), all q and k heads "
+           "rotated in one pass, masked remainders";
+  }
+  RopeCapabilities capabilities() const override {
+    RopeCapabilities caps{{Layout::interleaved, Layout::half_split},
+                          {AnglePrecision::fp64},
+                          true, std::string(isa_), true, ""};
+    caps.available = availability_(&caps.unavailable_reason);
+    caps.storage = storage();
+    return caps;
+  }
+
+ protected:
+  void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                 PositionIds positions) const override {
+    if (kernel_.fp32 == nullptr) return rotate_qk_through_storage(storage(), spec, q, k, positions);
+    run_kernel(kernel_.fp32, spec, q, k, positions);
+  }
+  void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                      PositionIds positions) const override {
+    run_kernel(kernel_.bf16, spec, q, k, positions);
+  }
+  void rotate_qk_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                      PositionIds positions) const override {
+    run_kernel(kernel_.fp16, spec, q, k, positions);
+  }
+
+ private:
+  StorageType storage() const {
+    return kernel_.bf16 != nullptr   ? StorageType::bf16
+           : kernel_.fp16 != nullptr ? StorageType::fp16
+                                     : StorageType::fp32;
+  }
+
+  std::string_view id_;
+  std::string_view isa_;
+  Availability availability_;
+  KernelEntry kernel_;
+};
+
+template <Isa level>
+bool level_available(std::string* why) {
+  return cpu_supports(level, why);
+}
+
+}  // namespace
+
+std::unique_ptr<RopeImpl> make_kernel_scalar() {
+  return std::make_unique<KernelRope>("kernel/scalar", "scalar", level_available<Isa::scalar>,
+                                      KernelEntry{.fp32 = kernels::rope_kernel_scalar});
+}
+std::unique_ptr<RopeImpl> make_kernel_avx2() {
+  return std::make_unique<KernelRope>("kernel/avx2", "avx2", level_available<Isa::avx2>,
+                                      KernelEntry{.fp32 = kernels::rope_kernel_avx2});
+}
+std::unique_ptr<RopeImpl> make_kernel_avx512() {
+  return std::make_unique<KernelRope>("kernel/avx512", "avx512", level_available<Isa::avx512>,
+                                      KernelEntry{.fp32 = kernels::rope_kernel_avx512});
+}
+std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {
+  return std::make_unique<KernelRope>("kernel_bf16/scalar", "scalar", level_available<Isa::scalar>,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_scalar});
+}
+std::unique_ptr<RopeImpl> make_kernel_bf16_avx512() {
+  return std::make_unique<KernelRope>("kernel_bf16/avx512", "avx512", level_available<Isa::avx512>,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512});
+}
+std::unique_ptr<RopeImpl> make_kernel_bf16_avx512bf16() {
+  return std::make_unique<KernelRope>("kernel_bf16/avx512bf16", "avx512+bf16",
+                                      cpu_supports_avx512_bf16,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512bf16});
+}
+
+std::unique_ptr<RopeImpl> make_kernel_fp16_scalar() {
+  return std::make_unique<KernelRope>("kernel_fp16/scalar", "scalar", level_available<Isa::scalar>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_scalar});
+}
+std::unique_ptr<RopeImpl> make_kernel_fp16_avx2() {
+  return std::make_unique<KernelRope>("kernel_fp16/avx2", "avx2", level_available<Isa::avx2>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx2});
+}
+std::unique_ptr<RopeImpl> make_kernel_fp16_avx512() {
+  return std::make_unique<KernelRope>("kernel_fp16/avx512", "avx512", level_available<Isa::avx512>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx512});
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,194 @@
+// oracle_f64/scalar: the truth. Long-double frequencies and angles, long-double rotation,
+// whatever the spec's angle precision; see impls/oracle/oracle.h.
+// Its registry entry rounds the exact result to fp32 once (<= 0.5 ulp), so it also passes every
+// property as an implementation; properties compare against oracle_rope()'s double output.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "core/errors.h"
+#include "impls/oracle/oracle.h"
+#include "impls/registry.h"
+
+namespace ropecheck {
+
+namespace {
+
+constexpr long double kTwoPi = 6.283185307179586476925286766559005768L;
+
+// theta_i = exp(-t_i ln base), t_i = 2i/d: a different formula from frequency.cc's pow, so that
+// the shared table is checked against an independent computation, in 64-bit-significand
+// arithmetic. `log_base` may be a scaled (NTK) base's logarithm.
+std::vector<long double> exp_table(long double log_base, int rotary_dim) {
+  std::vector<long double> theta(static_cast<std::size_t>(rotary_dim / 2));
+  for (std::size_t i = 0; i < theta.size(); ++i) {
+    theta[i] = std::exp(-2.0L * static_cast<long double>(i) / rotary_dim * log_base);
+  }
+  return theta;
+}
+
+}  // namespace
+
+std::vector<long double> oracle_inverse_frequencies(const RopeSpec& spec) {
+  validate(spec);
+  const RopeScaling& s = spec.scaling;
+  const int d = spec.rotary_dim;
+  const long double log_base = std::log(static_cast<long double>(spec.base));
+  const long double factor = s.factor;
+  const auto max_l = static_cast<long double>(s.original_max_position);
+  switch (s.kind) {
+    case ScalingKind::none:
+      return exp_table(log_base, d);
+    case ScalingKind::linear: {
+      auto theta = exp_table(log_base, d);
+      for (auto& t : theta) t /= factor;
+      return theta;
+    }
+    case ScalingKind::ntk:
+    case ScalingKind::dynamic_ntk: {
+      // ln base' = ln base + d/(d-2) ln f; f = factor, or for a dynamic spec longer than L
+      // f = 1 + factor (L'/L - 1), the same as factor L'/L - (factor - 1).
+      long double f = factor;
+      if (s.kind == ScalingKind::dynamic_ntk) {
+        f = s.sequence_length > s.original_max_position
+                ? 1.0L + factor * (static_cast<long double>(s.sequence_length) / max_l - 1.0L)
+                : 1.0L;
+      }
+      if (d == 2) return exp_table(log_base, d);  // theta_0 = 1 whatever the base
+      return exp_table(log_base + d / (d - 2.0L) * std::log(f), d);
+    }
+    case ScalingKind::yarn: {
+      // Correction dims: d (ln L - ln(2 pi r)) / (2 ln base), r = beta_fast, beta_slow.
+      const auto dim_for = [&](long double r) {
+        return d * (std::log(max_l) - std::log(kTwoPi * r)) / (2.0L * log_base);
+      };
+      long double low = dim_for(s.beta_fast), high = dim_for(s.beta_slow);
+      if (s.truncate) {
+        low = std::floor(low);
+        high = std::ceil(high);
+      }
+      low = std::max(low, 0.0L);
+      high = std::min(high, d - 1.0L);
+      if (high == low) high += 0.001L;
+      auto theta = exp_table(log_base, d);
+      for (std::size_t i = 0; i < theta.size(); ++i) {
+        const long double ramp =
+            std::clamp((static_cast<long double>(i) - low) / (high - low), 0.0L, 1.0L);
+        theta[i] *= 1.0L - ramp * (1.0L - 1.0L / factor);  // ramp = 1: theta / factor
+      }
+      return theta;
+    }
+    case ScalingKind::llama3: {
+      // In frequencies rather than wavelengths: high frequencies (theta > 2 pi hf / L) are kept,
+      // low ones (theta < 2 pi lf / L) divided by the factor, the band between blended by
+      // smooth = (L theta / (2 pi) - lf) / (hf - lf).
+      const long double lf = s.low_freq_factor, hf = s.high_freq_factor;
+      auto theta = exp_table(log_base, d);
+      for (auto& t : theta) {
+        const long double cycles = max_l * t / kTwoPi;  // rotations within L
+        if (cycles > hf) continue;
+        if (cycles < lf) {
+          t /= factor;
+          continue;
+        }
+        const long double smooth = (cycles - lf) / (hf - lf);
+        t *= smooth + (1.0L - smooth) / factor;
+      }
+      return theta;
+    }
+    case ScalingKind::longrope: {
+      const auto& ext =
+          s.sequence_length > s.original_max_position ? s.long_factor : s.short_factor;
+      auto theta = exp_table(log_base, d);
+      for (std::size_t i = 0; i < theta.size(); ++i) theta[i] /= static_cast<long double>(ext[i]);
+      return theta;
+    }
+  }
+  return {};
+}
+
+long double oracle_attention_factor(const RopeSpec& spec) {
+  validate(spec);
+  const RopeScaling& s = spec.scaling;
+  if (s.attention_factor) return *s.attention_factor;
+  const long double factor = s.factor;
+  if (s.kind == ScalingKind::yarn && factor > 1) return 1.0L + std::log(factor) / 10.0L;
+  if (s.kind == ScalingKind::longrope && factor > 1) {
+    return std::sqrt(1.0L + std::log(factor) /
+                                std::log(static_cast<long double>(s.original_max_position)));
+  }
+  return 1.0L;
+}
+
+std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
+                                std::int64_t tokens, std::int64_t heads, PositionIds positions) {
+  validate(spec);
+  // validate_tensor wants a mutable view; it only reads.
+  const HeadTensor view{std::span<float>(const_cast<float*>(x.data()), x.size()), tokens, heads,
+                        spec.head_dim};
+  validate_tensor(spec, view, positions, "x");
+
+  const auto theta = oracle_inverse_frequencies(spec);
+  const long double scale = oracle_attention_factor(spec);
+  const int pairs = spec.rotary_dim / 2;
+  const auto dim = static_cast<std::size_t>(spec.head_dim);
+  std::vector<double> out(x.begin(), x.end());  // the tail passes through exactly
+  std::vector<long double> c(static_cast<std::size_t>(pairs)), s(static_cast<std::size_t>(pairs));
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    for (int i = 0; i < pairs; ++i) {
+      // |m theta| <= 2^24: the long double product keeps ~2^-64 relative accuracy, and sinl/cosl
+      // reduce the argument exactly.
+      const long double angle = static_cast<long double>(positions[static_cast<std::size_t>(t)]) *
+                                theta[static_cast<std::size_t>(i)];
+      c[static_cast<std::size_t>(i)] = scale * std::cos(angle);
+      s[static_cast<std::size_t>(i)] = scale * std::sin(angle);
+    }
+    for (std::int64_t h = 0; h < heads; ++h) {
+      const std::size_t row = static_cast<std::size_t>(t * heads + h) * dim;
+      for (int i = 0; i < pairs; ++i) {
+        const auto [a, b] = spec.layout == Layout::interleaved
+                                ? std::pair{row + 2 * static_cast<std::size_t>(i),
+                                            row + 2 * static_cast<std::size_t>(i) + 1}
+                                : std::pair{row + static_cast<std::size_t>(i),
+                                            row + static_cast<std::size_t>(i + pairs)};
+        const long double xa = x[a], xb = x[b];
+        const auto ci = c[static_cast<std::size_t>(i)], si = s[static_cast<std::size_t>(i)];
+        out[a] = static_cast<double>(ci * xa - si * xb);
+        out[b] = static_cast<double>(si * xa + ci * xb);
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+class OracleF64 final : public RopeImpl {
+ public:
+  std::string_view id() const override { return "oracle_f64/scalar"; }
+  std::string_view summary() const override {
+    return "float64 oracle: long-double angles and rotation, rounded to fp32 once; the truth";
+  }
+  RopeCapabilities capabilities() const override {
+    // Supports both declared angle precisions by being exact for either.
+    return {{Layout::interleaved, Layout::half_split},
+            {AnglePrecision::fp32, AnglePrecision::fp64},
+            true, "scalar", true, ""};
+  }
+
+ protected:
+  void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                 PositionIds positions) const override {
+    for (HeadTensor x : {q, k}) {
+      if (x.heads == 0) continue;  // the single-tensor form
+      const auto exact = oracle_rope(spec, x.data, x.tokens, x.heads, positions);
+      for (std::size_t j = 0; j < exact.size(); ++j) x.data[j] = static_cast<float>(exact[j]);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RopeImpl> make_oracle_f64() { return std::make_unique<OracleF64>(); }
+
+}  // namespace ropecheck

@@ -1,0 +1,30 @@
+// The one list of implementations (impls/registry.inc). Properties, benchmarks, `ropecheck list`,
+// vectors and reports all enumerate it; adding an implementation is one file and one line there.
+// Mutants (deliberately wrong implementations) are listed apart so normal runs never see them.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "impls/sinusoidal/absolute_encoding.h"
+#include "impls/attention/attention_impl.h"
+#include "impls/rope_impl.h"
+
+namespace ropecheck {
+
+std::span<const RopeImpl* const> rope_implementations();  // the oracle first
+std::span<const RopeImpl* const> rope_mutants();
+const RopeImpl& rope_oracle();
+
+std::span<const SinusoidalImpl* const> sinusoidal_implementations();
+std::span<const SinusoidalImpl* const> sinusoidal_mutants();
+
+std::span<const AttentionImpl* const> attention_implementations();
+std::span<const AttentionImpl* const> attention_mutants();
+
+// Searches implementations and mutants; nullptr when no id matches.
+const RopeImpl* find_rope(std::string_view id);
+const SinusoidalImpl* find_sinusoidal(std::string_view id);
+const AttentionImpl* find_attention(std::string_view id);
+
+}  // namespace ropecheck

@@ -1,0 +1,74 @@
+// hf_transformers/scalar: RoPE exactly as HF transformers computes it, op for op in fp32
+// (modeling_llama.py LlamaRotaryEmbedding.forward, rotate_half, apply_rotary_pos_emb; the
+// frequencies of modeling_rope_utils.py ROPE_INIT_FUNCTIONS):
+//   inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+//   freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+//   emb = torch.cat((freqs, freqs), dim=-1)
+//   cos = emb.cos() * self.attention_scaling;  sin = emb.sin() * self.attention_scaling
+//   q_embed = (q * cos) + (rotate_half(q) * sin)     # rotate_half: cat(-x2, x1)
+// with partial rotary as its partial_rotary_factor models do: the first rotary_dim features are
+// rotated, the rest concatenated back unchanged. Half-split layout only (HF's checkpoints are
+// permuted into it), fp32 angles only: the accuracy report shows its error growing with
+// position beside the fp64-angle kernels, the tolerance model's fp32 term is what it is held to.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "core/frequency.h"
+#include "impls/registry.h"
+
+namespace ropecheck {
+namespace {
+
+class HfTransformers final : public RopeImpl {
+ public:
+  std::string_view id() const override { return "hf_transformers/scalar"; }
+  std::string_view summary() const override {
+    return "HF transformers op for op in fp32: inv_freq by powf, fp32 angles, q*cos + "
+           "rotate_half(q)*sin";
+  }
+  RopeCapabilities capabilities() const override {
+    return {{Layout::half_split}, {AnglePrecision::fp32}, true, "scalar", true, ""};
+  }
+
+ protected:
+  void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                 PositionIds positions) const override {
+    const std::vector<float> inv_freq = inverse_frequencies_hf_fp32(spec);
+    const auto attention_scaling = static_cast<float>(attention_factor(spec));
+    const std::size_t half = inv_freq.size();
+    std::vector<float> cos(2 * half), sin(2 * half);
+    for (std::int64_t t = 0; t < q.tokens; ++t) {
+      const auto position = static_cast<float>(positions[static_cast<std::size_t>(t)]);
+      for (std::size_t i = 0; i < half; ++i) {
+        const float freq = inv_freq[i] * position;  // the matmul of a 1-long inner dimension
+        cos[i] = cos[i + half] = std::cos(freq) * attention_scaling;
+        sin[i] = sin[i + half] = std::sin(freq) * attention_scaling;
+      }
+      for (std::int64_t h = 0; h < q.heads; ++h) apply_rotary(cos, sin, q.row(t, h));
+      for (std::int64_t h = 0; h < k.heads; ++h) apply_rotary(cos, sin, k.row(t, h));
+    }
+  }
+
+ private:
+  // x[:r] = x[:r] * cos + rotate_half(x[:r]) * sin, each product and the sum rounded to fp32.
+  static void apply_rotary(const std::vector<float>& cos, const std::vector<float>& sin,
+                           std::span<float> x) {
+    const std::size_t half = cos.size() / 2;
+    for (std::size_t i = 0; i < half; ++i) {
+      const float x1 = x[i], x2 = x[i + half];
+      const float y1 = x1 * cos[i] + -x2 * sin[i];
+      const float y2 = x2 * cos[i + half] + x1 * sin[i + half];
+      x[i] = y1;
+      x[i + half] = y2;
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RopeImpl> make_hf_transformers_scalar() {
+  return std::make_unique<HfTransformers>();
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,93 @@
+// rotate_half/scalar: the HF transformers form (seed 002). Per token, emb = cat(freqs, freqs)
+// gives cos and sin vectors of length rotary_dim, and
+//   y = x * cos + rotate_half(x) * sin,   rotate_half(x) = cat(-x[r/2:], x[:r/2])
+// on the half-split layout, pairs (i, i + rotary_dim/2). Interleaved data is permuted into
+// half-split order first and back afterwards: the feature form of HF's weight permutation
+// (layout_permutation.h), which is what makes this equal to Meta's pairwise rotation.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "impls/rope/reference_cos_sin.h"
+#include "core/frequency.h"
+#include "core/layout_permutation.h"
+#include "impls/registry.h"
+
+namespace ropecheck {
+namespace {
+
+struct CosSin {
+  std::vector<float> cos;  // rotary_dim entries: cat(cos(freqs), cos(freqs))
+  std::vector<float> sin;
+};
+
+CosSin cos_sin(const RopeSpec& spec, const std::vector<double>& theta, double scale,
+               std::int64_t position) {
+  const std::size_t half = theta.size();
+  CosSin cs{std::vector<float>(2 * half), std::vector<float>(2 * half)};
+  for (std::size_t i = 0; i < half; ++i) {
+    // fp32 angles: HF's freqs = position_ids.float() @ inv_freq.float() (reference_cos_sin.h).
+    const auto [c, s] = reference_cos_sin(spec.angle_precision, position, theta[i], scale);
+    cs.cos[i] = cs.cos[i + half] = c;
+    cs.sin[i] = cs.sin[i + half] = s;
+  }
+  return cs;
+}
+
+// q * cos + rotate_half(q) * sin on the first rotary_dim features of a half-split head vector.
+void apply_half_split(const CosSin& cs, std::span<float> x) {
+  const std::size_t r = cs.cos.size(), half = r / 2;
+  std::vector<float> rotated(r);
+  for (std::size_t i = 0; i < half; ++i) {
+    rotated[i] = -x[i + half];
+    rotated[i + half] = x[i];
+  }
+  for (std::size_t j = 0; j < r; ++j) x[j] = x[j] * cs.cos[j] + rotated[j] * cs.sin[j];
+}
+
+class RotateHalf final : public RopeImpl {
+ public:
+  std::string_view id() const override { return "rotate_half/scalar"; }
+  std::string_view summary() const override {
+    return "HF transformers: x*cos + rotate_half(x)*sin on half-split pairs (seed 002)";
+  }
+  RopeCapabilities capabilities() const override {
+    return {{Layout::interleaved, Layout::half_split},
+            {AnglePrecision::fp32, AnglePrecision::fp64},
+            true, "scalar", true, ""};
+  }
+
+ protected:
+  void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                 PositionIds positions) const override {
+    const auto theta = inverse_frequencies(spec);
+    const double scale = attention_factor(spec);
+    const auto to = interleaved_to_half_split(spec.rotary_dim);
+    for (std::int64_t t = 0; t < q.tokens; ++t) {
+      // cos/sin formed once per token, reused by every q and k head.
+      const auto cs = cos_sin(spec, theta, scale, positions[static_cast<std::size_t>(t)]);
+      for (std::int64_t h = 0; h < q.heads; ++h) apply(spec, cs, to, q.row(t, h));
+      for (std::int64_t h = 0; h < k.heads; ++h) apply(spec, cs, to, k.row(t, h));
+    }
+  }
+
+ private:
+  static void apply(const RopeSpec& spec, const CosSin& cs, const std::vector<int>& to,
+                    std::span<float> head) {
+    if (spec.layout == Layout::half_split) {
+      apply_half_split(cs, head);
+      return;
+    }
+    // Interleaved: half[to[j]] = head[j], rotate, then head[j] = half[to[j]].
+    std::vector<float> half(head.size());
+    scatter_features(head, half, to);
+    apply_half_split(cs, half);
+    gather_features(half, head, to);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RopeImpl> make_rotate_half_scalar() { return std::make_unique<RotateHalf>(); }
+
+}  // namespace ropecheck

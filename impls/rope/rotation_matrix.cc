@@ -1,0 +1,91 @@
+// rotation_matrix/scalar: RoPE by its definition (seed 001, RoFormer eq. 15). For each position
+// build the block-diagonal rotary_dim x rotary_dim matrix R_m with 2x2 blocks
+// [[cos m t_i, -sin m t_i], [sin m t_i, cos m t_i]] and multiply every head vector by it, densely.
+// Half-split data is permuted into pair order, multiplied, and permuted back (P^T R_m P).
+// O(rotary_dim^2) per head vector: the slow, obviously-correct reading of the formula.
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "impls/rope/reference_cos_sin.h"
+#include "core/frequency.h"
+#include "core/layout_permutation.h"
+#include "impls/registry.h"
+
+namespace ropecheck {
+namespace {
+
+// R_m, row-major r x r, in the interleaved basis.
+std::vector<float> rotation_matrix(const RopeSpec& spec, const std::vector<double>& theta,
+                                   double scale, std::int64_t position) {
+  const auto r = static_cast<std::size_t>(spec.rotary_dim);
+  std::vector<float> matrix(r * r, 0.0f);
+  for (std::size_t i = 0; i < r / 2; ++i) {
+    const auto [c, s] = reference_cos_sin(spec.angle_precision, position, theta[i], scale);
+    const std::size_t a = 2 * i, b = 2 * i + 1;
+    matrix[a * r + a] = c;
+    matrix[a * r + b] = -s;
+    matrix[b * r + a] = s;
+    matrix[b * r + b] = c;
+  }
+  return matrix;
+}
+
+class RotationMatrix final : public RopeImpl {
+ public:
+  std::string_view id() const override { return "rotation_matrix/scalar"; }
+  std::string_view summary() const override {
+    return "the definition: dense block-diagonal R_m times x per head (seed 001)";
+  }
+  RopeCapabilities capabilities() const override {
+    return {{Layout::interleaved, Layout::half_split},
+            {AnglePrecision::fp32, AnglePrecision::fp64},
+            true, "scalar", true, ""};
+  }
+
+ protected:
+  void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                 PositionIds positions) const override {
+    const auto theta = inverse_frequencies(spec);
+    const double scale = attention_factor(spec);
+    for (std::int64_t t = 0; t < q.tokens; ++t) {
+      // R_m is built once per token and shared by every q and k head (GQA-friendly).
+      const auto matrix = rotation_matrix(spec, theta, scale, positions[static_cast<std::size_t>(t)]);
+      for (std::int64_t h = 0; h < q.heads; ++h) multiply(spec, matrix, q.row(t, h));
+      for (std::int64_t h = 0; h < k.heads; ++h) multiply(spec, matrix, k.row(t, h));
+    }
+  }
+
+ private:
+  // y = R x over the first rotary_dim features; the tail is left as it is.
+  static void multiply(const RopeSpec& spec, const std::vector<float>& matrix,
+                       std::span<float> head) {
+    const auto r = static_cast<std::size_t>(spec.rotary_dim);
+    std::vector<float> x(head.begin(), head.end());
+    std::vector<int> to;
+    if (spec.layout == Layout::half_split) {
+      // Bring half-split features into pair order: x[j] = head[to[j]].
+      to = interleaved_to_half_split(spec.rotary_dim);
+      gather_features(head, x, to);
+    }
+    std::vector<float> y(x);
+    for (std::size_t i = 0; i < r; ++i) {
+      float sum = 0.0f;
+      for (std::size_t j = 0; j < r; ++j) sum += matrix[i * r + j] * x[j];
+      y[i] = sum;
+    }
+    if (spec.layout == Layout::half_split) {
+      scatter_features(y, head, to);
+    } else {
+      std::copy(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(r), head.begin());
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RopeImpl> make_rotation_matrix_scalar() {
+  return std::make_unique<RotationMatrix>();
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,180 @@
+// Input validation shared by every RoPE implementation (the non-virtual apply()).
+#include "impls/rope_impl.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/errors.h"
+
+namespace ropecheck {
+
+bool RopeCapabilities::supports(const RopeSpec& spec) const { return why_unsupported(spec).empty(); }
+
+std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
+  if (!available) return fmt::format("not available on this CPU: {}", unavailable_reason);
+  if (std::find(layouts.begin(), layouts.end(), spec.layout) == layouts.end()) {
+    return fmt::format("layout {} not supported", to_string(spec.layout));
+  }
+  if (std::find(angle_precisions.begin(), angle_precisions.end(), spec.angle_precision) ==
+      angle_precisions.end()) {
+    return fmt::format("{} angles not supported", to_string(spec.angle_precision));
+  }
+  if (!frequency_scaling && spec.scaling != RopeScaling{}) {
+    return fmt::format("frequency scaling ({}) not supported", describe(spec.scaling));
+  }
+  if (spec.head_dim > max_head_dim) {
+    return fmt::format("head_dim {} above its maximum {}", spec.head_dim, max_head_dim);
+  }
+  if (!partial_rotary && spec.rotary_dim != spec.head_dim) {
+    return "partial rotary (rotary_dim < head_dim) not supported";
+  }
+  return {};
+}
+
+namespace {
+
+template <typename Element>
+void validate_shape(const RopeSpec& spec, const HeadTensorOf<Element>& x, PositionIds positions,
+                    std::string_view name) {
+  if (x.tokens <= 0 || x.heads <= 0) {
+    throw InvalidInput(fmt::format("{}: empty tensor ({} tokens x {} heads)", name, x.tokens,
+                                   x.heads));
+  }
+  if (x.head_dim != spec.head_dim) {
+    throw InvalidInput(fmt::format("{}: head_dim {} does not match the spec's {}", name,
+                                   x.head_dim, spec.head_dim));
+  }
+  // Checked in unsigned 128-bit-safe steps: tokens*heads*head_dim must equal data.size().
+  const auto tokens = static_cast<unsigned long long>(x.tokens);
+  const auto heads = static_cast<unsigned long long>(x.heads);
+  const auto dim = static_cast<unsigned long long>(x.head_dim);
+  unsigned long long elements = 0;
+  if (__builtin_mul_overflow(tokens, heads, &elements) ||
+      __builtin_mul_overflow(elements, dim, &elements) || elements != x.data.size()) {
+    throw InvalidInput(fmt::format("{}: buffer holds {} elements, shape {}x{}x{} needs {}", name,
+                                   x.data.size(), x.tokens, x.heads, x.head_dim,
+                                   static_cast<double>(tokens) * heads * dim));
+  }
+  if (positions.size() != tokens) {
+    throw InvalidInput(fmt::format("{}: {} positions for {} tokens (one position per token)",
+                                   name, positions.size(), x.tokens));
+  }
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    if (positions[t] > kMaxAbsPosition || positions[t] < -kMaxAbsPosition) {
+      throw InvalidInput(fmt::format("position {} of token {} is outside [-2^24, 2^24]",
+                                     positions[t], t));
+    }
+  }
+}
+
+}  // namespace
+
+void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
+                     std::string_view name) {
+  validate_shape(spec, x, positions, name);
+}
+
+void validate_tensor(const RopeSpec& spec, const Bf16HeadTensor& x, PositionIds positions,
+                     std::string_view name) {
+  validate_shape(spec, x, positions, name);
+}
+
+void validate_tensor(const RopeSpec& spec, const Fp16HeadTensor& x, PositionIds positions,
+                     std::string_view name) {
+  validate_shape(spec, x, positions, name);
+}
+
+void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                     PositionIds positions) const {
+  validate(spec);
+  validate_tensor(spec, q, positions, "q");
+  validate_tensor(spec, k, positions, "k");
+  if (auto why = capabilities().why_unsupported(spec); !why.empty()) {
+    throw InvalidInput(fmt::format("{}: {}", id(), why));
+  }
+  rotate_qk(spec, q, k, positions);
+}
+
+template <typename Element>
+void RopeImpl::check_stored(StorageType storage, const RopeSpec& spec,
+                            const HeadTensorOf<Element>& q, const HeadTensorOf<Element>& k,
+                            PositionIds positions) const {
+  validate(spec);
+  validate_tensor(spec, q, positions, "q");
+  validate_tensor(spec, k, positions, "k");
+  const auto caps = capabilities();
+  if (caps.storage != storage) {
+    throw InvalidInput(fmt::format("{}: stores {}, not {}", id(), to_string(caps.storage),
+                                   to_string(storage)));
+  }
+  if (auto why = caps.why_unsupported(spec); !why.empty()) {
+    throw InvalidInput(fmt::format("{}: {}", id(), why));
+  }
+}
+
+void RopeImpl::apply_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                          PositionIds positions) const {
+  check_stored(StorageType::bf16, spec, q, k, positions);
+  rotate_qk_bf16(spec, q, k, positions);
+}
+
+void RopeImpl::apply_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                          PositionIds positions) const {
+  check_stored(StorageType::fp16, spec, q, k, positions);
+  rotate_qk_fp16(spec, q, k, positions);
+}
+
+void RopeImpl::rotate_qk_bf16(const RopeSpec&, Bf16HeadTensor, Bf16HeadTensor, PositionIds) const {
+  throw InvalidInput(fmt::format("{}: no bf16 storage", id()));
+}
+
+void RopeImpl::rotate_qk_fp16(const RopeSpec&, Fp16HeadTensor, Fp16HeadTensor, PositionIds) const {
+  throw InvalidInput(fmt::format("{}: no fp16 storage", id()));
+}
+
+namespace {
+
+template <typename Element, typename Rotate>
+void rotate_stored(HeadTensor q, HeadTensor k, Element (*narrow)(float), float (*widen)(Element),
+                   Rotate rotate) {
+  std::vector<Element> q16(q.data.size()), k16(k.data.size());
+  std::transform(q.data.begin(), q.data.end(), q16.begin(), narrow);
+  std::transform(k.data.begin(), k.data.end(), k16.begin(), narrow);
+  rotate(HeadTensorOf<Element>{q16, q.tokens, q.heads, q.head_dim},
+         HeadTensorOf<Element>{k16, k.tokens, k.heads, k.head_dim});
+  std::transform(q16.begin(), q16.end(), q.data.begin(), widen);
+  std::transform(k16.begin(), k16.end(), k.data.begin(), widen);
+}
+
+}  // namespace
+
+void RopeImpl::rotate_qk_through_storage(StorageType storage, const RopeSpec& spec, HeadTensor q,
+                                         HeadTensor k, PositionIds positions) const {
+  switch (storage) {
+    case StorageType::bf16:
+      return rotate_stored(q, k, bf16_from_float, float_from_bf16,
+                           [&](Bf16HeadTensor q16, Bf16HeadTensor k16) {
+                             rotate_qk_bf16(spec, q16, k16, positions);
+                           });
+    case StorageType::fp16:
+      return rotate_stored(q, k, fp16_from_float, float_from_fp16,
+                           [&](Fp16HeadTensor q16, Fp16HeadTensor k16) {
+                             rotate_qk_fp16(spec, q16, k16, positions);
+                           });
+    case StorageType::fp32: break;
+  }
+  throw InvalidInput(fmt::format("{}: fp32 storage has no 16-bit path", id()));
+}
+
+void RopeImpl::apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const {
+  validate(spec);
+  validate_tensor(spec, x, positions, "x");
+  if (auto why = capabilities().why_unsupported(spec); !why.empty()) {
+    throw InvalidInput(fmt::format("{}: {}", id(), why));
+  }
+  rotate_qk(spec, x, HeadTensor{{}, x.tokens, 0, x.head_dim}, positions);
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,93 @@
+// The interface every RoPE implementation satisfies, and its capability record.
+//
+// apply() rotates q and k in place: for token t at position m = positions[t], every head's
+// rotary pairs are rotated by m * theta_i (see spec.h for pairs and theta_i). q and k may have
+// different head counts (GQA). apply() validates everything first and throws InvalidInput on bad
+// input, so implementations only see well-formed problems; NaN and Inf in the data are not bad
+// input: they propagate through the rotation.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/spec.h"
+#include "core/storage.h"
+#include "core/tensor.h"
+
+namespace ropecheck {
+
+struct RopeCapabilities {
+  std::vector<Layout> layouts;                   // layouts it computes correctly
+  std::vector<AnglePrecision> angle_precisions;  // angle formations it implements
+  bool partial_rotary = true;                    // rotary_dim < head_dim
+  std::string isa = "scalar";                    // instruction set it needs
+  bool available = true;                         // this CPU can run it
+  std::string unavailable_reason;                // why not, when !available
+  // What it stores q and k in. A bf16 or fp16 implementation also takes fp32 tensors (the
+  // properties' way in): they are rounded to its storage, rotated, and widened back, so its
+  // output holds storage values exactly.
+  StorageType storage = StorageType::fp32;
+  // Largest head_dim it handles: the spec generators stay at or below it (a plugin declares one).
+  int max_head_dim = kMaxHeadDim;
+  // Takes specs with frequency scaling (scaling.h); plugin ABI 1 has no scaling parameters.
+  bool frequency_scaling = true;
+
+  bool supports(const RopeSpec& spec) const;
+  std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported
+};
+
+class RopeImpl {
+ public:
+  virtual ~RopeImpl() = default;
+
+  // `<algorithm>/<isa>` or `mutant/<the_bug>`: the same string in --impl, test names, reports.
+  virtual std::string_view id() const = 0;
+  virtual std::string_view summary() const = 0;  // one line: which RoPE form, where it comes from
+  virtual RopeCapabilities capabilities() const = 0;
+
+  // Validates spec, shapes, sizes and positions, refuses a spec outside the capabilities, then
+  // rotates q and k in place. Throws InvalidInput on any bad input.
+  void apply(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions) const;
+  // The single-tensor form (a query or key alone).
+  void apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const;
+  // bf16 (fp16) in and out, fp32 arithmetic, for implementations whose storage is bf16 (fp16);
+  // InvalidInput for the others, and on any bad input as above.
+  void apply_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                  PositionIds positions) const;
+  void apply_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                  PositionIds positions) const;
+
+ protected:
+  // Called with validated, supported input only: rotates q and k in one pass, so that cos/sin
+  // can be formed once per token. The single-tensor apply() passes a k with no heads.
+  virtual void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                         PositionIds positions) const = 0;
+  // The same on bf16 storage; called only when capabilities().storage is bf16.
+  virtual void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                              PositionIds positions) const;
+  // The same on fp16 storage; called only when capabilities().storage is fp16.
+  virtual void rotate_qk_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                              PositionIds positions) const;
+  // rotate_qk for an implementation storing bf16 or fp16: fp32 q and k (the properties' way in)
+  // rounded to `storage`, rotated by rotate_qk_bf16 / rotate_qk_fp16, widened back (exact).
+  void rotate_qk_through_storage(StorageType storage, const RopeSpec& spec, HeadTensor q,
+                                 HeadTensor k, PositionIds positions) const;
+
+ private:
+  // Validation shared by apply_bf16 and apply_fp16.
+  template <typename Element>
+  void check_stored(StorageType storage, const RopeSpec& spec, const HeadTensorOf<Element>& q,
+                    const HeadTensorOf<Element>& k, PositionIds positions) const;
+};
+
+// Throws InvalidInput unless x is a well-formed [tokens][heads][spec.head_dim] tensor with one
+// position per token, every position within +-kMaxAbsPosition. `name` names x in the message.
+void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
+                     std::string_view name);
+void validate_tensor(const RopeSpec& spec, const Bf16HeadTensor& x, PositionIds positions,
+                     std::string_view name);
+void validate_tensor(const RopeSpec& spec, const Fp16HeadTensor& x, PositionIds positions,
+                     std::string_view name);
+
+}  // namespace ropecheck

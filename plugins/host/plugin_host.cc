@@ -1,0 +1,295 @@
+// load_plugin() and PluginRope: a plugin library (plugin.h) as a RopeImpl. The first worker's
+// LoadReport is judged here (bad input: exit 2); every rotate_qk copies q, k and positions into
+// the guarded shared memory, has the worker apply the plugin, checks the guards, copies back.
+#include "plugins/host/plugin_host.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "plugins/host/plugin_guarded_buffers.h"
+#include "plugins/host/plugin_process.h"
+#include "core/errors.h"
+#include "ropecheck/plugin.h"
+
+namespace ropecheck {
+namespace {
+
+using plugin_protocol::LoadReport;
+using plugin_protocol::LoadStage;
+
+constexpr std::uint32_t kKnownLayouts =
+    (1u << ROPECHECK_LAYOUT_INTERLEAVED) | (1u << ROPECHECK_LAYOUT_HALF_SPLIT);
+constexpr std::uint32_t kKnownAngles = (1u << ROPECHECK_ANGLES_FP32) | (1u << ROPECHECK_ANGLES_FP64);
+constexpr std::uint32_t kKnownDtypes =
+    ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_BF16 | ROPECHECK_DTYPE_FP16;
+
+// ABI 1 is frozen in binary: apply_fp16 took the place of reserved[0], so the size and every
+// earlier offset must stay those of the first version 1 header (abi_version and struct_size,
+// five pointers up to apply_bf16, then four pointer slots: once reserved[4], now apply_fp16 and
+// reserved[3]), or libraries built against it would be misread. Function and object pointers
+// have one size on POSIX.
+constexpr std::size_t kPointer = sizeof(void*);
+static_assert(offsetof(ropecheck_plugin_v1, abi_version) == 0);
+static_assert(offsetof(ropecheck_plugin_v1, struct_size) == 4);
+static_assert(offsetof(ropecheck_plugin_v1, name) == 8);
+static_assert(offsetof(ropecheck_plugin_v1, summary) == 8 + kPointer);
+static_assert(offsetof(ropecheck_plugin_v1, query_capabilities) == 8 + 2 * kPointer);
+static_assert(offsetof(ropecheck_plugin_v1, apply_f32) == 8 + 3 * kPointer);
+static_assert(offsetof(ropecheck_plugin_v1, apply_bf16) == 8 + 4 * kPointer);
+static_assert(offsetof(ropecheck_plugin_v1, apply_fp16) == 8 + 5 * kPointer);  // old reserved[0]
+static_assert(offsetof(ropecheck_plugin_v1, reserved) == 8 + 6 * kPointer);
+static_assert(sizeof(ropecheck_plugin_v1) == 8 + 9 * kPointer);
+
+bool valid_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-' || c == '.';
+  });
+}
+
+// Why the report is unacceptable, "" when it is fine.
+std::string judge(const LoadReport& r) {
+  const auto& caps = r.caps;
+  switch (r.stage) {
+    case LoadStage::loaded: break;
+    case LoadStage::dlopen_failed: return fmt::format("cannot be loaded: {}", r.detail);
+    case LoadStage::no_entry:
+      return fmt::format("exports no '{}' function: not a ropecheck plugin (see "
+                         "plugins/include/ropecheck/plugin.h)",
+                         ROPECHECK_PLUGIN_ENTRY_SYMBOL);
+    case LoadStage::null_entry: return fmt::format("{}() returned NULL", ROPECHECK_PLUGIN_ENTRY_SYMBOL);
+    case LoadStage::wrong_abi:
+      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks version {}",
+                         r.abi_version, ROPECHECK_PLUGIN_ABI_VERSION);
+    case LoadStage::bad_struct:
+      return fmt::format("ropecheck_plugin_v1 is malformed: struct_size {} (at least {} needed) "
+                         "or query_capabilities is NULL",
+                         r.struct_size, plugin_protocol::kMinStructSize);
+    case LoadStage::query_failed: return r.detail;
+  }
+  if (r.name_truncated != 0 || !valid_name(r.name)) {
+    return fmt::format("name '{}' is not 1 to {} characters of [A-Za-z0-9_.-]", r.name,
+                       plugin_protocol::kMaxNameBytes);
+  }
+  if ((caps.layouts & kKnownLayouts) == 0 || (caps.layouts & ~kKnownLayouts) != 0) {
+    return fmt::format("capabilities: layouts mask {:#x} (bits 0 interleaved, 1 half_split)",
+                       caps.layouts);
+  }
+  if ((caps.angle_precisions & kKnownAngles) == 0 || (caps.angle_precisions & ~kKnownAngles) != 0) {
+    return fmt::format("capabilities: angle_precisions mask {:#x} (bits 0 fp32, 1 fp64)",
+                       caps.angle_precisions);
+  }
+  if ((caps.dtypes & kKnownDtypes) == 0 || (caps.dtypes & ~kKnownDtypes) != 0) {
+    return fmt::format("capabilities: dtypes mask {:#x} (ROPECHECK_DTYPE_FP32, _BF16, _FP16)",
+                       caps.dtypes);
+  }
+  if ((caps.dtypes & ROPECHECK_DTYPE_FP32) != 0 && r.has_apply_f32 == 0) {
+    return "declares fp32 but apply_f32 is NULL";
+  }
+  if ((caps.dtypes & ROPECHECK_DTYPE_BF16) != 0 && r.has_apply_bf16 == 0) {
+    return "declares bf16 but apply_bf16 is NULL";
+  }
+  if ((caps.dtypes & ROPECHECK_DTYPE_FP16) != 0 && r.has_apply_fp16 == 0) {
+    return "declares fp16 but apply_fp16 is NULL";
+  }
+  if (caps.max_head_dim != 0 && (caps.max_head_dim < 4 || caps.max_head_dim % 2 != 0)) {
+    return fmt::format("capabilities: max_head_dim {} (0 for no limit, else even and >= 4)",
+                       caps.max_head_dim);
+  }
+  return {};
+}
+
+RopeCapabilities to_capabilities(const LoadReport& r) {
+  RopeCapabilities caps;
+  caps.layouts.clear();
+  if (r.caps.layouts & (1u << ROPECHECK_LAYOUT_INTERLEAVED)) caps.layouts.push_back(Layout::interleaved);
+  if (r.caps.layouts & (1u << ROPECHECK_LAYOUT_HALF_SPLIT)) caps.layouts.push_back(Layout::half_split);
+  if (r.caps.angle_precisions & (1u << ROPECHECK_ANGLES_FP32)) {
+    caps.angle_precisions.push_back(AnglePrecision::fp32);
+  }
+  if (r.caps.angle_precisions & (1u << ROPECHECK_ANGLES_FP64)) {
+    caps.angle_precisions.push_back(AnglePrecision::fp64);
+  }
+  caps.partial_rotary = r.caps.partial_rotary != 0;
+  caps.isa = "plugin";
+  // The properties' fp32 tensors go to apply_f32 when there is one; else the plugin is judged
+  // as its 16-bit storage, bf16 before fp16 (plugin.h): its inputs are storage-exact (fp16's
+  // within fp16's range) and its bound has that storage's rounding term.
+  caps.storage = (r.caps.dtypes & ROPECHECK_DTYPE_FP32) != 0   ? StorageType::fp32
+                 : (r.caps.dtypes & ROPECHECK_DTYPE_BF16) != 0 ? StorageType::bf16
+                                                               : StorageType::fp16;
+  if (r.caps.max_head_dim != 0) caps.max_head_dim = std::min(caps.max_head_dim, r.caps.max_head_dim);
+  caps.frequency_scaling = false;  // ABI 1's scaling fields are reserved (zero)
+  return caps;
+}
+
+// memcpy with a size of 0 may see a null pointer (a q-only call's empty k), which memcpy forbids.
+void copy_bytes(void* to, const void* from, std::size_t bytes) {
+  if (bytes != 0) std::memcpy(to, from, bytes);
+}
+
+ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
+  ropecheck_plugin_spec s{};  // reserved scaling fields: zero in ABI 1
+  s.struct_size = sizeof s;
+  s.head_dim = spec.head_dim;
+  s.rotary_dim = spec.rotary_dim;
+  s.layout = spec.layout == Layout::interleaved ? ROPECHECK_LAYOUT_INTERLEAVED
+                                                : ROPECHECK_LAYOUT_HALF_SPLIT;
+  s.angle_precision =
+      spec.angle_precision == AnglePrecision::fp32 ? ROPECHECK_ANGLES_FP32 : ROPECHECK_ANGLES_FP64;
+  s.base = spec.base;
+  return s;
+}
+
+class PluginRope final : public RopeImpl {
+ public:
+  PluginRope(PluginInfo info, const PluginOptions& options, std::unique_ptr<GuardedBuffers> memory,
+             std::unique_ptr<WorkerProcess> worker)
+      : info_(std::move(info)), options_(options), memory_(std::move(memory)),
+        worker_(std::move(worker)) {
+    const auto& report = worker_->report();
+    id_ = "plugin/" + info_.name;
+    summary_ = report.summary[0] != '\0' ? std::string(report.summary)
+                                         : fmt::format("plugin {}", info_.path.string());
+    caps_ = to_capabilities(report);
+  }
+
+  std::string_view id() const override { return id_; }
+  std::string_view summary() const override { return summary_; }
+  RopeCapabilities capabilities() const override { return caps_; }
+  const PluginInfo& info() const { return info_; }
+
+ protected:
+  void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                 PositionIds positions) const override {
+    if (caps_.storage == StorageType::fp32) {
+      return call(ROPECHECK_DTYPE_FP32, "apply_f32", spec, q, k, positions);
+    }
+    // A 16-bit-only plugin: through its apply_bf16 / apply_fp16, as kernel_bf16 and kernel_fp16.
+    rotate_qk_through_storage(caps_.storage, spec, q, k, positions);
+  }
+  void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
+                      PositionIds positions) const override {
+    call(ROPECHECK_DTYPE_BF16, "apply_bf16", spec, q, k, positions);
+  }
+  void rotate_qk_fp16(const RopeSpec& spec, Fp16HeadTensor q, Fp16HeadTensor k,
+                      PositionIds positions) const override {
+    call(ROPECHECK_DTYPE_FP16, "apply_fp16", spec, q, k, positions);
+  }
+
+ private:
+  template <typename Element>
+  void call(std::uint32_t dtype, std::string_view function, const RopeSpec& spec,
+            HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) const {
+    const std::lock_guard lock(mutex_);  // one worker, one request in flight
+    memory_->prepare(q.data.size_bytes(), k.data.size_bytes(), positions.size_bytes());
+    copy_bytes(memory_->data(GuardedBuffers::q), q.data.data(), q.data.size_bytes());
+    copy_bytes(memory_->data(GuardedBuffers::k), k.data.data(), k.data.size_bytes());
+    copy_bytes(memory_->data(GuardedBuffers::positions), positions.data(), positions.size_bytes());
+    plugin_protocol::CallMessage message;
+    message.dtype = dtype;
+    message.spec = to_plugin_spec(spec);
+    message.tokens = q.tokens;
+    message.q_heads = q.heads;
+    message.k_heads = k.heads;
+    message.file_bytes = memory_->file_bytes();
+    message.q_offset = memory_->offset(GuardedBuffers::q);
+    message.k_offset = memory_->offset(GuardedBuffers::k);
+    message.positions_offset = memory_->offset(GuardedBuffers::positions);
+
+    std::int32_t status = ROPECHECK_PLUGIN_ERROR;
+    try {
+      if (!worker_) worker_ = restart();
+      status = worker_->call(message, function);
+    } catch (const PluginFailure&) {
+      worker_.reset();  // spent: the next call starts a fresh worker
+      throw;
+    }
+    std::string damage = memory_->damage();
+    if (!positions.empty() && std::memcmp(memory_->data(GuardedBuffers::positions),
+                                          positions.data(), positions.size_bytes()) != 0) {
+      damage += damage.empty() ? "modified positions (read-only)" : "; modified positions (read-only)";
+    }
+    if (!damage.empty()) {
+      worker_.reset();  // it scribbled on shared memory: trust nothing it holds
+      throw PluginFailure(fmt::format("plugin {} ({})", damage, function));
+    }
+    if (status == ROPECHECK_PLUGIN_UNSUPPORTED) {
+      throw UnsupportedCase(fmt::format("plugin reported unsupported for {}", describe(spec)));
+    }
+    if (status != ROPECHECK_PLUGIN_OK) {
+      throw PluginFailure(status == ROPECHECK_PLUGIN_ERROR
+                              ? fmt::format("plugin returned ERROR ({})", function)
+                              : fmt::format("plugin returned unknown status {} ({})", status, function));
+    }
+    copy_bytes(q.data.data(), memory_->data(GuardedBuffers::q), q.data.size_bytes());
+    copy_bytes(k.data.data(), memory_->data(GuardedBuffers::k), k.data.size_bytes());
+  }
+
+  // A new worker after a failure; one that no longer loads is a failure of this call.
+  std::unique_ptr<WorkerProcess> restart() const {
+    auto worker = std::make_unique<WorkerProcess>(info_.path, memory_->fd(), options_.timeout_seconds);
+    if (auto why = judge(worker->report()); !why.empty()) {
+      throw PluginFailure(fmt::format("plugin could not be restarted: {}", why));
+    }
+    return worker;
+  }
+
+  PluginInfo info_;
+  PluginOptions options_;
+  std::string id_;
+  std::string summary_;
+  RopeCapabilities caps_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<GuardedBuffers> memory_;
+  mutable std::unique_ptr<WorkerProcess> worker_;
+};
+
+}  // namespace
+
+std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
+                                      const PluginOptions& options) {
+  if (!(options.timeout_seconds > 0) || !std::isfinite(options.timeout_seconds)) {
+    throw InvalidInput(fmt::format("--plugin-timeout must be a positive number of seconds, got {}",
+                                   options.timeout_seconds));
+  }
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw InvalidInput(fmt::format("plugin '{}': {}", path.string(),
+                                   std::filesystem::exists(path, error) ? "not a regular file"
+                                                                        : "no such file"));
+  }
+  // dlopen searches the library path for a bare name; the user means the file they named.
+  const auto absolute = std::filesystem::absolute(path, error);
+  auto memory = std::make_unique<GuardedBuffers>();
+  std::unique_ptr<WorkerProcess> worker;
+  try {
+    worker = std::make_unique<WorkerProcess>(absolute, memory->fd(), options.timeout_seconds);
+  } catch (const PluginFailure& e) {
+    throw InvalidInput(fmt::format("plugin '{}' failed while loading: {}", path.string(), e.what()));
+  }
+  if (auto why = judge(worker->report()); !why.empty()) {
+    throw InvalidInput(fmt::format("plugin '{}' {}", path.string(), why));
+  }
+  PluginInfo info;
+  info.path = absolute;
+  info.name = worker->report().name;
+  info.abi_version = worker->report().abi_version;
+  info.dtypes = worker->report().caps.dtypes;
+  info.max_head_dim = worker->report().caps.max_head_dim;
+  return std::make_unique<PluginRope>(std::move(info), options, std::move(memory), std::move(worker));
+}
+
+const PluginInfo* plugin_info(const RopeImpl& impl) {
+  const auto* plugin = dynamic_cast<const PluginRope*>(&impl);
+  return plugin != nullptr ? &plugin->info() : nullptr;
+}
+
+}  // namespace ropecheck

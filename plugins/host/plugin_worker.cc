@@ -1,0 +1,193 @@
+// The plugin worker: runs in a child forked by plugin_process.cc, the only process that ever
+// executes plugin code. Kept to system calls and the plugin's own functions: it is a fork of a
+// possibly multi-threaded host (OpenBLAS), and it must die by the plugin's signal, not a handler's.
+#include "plugins/host/plugin_worker.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+
+#include "plugins/host/plugin_protocol.h"
+
+namespace ropecheck {
+namespace {
+
+using plugin_protocol::CallMessage;
+using plugin_protocol::LoadReport;
+using plugin_protocol::LoadStage;
+using plugin_protocol::ReplyMessage;
+
+// Exit codes of a worker that ends on its own; the host names them in its message.
+constexpr int kExitChannelBroken = 3;
+constexpr int kExitBadMessage = 4;
+constexpr int kExitMapFailed = 5;
+
+// Copies at most cap bytes of a plugin's string (which may lack its terminator).
+void copy_bounded(char* out, std::size_t cap, const char* in, std::uint32_t* truncated) {
+  if (in == nullptr) return;
+  const std::size_t n = strnlen(in, cap + 1);
+  if (truncated != nullptr) *truncated = n > cap ? 1 : 0;
+  std::memcpy(out, in, n > cap ? cap : n);
+}
+
+// The plugin's crash must end this process by its signal (the host reports "crashed with
+// SIGSEGV"): the host's handlers (ASan's, for one) are inherited through fork, so reset them.
+void default_crash_signals() {
+  for (const int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS}) {
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    sigaction(sig, &action, nullptr);
+  }
+  sigset_t all;
+  sigemptyset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+}
+
+// Only the channel and the memory file stay open: the plugin must not hold the host's files
+// (another worker's channel would then never see EOF when that worker dies).
+void close_other_files(int keep_a, int keep_b) {
+  const unsigned low = static_cast<unsigned>(keep_a < keep_b ? keep_a : keep_b);
+  const unsigned high = static_cast<unsigned>(keep_a < keep_b ? keep_b : keep_a);
+  const unsigned ranges[3][2] = {{3, low - 1}, {low + 1, high - 1}, {high + 1, ~0u}};
+  for (const auto& range : ranges) {
+    if (range[0] > range[1]) continue;
+    if (close_range(range[0], range[1], 0) == 0) continue;
+    // Kernels before 5.9 lack close_range: close one by one up to the descriptor limit.
+    const long limit = sysconf(_SC_OPEN_MAX);
+    const unsigned last = range[1] < static_cast<unsigned>(limit > 0 ? limit : 1024)
+                              ? range[1]
+                              : static_cast<unsigned>(limit > 0 ? limit : 1024);
+    for (unsigned fd = range[0]; fd <= last && fd != ~0u; ++fd) close(static_cast<int>(fd));
+  }
+}
+
+// apply_fp16, or nullptr when the plugin's struct_size ends before it: nothing past struct_size
+// is ever read (see plugin_protocol::kMinStructSize).
+ropecheck_plugin_apply_fp16_fn apply_fp16_of(const ropecheck_plugin_v1& p) {
+  const bool present = p.struct_size >= offsetof(ropecheck_plugin_v1, apply_fp16) + sizeof p.apply_fp16;
+  return present ? p.apply_fp16 : nullptr;
+}
+
+LoadReport load(const char* path, const ropecheck_plugin_v1** plugin) {
+  LoadReport report;
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    report.stage = LoadStage::dlopen_failed;
+    copy_bounded(report.detail, plugin_protocol::kMaxDetailBytes, dlerror(), nullptr);
+    return report;
+  }
+  void* symbol = dlsym(library, ROPECHECK_PLUGIN_ENTRY_SYMBOL);
+  if (symbol == nullptr) {
+    report.stage = LoadStage::no_entry;
+    return report;
+  }
+  ropecheck_plugin_entry_fn entry;
+  static_assert(sizeof entry == sizeof symbol);
+  std::memcpy(&entry, &symbol, sizeof entry);  // object pointer -> function pointer, POSIX's way
+  const ropecheck_plugin_v1* p = entry();
+  if (p == nullptr) {
+    report.stage = LoadStage::null_entry;
+    return report;
+  }
+  // abi_version and struct_size are the two fields every version shares; nothing else is read
+  // before they say this is version 1 and large enough.
+  report.abi_version = p->abi_version;
+  report.struct_size = p->struct_size;
+  if (p->abi_version != ROPECHECK_PLUGIN_ABI_VERSION) {
+    report.stage = LoadStage::wrong_abi;
+    return report;
+  }
+  if (p->struct_size < plugin_protocol::kMinStructSize || p->query_capabilities == nullptr) {
+    report.stage = LoadStage::bad_struct;
+    return report;
+  }
+  copy_bounded(report.name, plugin_protocol::kMaxNameBytes, p->name, &report.name_truncated);
+  copy_bounded(report.summary, plugin_protocol::kMaxSummaryBytes, p->summary, nullptr);
+  report.has_apply_f32 = p->apply_f32 != nullptr;
+  report.has_apply_bf16 = p->apply_bf16 != nullptr;
+  report.has_apply_fp16 = apply_fp16_of(*p) != nullptr;
+  ropecheck_plugin_capabilities caps{};
+  caps.struct_size = sizeof caps;
+  const std::int32_t status = p->query_capabilities(&caps);
+  if (status != ROPECHECK_PLUGIN_OK) {
+    report.stage = LoadStage::query_failed;
+    std::snprintf(report.detail, sizeof report.detail, "query_capabilities returned %d",
+                  static_cast<int>(status));
+    return report;
+  }
+  report.caps = caps;
+  *plugin = p;
+  return report;
+}
+
+template <typename Message>
+bool send_message(int channel, const Message& message) {
+  return send(channel, &message, sizeof message, MSG_NOSIGNAL) ==
+         static_cast<ssize_t>(sizeof message);
+}
+
+std::int32_t apply(const ropecheck_plugin_v1& plugin, const CallMessage& call, std::byte* base) {
+  const ropecheck_plugin_spec spec = call.spec;  // a copy: the plugin cannot alter the host's
+  const auto* positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
+  if (call.dtype == ROPECHECK_DTYPE_BF16 || call.dtype == ROPECHECK_DTYPE_FP16) {
+    // Both 16-bit storages pass uint16_t bit patterns; only the function differs.
+    const auto apply_16 = call.dtype == ROPECHECK_DTYPE_BF16 ? plugin.apply_bf16 : apply_fp16_of(plugin);
+    if (apply_16 == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
+    return apply_16(&spec, reinterpret_cast<std::uint16_t*>(base + call.q_offset), call.q_heads,
+                    reinterpret_cast<std::uint16_t*>(base + call.k_offset), call.k_heads,
+                    positions, call.tokens);
+  }
+  if (plugin.apply_f32 == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
+  return plugin.apply_f32(&spec, reinterpret_cast<float*>(base + call.q_offset), call.q_heads,
+                          reinterpret_cast<float*>(base + call.k_offset), call.k_heads, positions,
+                          call.tokens);
+}
+
+[[noreturn]] void serve(int channel, int memory_fd, const ropecheck_plugin_v1& plugin) {
+  void* mapping = MAP_FAILED;
+  std::uint64_t mapped_bytes = 0;
+  for (;;) {
+    CallMessage call;
+    const ssize_t got = recv(channel, &call, sizeof call, 0);
+    if (got == 0) _exit(0);  // the host closed the channel: done
+    if (got < 0) _exit(kExitChannelBroken);
+    if (got != static_cast<ssize_t>(sizeof call)) _exit(kExitBadMessage);
+    if (call.file_bytes != mapped_bytes) {  // the host grew the file since the last call
+      if (mapping != MAP_FAILED) munmap(mapping, mapped_bytes);
+      mapping = mmap(nullptr, call.file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory_fd, 0);
+      if (mapping == MAP_FAILED) _exit(kExitMapFailed);
+      mapped_bytes = call.file_bytes;
+    }
+    ReplyMessage reply;
+    reply.status = apply(plugin, call, static_cast<std::byte*>(mapping));
+    if (!send_message(channel, reply)) _exit(kExitChannelBroken);
+  }
+}
+
+}  // namespace
+
+void run_plugin_worker(int channel, int memory_fd, const char* path) {
+  // Nothing here may return into the host's stack (this is a fork of it), so nothing throws.
+  const pid_t host = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // a worker never outlives ropecheck
+  if (getppid() != host) _exit(kExitChannelBroken);
+  default_crash_signals();
+  close_other_files(channel, memory_fd);
+  dup2(STDERR_FILENO, STDOUT_FILENO);  // the plugin's prints must not mix into the result table
+  const ropecheck_plugin_v1* plugin = nullptr;
+  const LoadReport report = load(path, &plugin);
+  if (!send_message(channel, report)) _exit(kExitChannelBroken);
+  if (plugin == nullptr) _exit(0);
+  serve(channel, memory_fd, *plugin);
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,86 @@
+// RapidCheck result -> PropertyResult.
+#include "properties/harness/rapidcheck_bridge.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "core/errors.h"
+
+namespace rc::detail {
+// Exported by librapidcheck (src/detail/ReproduceListener / Serialization) but not declared in
+// its public headers; these are the functions RapidCheck itself uses for RC_PARAMS="reproduce=".
+std::string reproduceMapToString(const std::unordered_map<std::string, Reproduce>& map);
+std::unordered_map<std::string, Reproduce> stringToReproduceMap(const std::string& str);
+}  // namespace rc::detail
+
+namespace ropecheck::detail {
+namespace {
+
+// RapidCheck describes an RC_FAIL as "<file>:<line>:\n<the macro call>\n\n<message>". Keep the
+// message and a short "(file.cc:line)" reference; the macro's source text is noise to a reader.
+std::string without_assertion_source(const std::string& description) {
+  const auto first_line_end = description.find(":\n");
+  const auto message_start = description.find("\n\n");
+  if (first_line_end == std::string::npos || message_start == std::string::npos ||
+      first_line_end > message_start) {
+    return description;
+  }
+  std::string where = description.substr(0, first_line_end);
+  if (const auto slash = where.rfind('/'); slash != std::string::npos) where = where.substr(slash + 1);
+  return description.substr(message_start + 2) + " (" + where + ")";
+}
+
+}  // namespace
+
+rc::detail::TestParams test_params(const RunConfig& config) {
+  rc::detail::TestParams params;
+  params.seed = config.seed;
+  params.maxSuccess = config.cases;
+  params.maxSize = 100;
+  params.maxDiscardRatio = 10;
+  return params;
+}
+
+std::unordered_map<std::string, rc::detail::Reproduce> reproduce_map(const RunConfig& config) {
+  if (config.reproduce.empty()) return {};
+  try {
+    return rc::detail::stringToReproduceMap(config.reproduce);
+  } catch (const std::exception& e) {
+    throw InvalidInput(fmt::format("cannot parse reproduce string '{}': {}", config.reproduce,
+                                   e.what()));
+  }
+}
+
+PropertyResult to_property_result(const rc::detail::TestResult& result, std::string_view key,
+                                  const ErrorTracker& tracker) {
+  PropertyResult out;
+  out.worst_ratio = tracker.worst_ratio;
+  out.worst_error = tracker.worst_error;
+  out.bound = tracker.bound;
+  if (result.is<rc::detail::SuccessResult>()) {
+    out.status = Status::passed;
+    out.cases = result.get<rc::detail::SuccessResult>().numSuccess;
+  } else if (result.is<rc::detail::FailureResult>()) {
+    const auto& failure = result.get<rc::detail::FailureResult>();
+    out.status = Status::failed;
+    out.cases = failure.numSuccess;
+    out.message = without_assertion_source(failure.description);
+    std::ostringstream example;
+    for (const auto& [type, value] : failure.counterExample) example << type << ": " << value << "\n";
+    out.counterexample = example.str();
+    out.reproduce = rc::detail::reproduceMapToString({{std::string(key), failure.reproduce}});
+  } else if (result.is<rc::detail::GaveUpResult>()) {
+    // Giving up means the generators could not produce valid cases: a harness bug, a failure.
+    const auto& gave_up = result.get<rc::detail::GaveUpResult>();
+    out.status = Status::failed;
+    out.cases = gave_up.numSuccess;
+    out.message = "RapidCheck gave up: " + gave_up.description;
+  } else {
+    out.status = Status::failed;
+    out.message = "RapidCheck error: " + result.get<rc::detail::Error>().description;
+  }
+  return out;
+}
+
+}  // namespace ropecheck::detail

@@ -1,0 +1,82 @@
+// Runs one RapidCheck property with ropecheck's seed, case count and reproduce string, and turns
+// RapidCheck's result (shrunk counterexample, reproduce string) into a PropertyResult.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "properties/property.h"
+#include "core/errors.h"
+
+namespace ropecheck {
+
+// The worst observed error against its bound over every case a property runs.
+struct ErrorTracker {
+  double worst_ratio = 0.0;
+  double worst_error = 0.0;
+  double bound = 0.0;
+  bool observed = false;
+
+  // Keeps the case with the largest error / bound (the first case while all errors are 0, so
+  // that a report shows the bound the zeros were held to).
+  void observe(double error, double bound_at_case) {
+    double ratio = bound_at_case > 0 ? error / bound_at_case : (error > 0 ? INFINITY : 0.0);
+    if (std::isnan(ratio)) ratio = INFINITY;
+    if (!observed || ratio > worst_ratio) {
+      observed = true;
+      worst_ratio = ratio;
+      worst_error = error;
+      bound = bound_at_case;
+    }
+  }
+};
+
+namespace detail {
+rc::detail::TestParams test_params(const RunConfig& config);
+std::unordered_map<std::string, rc::detail::Reproduce> reproduce_map(const RunConfig& config);
+PropertyResult to_property_result(const rc::detail::TestResult& result, std::string_view key,
+                                  const ErrorTracker& tracker);
+}  // namespace detail
+
+// `units` names the error unit reported; the property's lambda calls tracker.observe() per case
+// and RC_ASSERTs its verdict (with the numbers in the message).
+template <typename Testable>
+PropertyResult check_property(const Subject& subject, std::string_view property,
+                              const RunConfig& config, std::string_view units,
+                              ErrorTracker& tracker, Testable&& testable) {
+  rc::detail::TestMetadata metadata;
+  metadata.id = subject.id + "/" + std::string(property);
+  metadata.description = metadata.id;
+  struct QuietListener : rc::detail::TestListener {
+    void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+    void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+    void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+  } listener;
+  // A case the implementation declines (UnsupportedCase: a plugin's UNSUPPORTED) is discarded,
+  // neither passed nor failed; the property is then SKIPPED naming the first such case.
+  std::string unsupported;
+  auto declining = [&unsupported, &testable] {
+    try {
+      testable();
+    } catch (const UnsupportedCase& e) {
+      if (unsupported.empty()) unsupported = e.what();
+      RC_DISCARD(e.what());
+    }
+  };
+  const auto result = rc::detail::checkTestable(declining, metadata, detail::test_params(config),
+                                                listener, detail::reproduce_map(config));
+  auto out = detail::to_property_result(result, metadata.id, tracker);
+  if (!unsupported.empty() && !result.template is<rc::detail::FailureResult>()) {
+    out.status = Status::skipped;
+    out.message = unsupported;
+  }
+  out.subject = subject.id;
+  out.property = std::string(property);
+  out.units = std::string(units);
+  return out;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,52 @@
+// Random RoPE problems for the properties, picked inside a RapidCheck property with `*gen` so that
+// every piece shrinks and shows in a counterexample: a spec, a GQA shape, positions, q and k.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "properties/harness/generators.h"
+#include "core/tensor.h"
+#include "core/tolerance.h"
+
+namespace ropecheck {
+
+struct QkCase {
+  RopeSpec spec;
+  std::int64_t tokens = 0;
+  std::int64_t q_heads = 0;  // a multiple of k_heads (grouped-query attention)
+  std::int64_t k_heads = 0;
+  std::vector<std::int64_t> positions;
+  std::vector<float> q;
+  std::vector<float> k;
+  StorageType storage = StorageType::fp32;  // q and k hold values of this type exactly
+
+  std::int64_t group() const { return q_heads / k_heads; }
+  ErrorModel model() const { return error_model(spec, storage); }
+};
+
+// Must be called inside a RapidCheck property. Up to 8 tokens, 1-3 kv heads, groups of 1-3.
+// q and k are rounded to the implementation's storage type, so that the oracle and the
+// implementation see the same input (the tolerance then needs no input-rounding term).
+QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary);
+
+// The same with the attention factor pinned to 1 (the frequencies keep their scaling): for the
+// properties of the rotation group (identity at 0, inverse, composition, relative position),
+// which a rotation scaled by a != 1 does not satisfy; norm_preservation checks the factor.
+QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary);
+
+// One [tokens][heads][head_dim] tensor's worth of finite floats in the range an implementation
+// storing `storage` is given (storage_floats), not yet rounded to it.
+std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
+                               StorageType storage);
+
+// x with every value rounded to the storage type (unchanged for fp32).
+void round_to_storage(std::vector<float>& x, StorageType storage);
+
+// Pair norms |(x_a, x_b)| of every rotary pair, [tokens][heads][rotary_dim/2], in double.
+std::vector<double> pair_norms(const RopeSpec& spec, const std::vector<float>& x);
+// The same through unit_pair_norm (tolerance.h): the norms errors are measured in units of.
+std::vector<double> unit_pair_norms(const RopeSpec& spec, StorageType storage,
+                                    const std::vector<float>& x);
+
+}  // namespace ropecheck

@@ -1,0 +1,55 @@
+// What the RoPE properties share: out-of-place application through an implementation, the pair
+// structure of a layout (the harness's own copy, independent of every implementation), and the
+// per-element comparison with the oracle in units of the tolerance model.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "impls/rope_impl.h"
+
+namespace ropecheck {
+
+// Features (a, b) of rotary pair i in one head vector.
+std::pair<std::size_t, std::size_t> pair_features(const RopeSpec& spec, int i);
+
+// impl applied to a copy of x ([tokens][heads][head_dim]).
+std::vector<float> rotated(const RopeImpl& impl, const RopeSpec& spec, std::span<const float> x,
+                           std::int64_t heads, std::span<const std::int64_t> positions);
+
+// The element whose error against its bound is worst.
+struct WorstElement {
+  double ratio = 0.0;  // error / bound
+  double error = 0.0;  // in units of eps32 * |pair|
+  double bound = 0.0;
+  std::string where;   // "token t head h feature j (pair i, position m)"
+};
+
+// Compares y (an implementation's output for input x) with `expected` (the oracle's output, in
+// double) on the rotary features, per element, in units of eps32 * |input pair| (its
+// unit_pair_norm for `storage`: tolerance.h), against the per-element bound
+// `bound(token, theta_i)` (units). A zero input pair must give exact zeros. `positions` label
+// the failure message (and give the token count).
+template <typename BoundFn>
+WorstElement worst_rotary_error(const RopeSpec& spec, StorageType storage, std::span<const float> x,
+                                std::span<const float> y, std::span<const double> expected,
+                                std::int64_t heads, std::span<const std::int64_t> positions,
+                                BoundFn bound);
+
+// The unit of the per-element errors (tolerance.h).
+inline constexpr std::string_view kPairUnits = "eps32*|pair|";
+
+// Inside a RapidCheck property: fails the case, with the numbers and where, when worst.ratio > 1.
+void fail_if_over(const WorstElement& worst, std::string_view what);
+
+// Max over pass-through features of "bit pattern changed" (1) or not (0), with where.
+WorstElement tail_changes(const RopeSpec& spec, std::span<const float> x, std::span<const float> y,
+                          std::int64_t heads);
+
+}  // namespace ropecheck
+
+#include "properties/harness/rope_harness_impl.h"

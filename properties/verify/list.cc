@@ -1,0 +1,125 @@
+// run_list(): `ropecheck list [--json]` — what can be verified and benchmarked here: the RoPE
+// implementations with their capabilities, the sinusoidal tables, the mutants (apart, labelled)
+// and the property catalogue. The text form is rendered from list_json(), so both always agree.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <ostream>
+
+#include "properties/verify/list.h"
+#include "core/exit_codes.h"
+#include "properties/verify/list_json.h"
+#include "plugins/host/plugin_subjects.h"
+#include "core/text_table.h"
+
+namespace ropecheck {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string joined(const Json& strings) {
+  return fmt::format("{}", fmt::join(strings.get<std::vector<std::string>>(), ","));
+}
+
+std::string availability(const Json& caps) {
+  if (caps["available"].get<bool>()) return "yes";
+  return fmt::format("no ({})", caps["unavailable_reason"].get<std::string>());
+}
+
+void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
+  std::vector<std::string> header = {"ID"};
+  if (with_kind) header.emplace_back("KIND");
+  header.insert(header.end(), {"ISA", "AVAILABLE", "LAYOUTS", "ANGLES", "STORAGE", "PARTIAL",
+                                 "SUMMARY"});
+  TextTable table(header);
+  for (const auto& impl : impls) {
+    std::vector<std::string> row = {impl["id"].get<std::string>()};
+    if (with_kind) row.push_back(impl["kind"].get<std::string>());
+    if (impl.contains("capabilities")) {
+      const auto& caps = impl["capabilities"];
+      row.insert(row.end(), {caps["isa"].get<std::string>(), availability(caps),
+                             joined(caps["layouts"]), joined(caps["angle_precisions"]),
+                             caps["storage"].get<std::string>(), caps["partial_rotary"].get<bool>() ? "yes" : "no"});
+    } else {
+      row.insert(row.end(), {"-", "-", "-", "-", "-", "-"});  // only RoPE has a capability record
+    }
+    row.push_back(impl["summary"].get<std::string>());
+    table.add_row(std::move(row));
+  }
+  table.print(out);
+}
+
+// list --plugin: what ropecheck read from each library (the capabilities verify generates from).
+void print_plugins(const Json& plugins, std::ostream& out) {
+  out << fmt::format("\nPlugins ({}), each run in a child process:\n", plugins.size());
+  // STORAGE beside DTYPES: which of the declared dtypes the properties judge it as (plugin.h).
+  TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "STORAGE", "PARTIAL", "MAX HEAD_DIM",
+                   "PATH"});
+  for (const auto& p : plugins) {
+    const auto& caps = p["capabilities"];
+    const auto& info = p["plugin"];
+    const int max_head_dim = info["max_head_dim"].get<int>();
+    table.add_row({p["id"].get<std::string>(), std::to_string(info["abi_version"].get<int>()),
+                   joined(caps["layouts"]), joined(caps["angle_precisions"]),
+                   joined(info["dtypes"]), caps["storage"].get<std::string>(),
+                   caps["partial_rotary"].get<bool>() ? "yes" : "no",
+                   max_head_dim == 0 ? "any" : std::to_string(max_head_dim),
+                   info["path"].get<std::string>()});
+    table.add_note("    " + p["summary"].get<std::string>());
+  }
+  table.print(out);
+}
+
+void print_plain_table(const Json& impls, std::ostream& out) {
+  TextTable table({"ID", "SUMMARY"});
+  for (const auto& impl : impls) {
+    table.add_row({impl["id"].get<std::string>(), impl["summary"].get<std::string>()});
+  }
+  table.print(out);
+}
+
+void print_text(const Json& list, std::ostream& out) {
+  out << fmt::format("RoPE implementations ({}):\n", list["rope_implementations"].size());
+  print_rope_table(list["rope_implementations"], false, out);
+
+  if (list.contains("plugins")) print_plugins(list["plugins"], out);
+
+  out << fmt::format("\nSinusoidal implementations ({}):\n",
+                     list["sinusoidal_implementations"].size());
+  print_plain_table(list["sinusoidal_implementations"], out);
+
+  out << fmt::format("\nAttention implementations ({}):\n",
+                     list["attention_implementations"].size());
+  print_plain_table(list["attention_implementations"], out);
+
+  out << fmt::format(
+      "\nMUTANTS ({}): deliberately wrong implementations, never run unless asked "
+      "(`verify --mutants` or `--impl mutant/...`); each must be caught by some property:\n",
+      list["mutants"].size());
+  print_rope_table(list["mutants"], true, out);
+
+  out << fmt::format("\nProperties ({}):\n", list["properties"].size());
+  TextTable properties({"ID", "KIND", "DESCRIPTION"});
+  for (const auto& p : list["properties"]) {
+    properties.add_row({p["id"].get<std::string>(), p["kind"].get<std::string>(),
+                        p["description"].get<std::string>()});
+  }
+  properties.print(out);
+}
+
+}  // namespace
+
+int run_list(const ListOptions& options, std::ostream& out) {
+  const LoadedPlugins loaded = load_plugins(options.plugins, options.plugin_timeout);
+  std::vector<const RopeImpl*> plugins;
+  for (const auto& p : loaded) plugins.push_back(p.get());
+  const Json list = list_json(plugins);
+  if (options.json) {
+    out << list.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+  } else {
+    print_text(list, out);
+  }
+  return kExitOk;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,107 @@
+// list_json(): the registry (registry.h) and property_catalogue() walked into one document.
+//   ropecheck list --json
+#include "properties/verify/list_json.h"
+
+#include <string>
+#include <vector>
+
+#include "properties/property.h"
+#include "ropecheck/plugin.h"
+#include "plugins/host/plugin_host.h"
+#include "impls/registry.h"
+
+namespace ropecheck {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json capabilities_json(const RopeCapabilities& caps) {
+  std::vector<std::string> layouts, precisions;
+  for (const auto layout : caps.layouts) layouts.emplace_back(to_string(layout));
+  for (const auto precision : caps.angle_precisions) precisions.emplace_back(to_string(precision));
+  return {{"layouts", layouts},
+          {"angle_precisions", precisions},
+          {"storage", std::string(to_string(caps.storage))},
+          {"partial_rotary", caps.partial_rotary},
+          {"isa", caps.isa},
+          {"available", caps.available},
+          {"unavailable_reason", caps.unavailable_reason}};
+}
+
+Json rope_json(const RopeImpl& impl) {
+  return {{"id", std::string(impl.id())},
+          {"kind", "rope"},
+          {"summary", std::string(impl.summary())},
+          {"capabilities", capabilities_json(impl.capabilities())}};
+}
+
+// Tables and attentions have no RoPE capability record: id, kind and summary.
+template <typename Impl>
+Json plain_json(const Impl& impl, std::string_view kind) {
+  return {{"id", std::string(impl.id())},
+          {"kind", std::string(kind)},
+          {"summary", std::string(impl.summary())}};
+}
+
+Json plugin_json(const RopeImpl& impl) {
+  Json entry = rope_json(impl);
+  if (const PluginInfo* info = plugin_info(impl)) {
+    std::vector<std::string> dtypes;
+    if (info->dtypes & ROPECHECK_DTYPE_FP32) dtypes.emplace_back("fp32");
+    if (info->dtypes & ROPECHECK_DTYPE_BF16) dtypes.emplace_back("bf16");
+    if (info->dtypes & ROPECHECK_DTYPE_FP16) dtypes.emplace_back("fp16");
+    entry["plugin"] = {{"path", info->path.string()},
+                       {"abi_version", info->abi_version},
+                       {"dtypes", dtypes},
+                       {"max_head_dim", info->max_head_dim}};
+  }
+  return entry;
+}
+
+}  // namespace
+
+Json list_json(const std::vector<const RopeImpl*>& plugins) {
+  Json list = list_json();
+  if (plugins.empty()) return list;
+  Json entries = Json::array();
+  for (const RopeImpl* impl : plugins) entries.push_back(plugin_json(*impl));
+  // Right after the registry's RoPE implementations: ordered_json keeps insertion order.
+  Json ordered;
+  for (auto& [key, value] : list.items()) {
+    ordered[key] = value;
+    if (key == "rope_implementations") ordered["plugins"] = entries;
+  }
+  return ordered;
+}
+
+Json list_json() {
+  Json rope = Json::array(), sinusoidal = Json::array(), attention = Json::array(),
+       mutants = Json::array(), properties = Json::array();
+  for (const RopeImpl* impl : rope_implementations()) rope.push_back(rope_json(*impl));
+  for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
+    sinusoidal.push_back(plain_json(*impl, "sinusoidal"));
+  }
+  for (const AttentionImpl* impl : attention_implementations()) {
+    attention.push_back(plain_json(*impl, "attention"));
+  }
+  for (const RopeImpl* impl : rope_mutants()) mutants.push_back(rope_json(*impl));
+  for (const SinusoidalImpl* impl : sinusoidal_mutants()) {
+    mutants.push_back(plain_json(*impl, "sinusoidal"));
+  }
+  for (const AttentionImpl* impl : attention_mutants()) {
+    mutants.push_back(plain_json(*impl, "attention"));
+  }
+  for (const auto& p : property_catalogue()) {
+    properties.push_back({{"id", std::string(p.id)},
+                          {"kind", std::string(to_string(p.kind))},
+                          {"description", std::string(p.description)}});
+  }
+  return {{"schema", kListSchemaId},
+          {"rope_implementations", rope},
+          {"sinusoidal_implementations", sinusoidal},
+          {"attention_implementations", attention},
+          {"mutants", mutants},
+          {"properties", properties}};
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,24 @@
+// The registry and the property catalogue as JSON ("schema": "ropecheck.list/1"), for
+// `ropecheck list --json` and for anything that wants the ids without parsing a table.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+#include "impls/rope_impl.h"
+
+namespace ropecheck {
+
+inline constexpr const char* kListSchemaId = "ropecheck.list/1";
+
+// {"schema", "rope_implementations": [{id, summary, capabilities}], "sinusoidal_implementations":
+//  [{id, summary}], "mutants": [{id, kind, summary, capabilities?}], "properties": [{id, kind,
+//  description}]}; capabilities = {layouts, angle_precisions, partial_rotary, isa, available,
+//  unavailable_reason}.
+nlohmann::ordered_json list_json();
+// The same with a "plugins" array after "rope_implementations" (list --plugin): each entry as a
+// RoPE implementation plus "plugin": {path, abi_version, dtypes, max_head_dim (0: no limit)}.
+nlohmann::ordered_json list_json(const std::vector<const RopeImpl*>& plugins);
+
+}  // namespace ropecheck

@@ -1,0 +1,40 @@
+// `ropecheck verify`: the property suite on the selected subjects -> a table, verify.json, and
+// with --mutants the kill matrix. Bad input throws InvalidInput (core/errors.h) before anything runs.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/result_files.h"
+#include "plugins/host/plugin_host.h"
+
+namespace ropecheck {
+
+struct VerifyOptions {
+  std::vector<std::string> impls;       // registry ids, real or mutant; empty: every real one
+  std::vector<std::string> properties;  // property ids; empty: the whole catalogue
+  int cases = 100;                      // RapidCheck cases per (subject, property), > 0
+  std::uint64_t seed = 1;               // fixed by default: a CI verdict must replay
+  bool mutants = false;                 // add every mutant and judge mutants by the kill matrix
+  std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line
+  std::string isa;                      // scalar|avx2|avx512: as on a CPU with nothing above it
+  std::filesystem::path out_dir = kDefaultOutDir;
+  // --plugin: shared libraries speaking plugins/include/ropecheck/plugin.h, verified as `plugin/<name>`
+  // (without --impl, only they are verified); each runs in a child that is killed after
+  // plugin_timeout seconds without an answer.
+  std::vector<std::filesystem::path> plugins;
+  double plugin_timeout = kDefaultPluginTimeoutSeconds;
+  // Recorded in verify.json; empty: the equivalent `ropecheck verify ...` command is recorded.
+  std::vector<std::string> command_line;
+};
+
+// Runs the selected properties on the selected subjects, prints the result table (and with
+// `mutants` the kill matrix) to `out`, writes out_dir/verify.json. Returns kExitOk or
+// kExitFailed; throws InvalidInput for bad options (unknown ids, cases <= 0, bad reproduce
+// string, unwritable out_dir) before anything runs.
+int run_verify(const VerifyOptions& options, std::ostream& out);
+
+}  // namespace ropecheck

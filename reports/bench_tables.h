@@ -1,0 +1,62 @@
+// bench.json cases as the report reads them: the case name parsed into its parts (RoPE,
+// attention), the median rate in GB/s or GFLOP/s (1e9), and the baseline comparison of
+// limit_fraction medians with its bootstrap interval.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/format/bench_json.h"
+#include "reports/data.h"
+#include "reports/stats.h"
+
+namespace ropecheck {
+
+// "<impl id>/<shape>/<layout>/real_time/threads:N", e.g. kernel/avx2/llama7b_prefill512/...
+struct RopeCaseName {
+  std::string impl, shape, layout;
+  int threads = 0;
+};
+std::optional<RopeCaseName> parse_rope_case(const std::string& name);
+
+// "attention_blas/causal_8heads/tokens:T/head_dim:D/blas_threads:N/real_time"
+struct AttentionCaseName {
+  long tokens = 0;
+  int head_dim = 0, blas_threads = 0;
+};
+std::optional<AttentionCaseName> parse_attention_case(const std::string& name);
+
+// The case's median throughput and its probe's, in the case's own unit.
+struct CaseRate {
+  std::string unit;  // "GB/s" (bytes_per_second) or "GFLOP/s" (flops); empty: no rate counter
+  std::optional<double> rate, probe_rate;  // medians over repetitions, in `unit`
+  std::optional<double> limit_fraction;    // median
+};
+CaseRate case_rate(const BenchCase& c);
+
+struct BaselineRow {
+  std::string name;
+  double current_median = 0, baseline_median = 0;
+  RatioInterval interval;  // of limit_fraction medians, current / baseline
+};
+// Every case with limit_fraction in both runs, in the current run's file order.
+std::vector<BaselineRow> compare_to_baseline(const BenchData& current, const BenchData& baseline);
+
+// Peers: implementations from outside run through the plugin ABI ("plugin/..." cases, e.g. the
+// PyTorch forms of peers/torch), each beside ropecheck's fastest fp32 kernel ("kernel/...") on the
+// same shape, layout and thread count in the same run. ratio = kernel rate / peer rate: the
+// peer's time over the kernel's on the same bytes (> 1: ropecheck is faster).
+struct PeerRow {
+  std::string peer, shape, layout;
+  int threads = 0;
+  CaseRate peer_rate;
+  std::string best_kernel;                   // empty: no kernel case on that shape and layout
+  std::optional<double> best_kernel_rate;    // GB/s, median
+  std::optional<double> ratio;               // best_kernel_rate / peer rate
+};
+// Every plugin RoPE case of the run, in file order.
+std::vector<PeerRow> peer_rows(const BenchData& bench);
+
+}  // namespace ropecheck

@@ -1,0 +1,401 @@
+// build_report() (report_content.h): the sections of the report from the inputs. Numbers are
+// formatted here once, so that Markdown and HTML show the same digits.
+#include "reports/content.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "reports/bench_tables.h"
+#include "reports/plots.h"
+
+namespace ropecheck {
+namespace {
+
+using Row = std::vector<TableCell>;
+
+void heading(ReportDoc& doc, int level, std::string text) { doc.blocks.emplace_back(Heading{level, std::move(text)}); }
+void paragraph(ReportDoc& doc, std::string text) { doc.blocks.emplace_back(Paragraph{std::move(text)}); }
+
+void figure(ReportDoc& doc, const std::map<std::string, Figure>& figures, const char* id,
+            const std::string& when_absent) {
+  if (const auto it = figures.find(id); it != figures.end()) {
+    doc.blocks.emplace_back(it->second);
+  } else {
+    paragraph(doc, when_absent);
+  }
+}
+
+std::string context(const BenchData& bench, const std::string& key) {
+  const auto it = bench.context.find(key);
+  return it == bench.context.end() ? "" : it->second;
+}
+
+// ---- 1. machine and build ---------------------------------------------------------------------
+
+void machine_section(ReportDoc& doc, const ReportInputs& in) {
+  heading(doc, 2, "Machine and build");
+  std::vector<std::string> header = {"fact"};
+  if (in.verify) header.push_back("verify.json");
+  if (in.bench) header.push_back("bench.json");
+  Table t{header, {}, {}};
+  // A fact from each file side by side: a verify and a bench from different builds or machines
+  // show up as two different values in one row.
+  const auto row = [&](const std::string& fact, const std::string& from_verify, const std::string& bench_key) {
+    Row r = {{fact, ""}};
+    if (in.verify) r.push_back({from_verify.empty() ? "-" : from_verify, ""});
+    if (in.bench) {
+      const std::string v = bench_key.empty() ? "" : context(*in.bench, bench_key);
+      r.push_back({v.empty() ? "-" : v, ""});
+    }
+    const bool any = std::any_of(r.begin() + 1, r.end(), [](const TableCell& c) { return c.text != "-"; });
+    if (any) t.rows.push_back(std::move(r));
+  };
+  std::string flags, cpus;
+  if (in.verify) {
+    for (const auto& f : in.verify->cpu_flags) flags += (flags.empty() ? "" : " ") + f;
+    if (in.verify->logical_cpus > 0) cpus = std::to_string(in.verify->logical_cpus);
+  }
+  const auto& v = in.verify;
+  row("CPU", v ? v->cpu_model : "", "ropecheck_cpu_model");
+  row("logical CPUs", cpus, "num_cpus");
+  row("MHz per CPU", "", "mhz_per_cpu");
+  row("ISA flags present", flags, "ropecheck_cpu_flags");
+  row("kernel levels this CPU runs", "", "ropecheck_isa_levels");
+  row("dispatched level", v ? v->dispatched_isa : "", "ropecheck_dispatched_isa");
+  row("OpenBLAS core", "", "ropecheck_openblas_core");
+  row("OpenBLAS threads", "", "ropecheck_openblas_threads");
+  row("OpenBLAS build", "", "ropecheck_openblas_config");
+  row("compiler", v ? v->compiler : "", "ropecheck_compiler");
+  row("compiler flags", "", "ropecheck_cxx_flags");
+  row("build type", v ? v->build_type : "", "ropecheck_build_type");
+  row("ASan+UBSan", v ? (v->sanitized ? "true" : "false") : "", "ropecheck_sanitized");
+  row("ropecheck version", v ? v->version : "", "ropecheck_version");
+  row("git commit", v ? v->git_commit : "", "ropecheck_git_commit");
+  row("date of the run", v ? v->timestamp : "", "date");
+  row("host", "", "host_name");
+  doc.blocks.emplace_back(std::move(t));
+  if ((v && v->sanitized) || (in.bench && context(*in.bench, "ropecheck_sanitized") == "true")) {
+    paragraph(doc, "Built with ASan+UBSan: timings are not representative.");
+  }
+}
+
+// ---- 2. verification --------------------------------------------------------------------------
+
+std::string status_css(const std::string& status) {
+  if (status == "PASSED") return "pass";
+  if (status == "FAILED") return "fail";
+  return "skip";
+}
+
+TableCell result_cell(const VerifyResultRow& r) {
+  std::string text = r.status;
+  if (r.status != "SKIPPED") text += " " + (r.worst_ratio ? format_ratio(*r.worst_ratio) : std::string("-"));
+  return {text, status_css(r.status)};
+}
+
+// Properties come in families by subject kind; a table per family keeps each one narrow.
+std::string family_of(const std::string& property) {
+  if (property.rfind("sinusoidal_", 0) == 0) return "Sinusoidal tables";
+  if (property.rfind("attention_", 0) == 0 || property.rfind("mha_", 0) == 0) return "Attention";
+  return "RoPE";
+}
+
+void results_tables(ReportDoc& doc, const VerifyData& v) {
+  // family -> properties (file order), subjects (file order), and (subject, property) -> result
+  std::vector<std::string> families;
+  std::map<std::string, std::vector<std::string>> properties, subjects;
+  std::map<std::pair<std::string, std::string>, const VerifyResultRow*> cell;
+  const auto add_unique = [](std::vector<std::string>& list, const std::string& item) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+  };
+  for (const auto& r : v.results) {
+    if (r.mutant) continue;
+    const std::string family = family_of(r.property);
+    add_unique(families, family);
+    add_unique(properties[family], r.property);
+    add_unique(subjects[family], r.subject);
+    cell[{r.subject, r.property}] = &r;
+  }
+  for (const auto& family : families) {
+    heading(doc, 3, family);
+    Table t;
+    t.header = {"implementation"};
+    t.numeric = {false};
+    for (const auto& p : properties[family]) {
+      t.header.push_back(p);
+      t.numeric.push_back(true);
+    }
+    for (const auto& s : subjects[family]) {
+      Row row = {{s, ""}};
+      for (const auto& p : properties[family]) {
+        const auto it = cell.find({s, p});
+        row.push_back(it == cell.end() ? TableCell{"", ""} : result_cell(*it->second));
+      }
+      t.rows.push_back(std::move(row));
+    }
+    doc.blocks.emplace_back(std::move(t));
+  }
+}
+
+void kill_matrix(ReportDoc& doc, const VerifyData& v) {
+  heading(doc, 3, "Mutant kill matrix");
+  if (!v.has_kill_matrix) {
+    paragraph(doc, "verify.json holds no kill matrix: run `ropecheck verify --mutants` to include one.");
+    return;
+  }
+  // Columns: the properties that caught at least one mutant (the others would be empty columns).
+  std::vector<std::string> columns, idle;
+  for (const auto& p : v.kill_properties) {
+    const bool caught = std::any_of(v.kill_rows.begin(), v.kill_rows.end(), [&](const KillRow& r) {
+      const auto it = r.by_property.find(p);
+      return it != r.by_property.end() && it->second == "FAILED";
+    });
+    (caught ? columns : idle).push_back(p);
+  }
+  std::size_t killed = 0;
+  for (const auto& r : v.kill_rows) killed += r.verdict == "KILLED";
+  paragraph(doc, fmt::format(
+                     "{} of {} mutants killed. A cell reads `caught` where the property FAILED on the "
+                     "mutant (as some property must), `passed` where it did not notice, and is empty "
+                     "where the property does not apply.",
+                     killed, v.kill_rows.size()));
+  Table t;
+  t.header = {"mutant", "verdict", "caught by"};
+  t.numeric = {false, false, true};
+  for (const auto& p : columns) {
+    t.header.push_back(p);
+    t.numeric.push_back(false);
+  }
+  for (const auto& r : v.kill_rows) {
+    Row row = {{r.mutant, ""},
+               {r.verdict, r.verdict == "KILLED" ? "pass" : "survived"},
+               {std::to_string(r.killed_by.size()), ""}};
+    for (const auto& p : columns) {
+      const auto it = r.by_property.find(p);
+      if (it == r.by_property.end()) {
+        row.push_back({"", ""});
+      } else if (it->second == "FAILED") {
+        row.push_back({"caught", "killed"});
+      } else {
+        row.push_back({it->second == "PASSED" ? "passed" : "skipped", "skip"});
+      }
+    }
+    t.rows.push_back(std::move(row));
+  }
+  doc.blocks.emplace_back(std::move(t));
+  if (!idle.empty()) {
+    std::string list;
+    for (const auto& p : idle) list += (list.empty() ? "`" : ", `") + p + "`";
+    paragraph(doc, "Properties that caught no mutant (left out of the matrix): " + list + ".");
+  }
+}
+
+void verification_section(ReportDoc& doc, const ReportInputs& in) {
+  heading(doc, 2, "Verification");
+  if (!in.verify) {
+    paragraph(doc, fmt::format("No verify.json in {}: `ropecheck verify --mutants --out DIR` writes one.",
+                               in.in_dir.string()));
+    return;
+  }
+  const auto& v = *in.verify;
+  std::size_t passed = 0, failed = 0, skipped = 0, unexpected = 0;
+  for (const auto& r : v.results) {
+    if (r.status == "PASSED") ++passed;
+    if (r.status == "FAILED") ++failed, unexpected += !r.mutant;
+    if (r.status == "SKIPPED") ++skipped;
+  }
+  paragraph(doc, fmt::format(
+                     "{} results: {} PASSED, {} FAILED ({} of them on real implementations), {} SKIPPED. "
+                     "Each cell is the status and the worst observed error as a fraction of its derived "
+                     "bound (`worst/bound`; at most 1 passes, 0 is exact).",
+                     v.results.size(), passed, failed, unexpected, skipped));
+  results_tables(doc, v);
+  kill_matrix(doc, v);
+}
+
+// ---- 3 and 4. performance ---------------------------------------------------------------------
+
+void bench_table(ReportDoc& doc, const BenchData& bench) {
+  heading(doc, 3, "Benchmark cases");
+  paragraph(doc, "Medians over the repetitions; GB = 1e9 bytes (q and k read and written), GFLOP = 1e9 "
+                 "flop. The probe is the same-run limit measured right after each repetition: an "
+                 "in-place streaming pass over the same bytes (RoPE, tables) or sgemm T x T x d "
+                 "(attention); limit_fraction is the case's throughput over the probe's.");
+  Table t;
+  t.header = {"case", "median rate", "probe rate", "unit", "limit_fraction (median)", "repetitions"};
+  t.numeric = {false, true, true, false, true, true};
+  for (const auto& name : bench.order) {
+    const auto& c = bench.cases.at(name);
+    const CaseRate r = case_rate(c);
+    t.rows.push_back({{name, ""},
+                      {r.rate ? format_rate(*r.rate) : "-", ""},
+                      {r.probe_rate ? format_rate(*r.probe_rate) : "-", ""},
+                      {r.unit.empty() ? "-" : r.unit, ""},
+                      {r.limit_fraction ? format_fraction(*r.limit_fraction) : "-", ""},
+                      {std::to_string(c.repetitions()), ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
+// Outside implementations (plugins: the PyTorch peers of peers/torch, or any other) beside
+// ropecheck's fastest kernel on the same shape, layout and thread count, from the same run.
+void peers_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = peer_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "Peers");
+  paragraph(doc, "Implementations from outside ropecheck, run through the plugin ABI in the same run as "
+                 "its own kernels (`--plugin`; the PyTorch peers are RoPE as HF transformers and Meta's "
+                 "LLaMA compute it with torch ops, one torch thread). A peer's time includes the ABI's "
+                 "process boundary: q and k copied into shared memory and back, one request and reply. "
+                 "ratio = the fastest ropecheck fp32 kernel's rate / the peer's on the same shape, layout "
+                 "and threads (> 1: ropecheck is faster).");
+  Table t;
+  t.header = {"shape", "layout", "peer", "peer rate (GB/s)", "peer limit_fraction", "best ropecheck kernel",
+              "kernel rate (GB/s)", "ratio kernel / peer"};
+  t.numeric = {false, false, false, true, true, false, true, true};
+  for (const auto& r : rows) {
+    t.rows.push_back({{r.shape, ""},
+                      {r.layout, ""},
+                      {fmt::format("{}/threads:{}", r.peer, r.threads), ""},
+                      {r.peer_rate.rate ? format_rate(*r.peer_rate.rate) : "-", ""},
+                      {r.peer_rate.limit_fraction ? format_fraction(*r.peer_rate.limit_fraction) : "-", ""},
+                      {r.best_kernel.empty() ? "-" : r.best_kernel, ""},
+                      {r.best_kernel_rate ? format_rate(*r.best_kernel_rate) : "-", ""},
+                      {r.ratio ? fmt::format("{:.1f}", *r.ratio) : "-", ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
+void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<std::string, Figure>& figures) {
+  heading(doc, 2, "Performance");
+  if (!in.bench) {
+    paragraph(doc, fmt::format("No bench.json in {}: `ropecheck bench --out DIR` writes one.", in.in_dir.string()));
+    return;
+  }
+  const std::string no_cases = "(no matching cases in bench.json)";
+  figure(doc, figures, kPlotThroughput, "RoPE throughput vs tokens: " + no_cases);
+  figure(doc, figures, kPlotLimitFraction, "Fraction of the limit: " + no_cases);
+  figure(doc, figures, kPlotAttention, "Attention GFLOP/s: " + no_cases);
+  bench_table(doc, *in.bench);
+  peers_section(doc, *in.bench);
+}
+
+// Per implementation and angle formation: the error at 2^12 and 2^24, the largest position within
+// the accurate (fp64-angle) bound, and the largest shift at which relative-position invariance
+// still holds within two accurate rotations' bound.
+void accuracy_table(ReportDoc& doc, const AccuracyData& accuracy) {
+  paragraph(doc, "Error vs position, in numbers (one token of 4 heads x 128, base 10000; errors in "
+                 "eps32*|pair|). "
+                 "\"Accurate up to\": the largest position 2^k up to which every element stays within "
+                 "the bound of angles formed in double (2 eps32*|pair| for fp32 storage). \"Invariant "
+                 "up to\": the largest shift c for which <R_c q, R_(c+3) k> stays within two such "
+                 "rotations' bound of the exact <q, R_3 k>.");
+  Table t;
+  t.header = {"implementation", "angles", "storage", "error at 4095", "error at 2^24",
+              "accurate up to", "invariant up to"};
+  t.numeric = {false, false, false, true, true, true, true};
+  const auto error_at = [](const ErrorCurve& c, int k) {
+    for (const auto& p : c.points) {
+      if (p.log2_position == k) return fmt::format("{:.3g}", p.worst_error);
+    }
+    return std::string("-");
+  };
+  for (const auto& c : accuracy.error_vs_position) {
+    std::string invariant = "-";
+    for (const auto& s : accuracy.shift_invariance) {
+      if (s.implementation == c.implementation && s.angles == c.angles) {
+        invariant = fmt::format("{:.0f}", s.largest_shift);
+      }
+    }
+    const std::string accurate =
+        c.largest_accurate_position ? fmt::format("{:.0f}", *c.largest_accurate_position) : "-";
+    t.rows.push_back({{c.implementation, ""}, {c.angles, ""}, {c.storage, ""},
+                      {c.error_at_4095 ? fmt::format("{:.3g}", *c.error_at_4095) : "-", ""},
+                      {error_at(c, 24), ""}, {accurate, ""},
+                      {invariant, ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
+void accuracy_section(ReportDoc& doc, const ReportInputs& in, const std::map<std::string, Figure>& figures) {
+  heading(doc, 2, "Accuracy");
+  if (!in.accuracy) {
+    paragraph(doc, fmt::format("No accuracy.json in {}: the main job `ropecheck` writes one.", in.in_dir.string()));
+    return;
+  }
+  figure(doc, figures, kPlotErrorVsPosition, "Error vs position: accuracy.json has no curves.");
+  accuracy_table(doc, *in.accuracy);
+  figure(doc, figures, kPlotDecay, "Long-range decay: accuracy.json has no decay curves.");
+}
+
+void baseline_section(ReportDoc& doc, const ReportInputs& in, const std::map<std::string, Figure>& figures) {
+  if (!in.baseline) return;
+  heading(doc, 2, "Against the baseline");
+  if (!in.bench) {
+    paragraph(doc, "No bench.json in the current run to compare with the baseline.");
+    return;
+  }
+  paragraph(doc, fmt::format("Baseline: `{}`. Ratios of the limit_fraction medians, current / baseline, with "
+                             "95% percentile-bootstrap intervals ({} resamples, fixed seed); a ratio below "
+                             "1 is slower relative to the same-run limit.",
+                             in.baseline->file.string(), kBootstrapResamples));
+  figure(doc, figures, kPlotBaseline, "No case has limit_fraction in both runs.");
+  Table t;
+  t.header = {"case", "baseline median", "current median", "ratio", "95% CI low", "95% CI high"};
+  t.numeric = {false, true, true, true, true, true};
+  for (const auto& r : compare_to_baseline(*in.bench, *in.baseline)) {
+    const std::string css = r.interval.high < 1 ? "fail" : r.interval.low > 1 ? "pass" : "";
+    t.rows.push_back({{r.name, ""},
+                      {format_fraction(r.baseline_median), ""},
+                      {format_fraction(r.current_median), ""},
+                      {fmt::format("{:.3f}", r.interval.ratio), css},
+                      {fmt::format("{:.3f}", r.interval.low), ""},
+                      {fmt::format("{:.3f}", r.interval.high), ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
+}  // namespace
+
+std::string format_ratio(double worst_ratio) {
+  return worst_ratio == 0 ? "0" : fmt::format("{:.3g}", worst_ratio);
+}
+
+std::string format_fraction(double limit_fraction) {
+  // Three decimals read well from 0.1 up; below, a reference at 0.004 needs its significant digits.
+  return std::abs(limit_fraction) >= 0.1 ? fmt::format("{:.3f}", limit_fraction)
+                                         : fmt::format("{:.3g}", limit_fraction);
+}
+
+std::string format_rate(double rate) {
+  const double a = std::abs(rate);
+  if (a >= 100) return fmt::format("{:.0f}", rate);
+  if (a >= 10) return fmt::format("{:.1f}", rate);
+  if (a >= 1) return fmt::format("{:.2f}", rate);
+  return fmt::format("{:.3g}", rate);
+}
+
+ReportDoc build_report(const ReportInputs& in, const std::map<std::string, Figure>& figures) {
+  ReportDoc doc;
+  doc.title = "ropecheck report";
+  std::string sources;
+  for (const auto& [present, name] : {std::pair{in.verify.has_value(), "verify.json"},
+                                      std::pair{in.bench.has_value(), "bench.json"},
+                                      std::pair{in.accuracy.has_value(), "accuracy.json"}}) {
+    sources += fmt::format("{}`{}` ({})", sources.empty() ? "" : ", ", name, present ? "read" : "absent");
+  }
+  paragraph(doc, fmt::format("From `{}`: {}. Plots are SVG files rendered by gnuplot under `plots/`, "
+                             "each beside its data (`.dat`) and script (`.gp`) for re-rendering.",
+                             in.in_dir.string(), sources));
+  machine_section(doc, in);
+  verification_section(doc, in);
+  performance_section(doc, in, figures);
+  accuracy_section(doc, in, figures);
+  baseline_section(doc, in, figures);
+  return doc;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,28 @@
+// `ropecheck report`: reads result files (verify.json, bench.json, accuracy.json) and writes
+// report.md, report.html and plots/. Never runs an implementation.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/result_files.h"
+
+namespace ropecheck {
+
+// `ropecheck report [--in DIR] [--baseline DIR] [--out DIR]`: report.md, report.html, plots/.
+struct ReportOptions {
+  std::filesystem::path in_dir = kDefaultOutDir;  // verify.json, bench.json, accuracy.json (any)
+  std::filesystem::path baseline_dir;  // empty: none; else a bench.json or a directory holding one
+  std::filesystem::path out_dir;       // empty: in_dir
+};
+
+// Renders the plots with gnuplot (out_dir/plots/: .dat, .gp, .svg) and writes out_dir/report.md
+// and a self-contained out_dir/report.html; prints where to `out`. Returns kExitOk; throws
+// InvalidInput when in_dir holds none of the inputs, an input is malformed (naming it), the
+// baseline has no bench.json, gnuplot is not on PATH, or out_dir cannot be written.
+int run_report(const ReportOptions& options, std::ostream& out);
+
+}  // namespace ropecheck

@@ -1,0 +1,113 @@
+// `ropecheck bench`, in process through run_cli: the JSON it writes (per-repetition limit_fraction
+// and probe_rate, the extended context, the oracle check's label), a plugin timed beside the
+// built-ins, a wrong kernel refused before timing (exit 1), and bad options (exit 2).
+// Small filters and times: these check plumbing, not speed (speed is never a test's verdict).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/run_bench.h"
+#include "cli/cli_app.h"
+#include "core/exit_codes.h"
+
+namespace ropecheck {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Ran {
+  int code;
+  std::string out, err;
+};
+
+Ran bench(std::vector<std::string> args) {
+  args.insert(args.begin(), {"ropecheck", "bench", "--repetitions", "2", "--min-time", "0.005",
+                             "--threads", "1"});
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::path(testing::TempDir()) / ("ropecheck_bench_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string plugin(const std::string& name) {
+  return (fs::path(ROPECHECK_PLUGIN_DIR) / (name + ".so")).string();
+}
+
+TEST(BenchCommand, WritesGoogleBenchmarkJsonWithSameRunLimitsAndContext) {
+  const fs::path dir = scratch("json");
+  const auto run = bench({"--filter", "^kernel/scalar/gpt2_small_prefill512/interleaved/", "--out",
+                          dir.string()});
+  ASSERT_EQ(run.code, kExitOk) << run.out << run.err;
+  EXPECT_NE(run.out.find("same-run probe"), std::string::npos) << run.out;
+  const auto doc = read_json(dir / "bench.json");
+  for (const char* key : {"ropecheck_cpu_model", "ropecheck_isa_levels", "ropecheck_dispatched_isa",
+                          "ropecheck_openblas_core", "ropecheck_compiler", "ropecheck_git_commit"}) {
+    EXPECT_TRUE(doc["context"].contains(key)) << key;
+  }
+  int repetitions = 0;
+  for (const auto& b : doc["benchmarks"]) {
+    if (b["run_type"] != "iteration") continue;
+    ++repetitions;
+    EXPECT_EQ(b["run_name"], "kernel/scalar/gpt2_small_prefill512/interleaved/real_time/threads:1");
+    EXPECT_GT(b["limit_fraction"].get<double>(), 0.0);
+    EXPECT_GT(b["probe_rate"].get<double>(), 0.0);
+    EXPECT_GT(b["bytes_per_second"].get<double>(), 0.0);
+    EXPECT_NE(b["label"].get<std::string>().find("of bound"), std::string::npos) << b["label"];
+  }
+  EXPECT_EQ(repetitions, 2);
+}
+
+TEST(BenchCommand, TimesAPluginBesideTheBuiltIns) {
+  const fs::path dir = scratch("plugin");
+  const auto run = bench({"--plugin", plugin("good_rope"), "--filter",
+                          "^(plugin/good_rope|kernel/scalar)/llama7b_decode_at4095/interleaved/",
+                          "--out", dir.string()});
+  ASSERT_EQ(run.code, kExitOk) << run.out << run.err;
+  const auto doc = read_json(dir / "bench.json");  // named: a range-for over a temporary's member dangles
+  std::set<std::string> names;
+  for (const auto& b : doc["benchmarks"]) names.insert(b["run_name"].get<std::string>());
+  EXPECT_TRUE(names.count("plugin/good_rope/llama7b_decode_at4095/interleaved/real_time/threads:1"))
+      << run.out;
+  EXPECT_TRUE(names.count("kernel/scalar/llama7b_decode_at4095/interleaved/real_time/threads:1"));
+}
+
+TEST(BenchCommand, AWrongKernelIsAnErrorNotANumber) {
+  // broken_rope swaps the sin sign on half_split: its check against the oracle fails, so the case
+  // is not timed and the run exits 1 naming it.
+  const auto run = bench({"--plugin", plugin("broken_rope"), "--filter",
+                          "^plugin/broken_rope/llama7b_decode_at4095/half_split/", "--out",
+                          scratch("broken").string()});
+  EXPECT_EQ(run.code, kExitFailed) << run.out << run.err;
+  EXPECT_NE((run.out + run.err).find("vs oracle"), std::string::npos) << run.out << run.err;
+}
+
+TEST(BenchCommand, BadOptionsExit2) {
+  const std::string out = scratch("bad").string();
+  EXPECT_EQ(bench({"--repetitions", "0", "--out", out}).code, kExitUsage);
+  EXPECT_EQ(bench({"--threads", "0", "--out", out}).code, kExitUsage);
+  EXPECT_EQ(bench({"--min-time", "-1", "--out", out}).code, kExitUsage);
+  const auto nothing = bench({"--filter", "^no_such_case$", "--out", out});
+  EXPECT_EQ(nothing.code, kExitUsage);
+  EXPECT_NE(nothing.err.find("no benchmark matches"), std::string::npos) << nothing.err;
+  EXPECT_EQ(bench({"--plugin", "/no/such.so", "--out", out}).code, kExitUsage);
+}
+
+}  // namespace
+}  // namespace ropecheck

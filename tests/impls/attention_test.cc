@@ -1,0 +1,127 @@
+// Attention: every attention property of the catalogue (properties/attention_properties.cc) on
+// every attention implementation; seed 000 with sinusoidal and learned positions; a softmax that
+// stays finite for logits of 1e30 and defines fully masked rows; bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <functional>
+
+#include "impls/sinusoidal/absolute_encoding.h"
+#include "core/errors.h"
+#include "impls/attention/attention.h"
+#include "impls/registry.h"
+#include "core/tolerance.h"
+#include "properties/catalogue.h"
+#include "tests/support/test_config.h"
+
+namespace ropecheck {
+namespace {
+
+constexpr double kU = 0x1p-24;  // unit roundoff of fp32
+double gamma(double n) { return n * kU / (1 - n * kU); }
+
+struct Case {
+  const AttentionImpl* impl;
+  const Property* property;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.impl->id() << " x " << c.property->id; }
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const AttentionImpl* impl : attention_implementations()) {
+    for (const Property& property : attention_properties()) cases.push_back({impl, &property});
+  }
+  return cases;
+}
+
+class AttentionProperty : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AttentionProperty, Holds) {
+  const auto [impl, property] = GetParam();
+  const Subject subject{std::string(impl->id()), nullptr, nullptr, false, impl};
+  const auto result = run_property(*property, subject, test_run_config());
+  ASSERT_NE(result.status, Status::skipped) << result.message;
+  EXPECT_EQ(result.status, Status::passed) << describe_failure(result);
+  EXPECT_GT(result.cases, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(ImplsAndProperties, AttentionProperty, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return test_name(std::string(info.param.impl->id())) + "__" +
+                                  std::string(info.param.property->id);
+                         });
+
+TEST(AttentionSeed000, SinusoidalAndLearnedPositionsBreakEquivariance) {
+  // Seed 000 with absolute encodings added to the token vectors (RoPE: the catalogue property).
+  const std::int64_t tokens = 6;
+  const int heads = 2, d = 8, d_model = heads * d;
+  AttentionShape shape{tokens, heads, heads, d, false};
+  std::vector<float> x(static_cast<std::size_t>(tokens * d_model));
+  for (std::size_t j = 0; j < x.size(); ++j) x[j] = std::sin(0.7f * static_cast<float>(j) + 0.3f);
+  const std::vector<std::int64_t> slots = {0, 1, 2, 3, 4, 5}, order = {3, 0, 5, 1, 4, 2};
+  const auto gap = [&](const std::vector<float>& table) {
+    // q = k = v = x + PE(slot): the encoding follows the slot, not the token.
+    std::vector<float> a(x), b(x.size());
+    for (std::size_t t = 0; t < 6; ++t) {
+      std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(order[t]) * d_model), d_model,
+                  b.begin() + static_cast<std::ptrdiff_t>(t * d_model));
+    }
+    for (std::size_t j = 0; j < a.size(); ++j) {
+      a[j] += table[j];
+      b[j] += table[j];
+    }
+    std::vector<float> out_a(a.size()), out_b(b.size());
+    attention_naive(shape, a, a, a, out_a);
+    attention_naive(shape, b, b, b, out_b);
+    double g = 0;
+    for (std::size_t t = 0; t < 6; ++t) {
+      for (int c = 0; c < d_model; ++c) {
+        g = std::max(g, std::abs(static_cast<double>(out_b[t * d_model + static_cast<std::size_t>(c)]) -
+                                 out_a[static_cast<std::size_t>(order[t]) * d_model + static_cast<std::size_t>(c)]));
+      }
+    }
+    return g;
+  };
+  EXPECT_LE(gap(std::vector<float>(x.size(), 0.0f)), 2 * kEps32) << "no positions: equivariant";
+  EXPECT_GT(gap(find_sinusoidal("sinusoidal/formula")->table({d_model, 10000.0}, slots)), 1e-3);
+  EXPECT_GT(gap(LearnedPositionTable(6, d_model, 11).lookup(slots)), 1e-3);
+}
+
+TEST(Softmax, RowsSumToOneAndStayFiniteForHugeLogits) {
+  for (const std::int64_t n : {1, 7, 16, 17, 100}) {
+    std::vector<float> row(static_cast<std::size_t>(n));
+    for (std::size_t j = 0; j < row.size(); ++j) row[j] = (j % 3 == 0 ? 1e30f : -1e30f) * static_cast<float>(j + 1) / static_cast<float>(n);
+    softmax_row(row.data(), n);
+    double sum = 0;
+    for (float x : row) {
+      ASSERT_TRUE(std::isfinite(x));
+      ASSERT_GE(x, 0.0f);
+      sum += x;
+    }
+    EXPECT_NEAR(sum, 1.0, gamma(static_cast<double>(n)) + 4 * kU) << n;
+  }
+  std::vector<float> one_hot = {0.0f, 1e30f, 5.0f};
+  softmax_row(one_hot.data(), 3);
+  EXPECT_EQ(one_hot, (std::vector<float>{0.0f, 1.0f, 0.0f}));
+}
+
+TEST(Softmax, FullyMaskedRowIsZeros) {
+  std::vector<float> masked(19, -INFINITY);
+  softmax_row(masked.data(), 19);
+  for (float x : masked) EXPECT_EQ(x, 0.0f);
+}
+
+TEST(AttentionBadInput, Refused) {
+  std::vector<float> x(2 * 2 * 4), out(2 * 2 * 4);
+  EXPECT_THROW(attention_blas({2, 2, 0, 4, true}, x, x, x, out), InvalidInput);
+  EXPECT_THROW(attention_blas({2, 3, 2, 4, true}, x, x, x, out), InvalidInput);
+  EXPECT_THROW(attention_naive({2, 2, 2, 4, true}, x, std::span<const float>(x).first(3), x, out), InvalidInput);
+  EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, 0), InvalidInput);
+}
+
+}  // namespace
+}  // namespace ropecheck

@@ -1,0 +1,403 @@
+// The plugin ABI end to end: the example plugins (examples/plugin/, built into
+// ROPECHECK_PLUGIN_DIR) loaded in-process through load_plugin() and verified through the real
+// binary (ROPECHECK_CLI_PATH): the good one (and fp16_rope, on fp16 storage) passes everything,
+// the broken one (and fp16_truncating_rope) fails with a counterexample, the crashing, hanging and overflowing ones FAIL without killing ropecheck, and
+// the unloadable ones exit 2.   ctest -L plugin   (or build/plugin_test --gtest_filter=...)
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "properties/property.h"
+#include "properties/verify/repro.h"
+#include "core/errors.h"
+#include "impls/oracle/oracle.h"
+#include "ropecheck/plugin.h"
+#include "plugins/host/plugin_host.h"
+#include "core/storage.h"
+#include "tests/support/test_process.h"
+
+namespace ropecheck {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Exited;
+using test::ScratchDir;
+using test::slurp;
+using test::spawn;
+using Json = nlohmann::json;
+
+std::string plugin(const std::string& name) {
+  return (fs::path(ROPECHECK_PLUGIN_DIR) / (name + ".so")).string();
+}
+
+// ---- in-process: load_plugin() and the PluginRope it returns --------------------------------
+
+struct Problem {
+  RopeSpec spec;
+  std::vector<float> q, k;
+  std::vector<std::int64_t> positions;
+  std::int64_t q_heads = 4, k_heads = 2;
+
+  explicit Problem(int head_dim, Layout layout = Layout::half_split, int rotary_dim = 0) {
+    spec.head_dim = head_dim;
+    spec.rotary_dim = rotary_dim == 0 ? head_dim : rotary_dim;
+    spec.layout = layout;
+    positions = {0, 7, 4096, -3};
+    q.resize(positions.size() * static_cast<std::size_t>(q_heads * head_dim));
+    k.resize(positions.size() * static_cast<std::size_t>(k_heads * head_dim));
+    for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::sin(static_cast<float>(i) + 0.5f);
+    for (std::size_t i = 0; i < k.size(); ++i) k[i] = std::cos(static_cast<float>(i) * 0.3f);
+  }
+  void apply(const RopeImpl& impl) {
+    const auto tokens = static_cast<std::int64_t>(positions.size());
+    impl.apply(spec, HeadTensor{q, tokens, q_heads, spec.head_dim},
+               HeadTensor{k, tokens, k_heads, spec.head_dim}, positions);
+  }
+};
+
+// The PluginFailure message of one apply, "" when it did not throw one.
+std::string failure_of(const RopeImpl& impl, Problem problem) {
+  try {
+    problem.apply(impl);
+  } catch (const PluginFailure& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string load_error(const std::string& path, PluginOptions options = {}) {
+  try {
+    load_plugin(path, options);
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PluginLoad, GoodPluginBecomesPluginGoodRopeWithItsDeclaredCapabilities) {
+  const auto impl = load_plugin(plugin("good_rope"));
+  EXPECT_EQ(impl->id(), "plugin/good_rope");
+  const auto caps = impl->capabilities();
+  EXPECT_EQ(caps.layouts, (std::vector<Layout>{Layout::interleaved, Layout::half_split}));
+  EXPECT_EQ(caps.angle_precisions, std::vector<AnglePrecision>{AnglePrecision::fp64});
+  EXPECT_TRUE(caps.partial_rotary);
+  EXPECT_EQ(caps.storage, StorageType::fp32);
+  ASSERT_NE(plugin_info(*impl), nullptr);
+  EXPECT_EQ(plugin_info(*impl)->abi_version, 1u);
+  EXPECT_EQ(plugin_info(*impl)->name, "good_rope");
+}
+
+TEST(PluginLoad, GoodPluginMatchesTheOracleWithGqaPartialRotaryAndQAlone) {
+  const auto impl = load_plugin(plugin("good_rope"));
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    Problem p(96, layout, 64);
+    const auto tokens = static_cast<std::int64_t>(p.positions.size());
+    const auto want_q = oracle_rope(p.spec, p.q, tokens, p.q_heads, p.positions);
+    const auto want_k = oracle_rope(p.spec, p.k, tokens, p.k_heads, p.positions);
+    p.apply(*impl);
+    for (std::size_t i = 0; i < p.q.size(); ++i) ASSERT_NEAR(p.q[i], want_q[i], 1e-5) << i;
+    for (std::size_t i = 0; i < p.k.size(); ++i) ASSERT_NEAR(p.k[i], want_k[i], 1e-5) << i;
+    // The single-tensor form sends k with no heads: nothing may be written there.
+    Problem alone(96, layout, 64);
+    impl->apply(alone.spec, HeadTensor{alone.q, tokens, alone.q_heads, 96}, alone.positions);
+    for (std::size_t i = 0; i < alone.q.size(); ++i) ASSERT_EQ(alone.q[i], p.q[i]) << i;
+  }
+}
+
+TEST(PluginLoad, Fp16OnlyPluginIsJudgedAsFp16Storage) {
+  const auto impl = load_plugin(plugin("fp16_rope"));
+  EXPECT_EQ(impl->id(), "plugin/fp16_rope");
+  EXPECT_EQ(impl->capabilities().storage, StorageType::fp16);
+  ASSERT_NE(plugin_info(*impl), nullptr);
+  EXPECT_EQ(plugin_info(*impl)->dtypes, ROPECHECK_DTYPE_FP16);
+  EXPECT_EQ(load_plugin(plugin("good_rope"))->capabilities().storage, StorageType::fp32);
+}
+
+// fp32 tensors in (the properties' way): rounded to fp16, rotated by apply_fp16, widened back.
+// Against the oracle on the fp16-rounded input, each result is off by at most one fp16 rounding
+// (2^-11 relative, 2^-25 absolute under 2^-14) and one fp32 one; and it is an fp16 value.
+TEST(PluginLoad, Fp16PluginRotatesThroughFp16StorageWithinOneRounding) {
+  const auto impl = load_plugin(plugin("fp16_rope"));
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    Problem p(96, layout, 64);
+    // Scaled from 2^-20 (fp16 subnormals: absolute rounding) up to about 0.2 along the tensor.
+    for (auto* x : {&p.q, &p.k}) {
+      for (float& v : *x) v *= 0x1p-13f * static_cast<float>(&v - x->data()) + 0x1p-20f;
+    }
+    const auto tokens = static_cast<std::int64_t>(p.positions.size());
+    auto rounded_q = p.q, rounded_k = p.k;
+    for (auto* x : {&rounded_q, &rounded_k}) {
+      for (float& v : *x) v = round_to_storage(v, StorageType::fp16);
+    }
+    const auto want_q = oracle_rope(p.spec, rounded_q, tokens, p.q_heads, p.positions);
+    const auto want_k = oracle_rope(p.spec, rounded_k, tokens, p.k_heads, p.positions);
+    p.apply(*impl);
+    const auto check = [](const std::vector<float>& got, const std::vector<double>& want) {
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], round_to_storage(got[i], StorageType::fp16)) << i;
+        ASSERT_LE(std::abs(got[i] - want[i]), (0x1p-11 + 0x1p-22) * std::abs(want[i]) + 0x1p-25)
+            << i << ": " << got[i] << " vs " << want[i];
+      }
+    };
+    check(p.q, want_q);
+    check(p.k, want_k);
+
+    // apply_fp16 (fp16 in and out) is the same call without the conversions: same bits.
+    std::vector<Fp16> q16(rounded_q.size()), k16(rounded_k.size());
+    std::transform(rounded_q.begin(), rounded_q.end(), q16.begin(), fp16_from_float);
+    std::transform(rounded_k.begin(), rounded_k.end(), k16.begin(), fp16_from_float);
+    impl->apply_fp16(p.spec, Fp16HeadTensor{q16, tokens, p.q_heads, p.spec.head_dim},
+                     Fp16HeadTensor{k16, tokens, p.k_heads, p.spec.head_dim}, p.positions);
+    for (std::size_t i = 0; i < q16.size(); ++i) ASSERT_EQ(float_from_fp16(q16[i]), p.q[i]) << i;
+    for (std::size_t i = 0; i < k16.size(); ++i) ASSERT_EQ(float_from_fp16(k16[i]), p.k[i]) << i;
+  }
+}
+
+TEST(PluginLoad, UnloadablePluginsAreInvalidInputNamingTheProblem) {
+  EXPECT_NE(load_error(plugin("no_such_plugin")).find("no such file"), std::string::npos);
+  EXPECT_NE(load_error(plugin("not_a_plugin")).find("exports no 'ropecheck_plugin_entry'"),
+            std::string::npos);
+  EXPECT_NE(load_error(plugin("wrong_abi_rope")).find("speaks plugin ABI version 2; this "
+                                                      "ropecheck speaks version 1"),
+            std::string::npos);
+  EXPECT_NE(load_error(plugin("fp16_null_rope")).find("declares fp16 but apply_fp16 is NULL"),
+            std::string::npos);
+  EXPECT_NE(load_error(plugin("good_rope"), PluginOptions{0.0}).find("--plugin-timeout"),
+            std::string::npos);
+  // A file that is not a shared library at all: dlopen's own reason.
+  EXPECT_NE(load_error(ROPECHECK_PLUGIN_DIR "/../CMakeCache.txt").find("cannot be loaded"),
+            std::string::npos);
+}
+
+TEST(PluginIsolation, CrashIsAPluginFailureAndTheWorkerIsRestarted) {
+  const auto impl = load_plugin(plugin("crash_rope"));
+  for (int call = 0; call < 3; ++call) {  // each call meets a fresh worker, which crashes again
+    const auto message = failure_of(*impl, Problem(8));
+    EXPECT_NE(message.find("plugin crashed with SIGSEGV"), std::string::npos) << message;
+  }
+}
+
+TEST(PluginIsolation, HangIsKilledAfterTheTimeout) {
+  const auto impl = load_plugin(plugin("hang_rope"), PluginOptions{0.3});
+  const auto start = std::chrono::steady_clock::now();
+  const auto message = failure_of(*impl, Problem(8));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(message.find("plugin did not answer within 0.3 s"), std::string::npos) << message;
+  EXPECT_LT(seconds, 5.0);
+}
+
+TEST(PluginIsolation, WritePastTheEndIsCaughtByTheGuardBytes) {
+  const auto impl = load_plugin(plugin("overflow_rope"));
+  for (int call = 0; call < 2; ++call) {
+    const auto message = failure_of(*impl, Problem(8));
+    EXPECT_NE(message.find("plugin wrote 4 bytes past the end of q"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(PluginIsolation, UnsupportedIsItsOwnOutcome) {
+  const auto impl = load_plugin(plugin("unsupported_rope"));
+  Problem small(64);
+  EXPECT_NO_THROW(small.apply(*impl));
+  Problem large(128);
+  try {
+    large.apply(*impl);
+    FAIL() << "no UnsupportedCase";
+  } catch (const UnsupportedCase& e) {
+    EXPECT_NE(std::string(e.what()).find("plugin reported unsupported for head_dim=128"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// ---- the CLI: `ropecheck verify|list --plugin` ------------------------------------------------
+
+Exited ropecheck_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), ROPECHECK_CLI_PATH);
+  return spawn(args);
+}
+
+// `ropecheck verify --plugin NAME.so ... --out SCRATCH` and its verify.json.
+struct Verified {
+  Exited run;
+  Json json;
+};
+Verified verify_plugin(const std::string& name, std::vector<std::string> args) {
+  const ScratchDir out;
+  args.insert(args.begin(), {"verify", "--plugin", plugin(name), "--out", out.str()});
+  Verified v{ropecheck_cli(args), {}};
+  if (fs::exists(out / "verify.json")) v.json = Json::parse(slurp(out / "verify.json"));
+  return v;
+}
+
+std::vector<std::string> rope_property_ids() {
+  std::vector<std::string> ids;
+  for (const auto& p : property_catalogue()) {
+    if (p.kind == SubjectKind::rope) ids.emplace_back(p.id);
+  }
+  return ids;
+}
+
+// Every result row of verify.json for `subject`: property id -> status.
+std::map<std::string, std::string> statuses(const Json& json, const std::string& subject) {
+  std::map<std::string, std::string> found;
+  for (const auto& r : json.at("results")) {
+    if (r.at("subject") == subject) found[r.at("property")] = r.at("status");
+  }
+  return found;
+}
+
+// `ropecheck verify --plugin NAME.so --cases 30` passes every RoPE property of the catalogue.
+void expect_whole_catalogue_passes(const std::string& name) {
+  const auto v = verify_plugin(name, {"--cases", "30"});
+  EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
+  const auto found = statuses(v.json, "plugin/" + name);
+  // ABI 1 carries no frequency scaling: the scaling properties say so by skipping.
+  const std::set<std::string> need_scaling = {"linear_scaling_interpolates", "scaling_boundary"};
+  for (const auto& id : rope_property_ids()) {
+    ASSERT_TRUE(found.count(id)) << id << " not run\n" << v.run.out;
+    EXPECT_EQ(found.at(id), need_scaling.count(id) ? "SKIPPED" : "PASSED") << id << "\n" << v.run.out;
+  }
+  // Only the plugin: --plugin without --impl leaves the registry out.
+  EXPECT_EQ(v.run.out.find("rotation_matrix/scalar"), std::string::npos) << v.run.out;
+}
+
+TEST(PluginCli, GoodPluginPassesTheWholeRopeCatalogue) { expect_whole_catalogue_passes("good_rope"); }
+
+// Judged as fp16 storage: fp16-range inputs, subnormals included, and the fp16 rounding term.
+TEST(PluginCli, Fp16PluginPassesTheWholeRopeCatalogue) { expect_whole_catalogue_passes("fp16_rope"); }
+
+// The same plugin with a truncating narrowing: up to one fp16 ulp, twice the bound's rounding.
+TEST(PluginCli, Fp16TruncatingPluginFailsOracleAgreement) {
+  const auto v = verify_plugin("fp16_truncating_rope", {"--property", "oracle_agreement"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_EQ(statuses(v.json, "plugin/fp16_truncating_rope").at("oracle_agreement"), "FAILED")
+      << v.run.out;
+  EXPECT_NE(v.run.out.find("counterexample:"), std::string::npos) << v.run.out;
+}
+
+TEST(PluginCli, BrokenPluginFailsWithAShrunkCounterexampleThatReplays) {
+  const auto v = verify_plugin("broken_rope", {"--property", "oracle_agreement"});
+  ASSERT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_NE(v.run.out.find("FAILED  plugin/broken_rope"), std::string::npos) << v.run.out;
+  EXPECT_NE(v.run.out.find("counterexample:"), std::string::npos) << v.run.out;
+  EXPECT_NE(v.run.out.find("layout=half_split"), std::string::npos) << v.run.out;
+  const auto repro_at = v.run.out.find("__REPRO: ");
+  ASSERT_NE(repro_at, std::string::npos) << v.run.out;
+  const std::string repro = v.run.out.substr(
+      repro_at + 9, v.run.out.find('\n', repro_at) - repro_at - 9);
+  EXPECT_NE(repro.find("--plugin " + plugin("broken_rope")), std::string::npos) << repro;
+  // The printed command, through the shell, replays the same failure.
+  const ScratchDir out;
+  const auto replay = spawn({"/bin/sh", "-c",
+                             shell_quote(ROPECHECK_CLI_PATH) + " " + repro.substr(10) +
+                                 " --out " + shell_quote(out.str())});
+  EXPECT_EQ(replay.code, 1) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("FAILED  plugin/broken_rope"), std::string::npos) << replay.out;
+}
+
+TEST(PluginCli, CrashingPluginFailsEveryPropertyAndRopecheckExits1) {
+  const auto v = verify_plugin("crash_rope", {"--cases", "5", "--property", "oracle_agreement",
+                                              "--property", "identity_at_zero"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;  // not 128 + SIGSEGV
+  const auto found = statuses(v.json, "plugin/crash_rope");
+  EXPECT_EQ(found.at("oracle_agreement"), "FAILED");
+  EXPECT_EQ(found.at("identity_at_zero"), "FAILED");  // the run went on after the first crash
+  EXPECT_NE(v.run.out.find("plugin crashed with SIGSEGV"), std::string::npos) << v.run.out;
+  EXPECT_NE(v.run.out.find("__REPRO:"), std::string::npos) << v.run.out;
+}
+
+TEST(PluginCli, HangingPluginFailsAfterTheTimeout) {
+  const auto v = verify_plugin("hang_rope", {"--cases", "5", "--plugin-timeout", "0.2",
+                                             "--property", "identity_at_zero"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_NE(v.run.out.find("plugin did not answer within 0.2 s"), std::string::npos) << v.run.out;
+  EXPECT_NE(v.run.out.find("--plugin-timeout 0.2"), std::string::npos) << v.run.out;  // __REPRO
+}
+
+TEST(PluginCli, OverflowingPluginFailsNamingTheWrite) {
+  const auto v = verify_plugin("overflow_rope", {"--cases", "5", "--property", "norm_preservation"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_NE(v.run.out.find("bytes past the end of q"), std::string::npos) << v.run.out;
+}
+
+TEST(PluginCli, UnsupportedCasesMakeThePropertySkippedNotPassed) {
+  const auto v = verify_plugin("unsupported_rope", {"--property", "oracle_agreement"});
+  EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
+  EXPECT_EQ(statuses(v.json, "plugin/unsupported_rope").at("oracle_agreement"), "SKIPPED");
+  EXPECT_NE(v.run.out.find("plugin reported unsupported for"), std::string::npos) << v.run.out;
+}
+
+TEST(PluginCli, UnloadablePluginsExit2WithAClearMessage) {
+  struct Case {
+    std::string plugin;
+    std::string message;
+  };
+  for (const auto& c : {Case{plugin("no_such_plugin"), "no such file"},
+                        Case{plugin("not_a_plugin"), "exports no 'ropecheck_plugin_entry'"},
+                        Case{plugin("wrong_abi_rope"), "speaks plugin ABI version 2"},
+                        Case{plugin("fp16_null_rope"), "declares fp16 but apply_fp16 is NULL"}}) {
+    for (const char* command : {"verify", "list"}) {
+      const auto run = ropecheck_cli({command, "--plugin", c.plugin});
+      EXPECT_EQ(run.code, 2) << command << " " << c.plugin << "\n" << run.out << run.err;
+      EXPECT_NE(run.err.find(c.message), std::string::npos) << run.err;
+    }
+  }
+  const auto bad_timeout = ropecheck_cli({"verify", "--plugin", plugin("good_rope"),
+                                          "--plugin-timeout", "-1"});
+  EXPECT_EQ(bad_timeout.code, 2) << bad_timeout.err;
+}
+
+TEST(PluginCli, ListShowsThePluginsCapabilities) {
+  const auto text = ropecheck_cli({"list", "--plugin", plugin("good_rope")});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("Plugins (1)"), std::string::npos) << text.out;
+  const auto row_at = text.out.find("plugin/good_rope");
+  ASSERT_NE(row_at, std::string::npos) << text.out;
+  const std::string row = text.out.substr(row_at, text.out.find('\n', row_at) - row_at);
+  for (const char* want : {"interleaved,half_split", "fp64", "fp32", "yes", "any"}) {
+    EXPECT_NE(row.find(want), std::string::npos) << want << " in " << row;
+  }
+  const auto json = ropecheck_cli({"list", "--json", "--plugin", plugin("good_rope")});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto plugins = Json::parse(json.out).at("plugins");
+  ASSERT_EQ(plugins.size(), 1u);
+  EXPECT_EQ(plugins[0].at("id"), "plugin/good_rope");
+  EXPECT_EQ(plugins[0].at("capabilities").at("angle_precisions"), Json::array({"fp64"}));
+  EXPECT_EQ(plugins[0].at("plugin").at("abi_version"), 1);
+  EXPECT_EQ(plugins[0].at("plugin").at("dtypes"), Json::array({"fp32"}));
+  EXPECT_EQ(plugins[0].at("capabilities").at("storage"), "fp32");
+}
+
+TEST(PluginCli, ListShowsAnFp16PluginsDtypesAndStorage) {
+  const auto text = ropecheck_cli({"list", "--plugin", plugin("fp16_rope")});
+  ASSERT_EQ(text.code, 0) << text.err;
+  const auto row_at = text.out.find("plugin/fp16_rope");
+  ASSERT_NE(row_at, std::string::npos) << text.out;
+  const std::string row = text.out.substr(row_at, text.out.find('\n', row_at) - row_at);
+  // DTYPES and STORAGE are both fp16: two separate words in the row.
+  const auto first = row.find(" fp16 ");
+  ASSERT_NE(first, std::string::npos) << row;
+  EXPECT_NE(row.find(" fp16 ", first + 1), std::string::npos) << row;
+  const auto json = ropecheck_cli({"list", "--json", "--plugin", plugin("fp16_rope")});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto plugins = Json::parse(json.out).at("plugins");
+  ASSERT_EQ(plugins.size(), 1u);
+  EXPECT_EQ(plugins[0].at("plugin").at("dtypes"), Json::array({"fp16"}));
+  EXPECT_EQ(plugins[0].at("capabilities").at("storage"), "fp16");
+}
+
+}  // namespace
+}  // namespace ropecheck

@@ -1,0 +1,74 @@
+// The kill matrix: every mutant (a deliberately wrong implementation, one real bug each) must be
+// caught by at least one property, and by the properties whose statement its bug contradicts.
+// A surviving mutant means a property has lost its teeth.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "properties/property.h"
+#include "impls/registry.h"
+#include "tests/support/test_config.h"
+
+namespace ropecheck {
+namespace {
+
+// Kills that follow from the maths of each bug, not from luck of the draw.
+const std::map<std::string, std::set<std::string>>& required_kills() {
+  static const std::map<std::string, std::set<std::string>> kills = {
+      // pairs (i, i + r/2) where the data pairs (2i, 2i+1): seed 002's warning
+      {"mutant/rotate_half_unpermuted", {"oracle_agreement", "layout_equivalence"}},
+      // R_-m instead of R_m: still a rotation group, only the truth tells
+      {"mutant/sin_sign_flipped", {"oracle_agreement"}},
+      // R_(m+1): R_0 is no longer I, and <R_(m+1) q, R_(n+1) k> != <q, R_(n-m+1) k>
+      {"mutant/position_off_by_one", {"oracle_agreement", "identity_at_zero", "relative_position"}},
+      {"mutant/frequency_index_reversed", {"oracle_agreement"}},
+      {"mutant/fp16_angles", {"oracle_agreement"}},
+      {"mutant/bf16_angles", {"oracle_agreement"}},
+      {"mutant/frequencies_from_head_dim", {"oracle_agreement"}},
+      // |R_m x| = |x| instead of a |x| under YaRN/LongRoPE
+      {"mutant/attention_factor_ignored", {"oracle_agreement", "norm_preservation"}},
+      {"mutant/rotary_dim_ignored", {"tail_untouched", "oracle_agreement"}},
+      // up to one fp16 ulp (twice the bound) truncated, subnormals flushed; |y| shrinks too
+      {"mutant/fp16_truncating_store", {"oracle_agreement", "norm_preservation"}},
+      // seed 001's attention: rotated q, k overwritten by unrotated ones -> position-blind
+      {"mutant/attention_unrotated_qk",
+       {"attention_rope_breaks_equivariance", "mha_positions_break_equivariance"}},
+      // seed 001: cos at 2i+1 uses exponent (2i+1)/d
+      {"mutant/sinusoid_exponent_i_over_d",
+       {"sinusoidal_pe_at_one_d512", "sinusoidal_shift_is_rotation"}},
+  };
+  return kills;
+}
+
+class MutantKill : public ::testing::TestWithParam<Subject> {};
+
+TEST_P(MutantKill, IsKilled) {
+  const Subject& mutant = GetParam();
+  std::set<std::string> killed_by;
+  for (const Property& property : property_catalogue()) {
+    const auto result = run_property(property, mutant, test_run_config());
+    if (result.status == Status::failed) {
+      killed_by.insert(std::string(property.id));
+      EXPECT_FALSE(result.counterexample.empty() && result.message.empty())
+          << property.id << ": a failure must say why";
+    }
+  }
+  EXPECT_FALSE(killed_by.empty()) << mutant.id << " SURVIVED every property";
+  const auto required = required_kills().find(mutant.id);
+  ASSERT_NE(required, required_kills().end()) << "add " << mutant.id << " to required_kills()";
+  for (const auto& property : required->second) {
+    EXPECT_TRUE(killed_by.count(property)) << mutant.id << " not killed by " << property;
+  }
+  std::string list;
+  for (const auto& p : killed_by) list += p + " ";
+  RecordProperty("killed_by", list);
+}
+
+INSTANTIATE_TEST_SUITE_P(Mutants, MutantKill, ::testing::ValuesIn(registry_subjects(true)),
+                         [](const ::testing::TestParamInfo<Subject>& info) {
+                           return test_name(info.param.id);
+                         });
+
+}  // namespace
+}  // namespace ropecheck

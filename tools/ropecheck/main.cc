@@ -1,5 +1,0 @@
-// The `ropecheck` executable: everything lives in the ropecheck_cli library (commands.h).
-//   ropecheck --help
-#include "commands.h"
-
-int main(int argc, char** argv) { return ropecheck::run_cli(argc, argv); }

@@ -1,0 +1,245 @@
+// run_vectors(): `ropecheck vectors --out DIR` — golden vectors for porters. Every case of
+// golden_cases.cc gets a directory of .npy files (inputs, positions, the float64 oracle's
+// expected outputs and those rounded to the case's dtype) and DIR/manifest.json lists them with
+// their spec and recommended tolerance. Progress on stderr, the summary on stdout.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+#include <system_error>
+
+#include "vectors/vectors.h"
+#include "core/exit_codes.h"
+#include "vectors/golden_cases.h"
+#include "core/logging.h"
+#include "core/errors.h"
+#include "vectors/npy.h"
+#include "impls/oracle/oracle.h"
+#include "vectors/manifest.h"
+
+namespace ropecheck {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+// Round a double to bf16 once. Going through float first is exact except when the float lands
+// on a bf16 midpoint it did not start on: then the double's side of the midpoint decides.
+std::uint16_t bf16_from_double(double x) {
+  const float f = static_cast<float>(x);
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0xFFFFu) == 0x8000u && static_cast<double>(f) != x && std::isfinite(f)) {
+    const bool away = std::abs(x) > std::abs(static_cast<double>(f));
+    return static_cast<std::uint16_t>((bits >> 16) + (away ? 1u : 0u));
+  }
+  return bf16_from_float(f);
+}
+
+// Writes the files of one case into `dir` and records them in `files`; returns the bytes written.
+class CaseWriter {
+ public:
+  CaseWriter(const fs::path& out_dir, const std::string& name) : name_(name), dir_(out_dir / name) {
+    std::error_code error;
+    fs::create_directories(dir_, error);
+    if (error) throw InvalidInput(fmt::format("cannot create {}: {}", dir_.string(), error.message()));
+  }
+
+  template <typename T>
+  void write(const std::string& key, const std::string& file, std::span<const T> data,
+             std::vector<std::int64_t> shape, const std::string& what) {
+    bytes_ += write_npy(dir_ / file, data, shape);
+    files_[key] = {{"path", name_ + "/" + file},
+                   {"descr", descr_of<T>()},
+                   {"shape", shape},
+                   {"what", what}};
+  }
+
+  Json files() const { return files_; }
+  std::uintmax_t bytes() const { return bytes_; }
+
+ private:
+  template <typename T>
+  static const char* descr_of() {
+    if constexpr (std::is_same_v<T, float>) return kNpyFloat32;
+    if constexpr (std::is_same_v<T, double>) return kNpyFloat64;
+    if constexpr (std::is_same_v<T, std::uint16_t>) return kNpyUint16;
+    if constexpr (std::is_same_v<T, std::int64_t>) return kNpyInt64;
+    if constexpr (std::is_same_v<T, Fp16>) return kNpyFloat16;
+  }
+
+  std::string name_;
+  fs::path dir_;
+  Json files_ = Json::object();
+  std::uintmax_t bytes_ = 0;
+};
+
+// One [tokens][heads][head_dim] tensor in the case's dtype: fp32 as '<f4', bf16 as '<u2' bits,
+// fp16 as NumPy's float16 '<f2'.
+void write_in_dtype(CaseWriter& writer, const std::string& key, const std::string& file,
+                    std::span<const float> values, StorageType dtype,
+                    const std::vector<std::int64_t>& shape, const std::string& what) {
+  if (dtype == StorageType::fp32) {
+    writer.write<float>(key, file, values, shape, what);
+    return;
+  }
+  if (dtype == StorageType::fp16) {
+    std::vector<Fp16> halves(values.size());
+    for (std::size_t j = 0; j < values.size(); ++j) halves[j] = fp16_from_float(values[j]);  // exact
+    writer.write<Fp16>(key, file, halves, shape, what);
+    return;
+  }
+  std::vector<std::uint16_t> bits(values.size());
+  for (std::size_t j = 0; j < values.size(); ++j) bits[j] = bf16_from_float(values[j]);  // exact
+  writer.write<std::uint16_t>(key, file, bits, shape, what + " (bf16 bit patterns)");
+}
+
+void write_rounded(CaseWriter& writer, const std::string& key, const std::string& file,
+                   std::span<const double> expected, StorageType dtype,
+                   const std::vector<std::int64_t>& shape, const std::string& what) {
+  if (dtype == StorageType::fp32) {
+    std::vector<float> rounded(expected.begin(), expected.end());  // one rounding to nearest even
+    writer.write<float>(key, file, rounded, shape, what);
+    return;
+  }
+  if (dtype == StorageType::fp16) {
+    std::vector<Fp16> halves(expected.size());
+    for (std::size_t j = 0; j < expected.size(); ++j) halves[j] = fp16_from_double(expected[j]);
+    writer.write<Fp16>(key, file, halves, shape, what);
+    return;
+  }
+  std::vector<std::uint16_t> bits(expected.size());
+  for (std::size_t j = 0; j < expected.size(); ++j) bits[j] = bf16_from_double(expected[j]);
+  writer.write<std::uint16_t>(key, file, bits, shape, what + " (bf16 bit patterns)");
+}
+
+Json write_rope_case(const GoldenRopeCase& c, const fs::path& out_dir, std::uintmax_t& bytes) {
+  CaseWriter writer(out_dir, c.name);
+  const auto tokens = static_cast<std::int64_t>(c.positions.size());
+  const std::string dtype(to_string(c.dtype));
+  const std::vector<std::int64_t> pos_shape = {tokens};
+  writer.write<std::int64_t>("positions", "positions.npy", c.positions, pos_shape,
+                             "position of each token");
+  const auto theta_ld = oracle_inverse_frequencies(c.spec);
+  const std::vector<double> theta(theta_ld.begin(), theta_ld.end());
+  writer.write<double>("theta", "theta.npy", theta, {static_cast<std::int64_t>(theta.size())},
+                       "theta_i = base^(-2i/rotary_dim), for the fp32-angle bound");
+  for (const auto& [tensor, heads] : {std::pair{std::string("q"), c.q_heads}, {std::string("k"), c.kv_heads}}) {
+    const std::vector<std::int64_t> shape = {tokens, heads, c.spec.head_dim};
+    const auto count = static_cast<std::size_t>(tokens * heads * c.spec.head_dim);
+    const auto input = golden_inputs(c.name, tensor, count, c.dtype, c.input_scale);
+    const auto expected = oracle_rope(c.spec, input, tokens, heads, c.positions);
+    write_in_dtype(writer, tensor, tensor + ".npy", input, c.dtype, shape, "input");
+    writer.write<double>(tensor + "_expected", tensor + "_expected.npy", expected, shape,
+                         "exact rotation of the input, float64");
+    write_rounded(writer, tensor + "_expected_" + dtype, tensor + "_expected_" + dtype + ".npy",
+                  expected, c.dtype, shape, "expected rounded once to " + dtype);
+  }
+  bytes += writer.bytes();
+  return {{"name", c.name},
+          {"kind", "rope"},
+          {"description", c.description},
+          {"spec",
+           {{"head_dim", c.spec.head_dim},
+            {"rotary_dim", c.spec.rotary_dim},
+            {"base", c.spec.base},
+            {"layout", std::string(to_string(c.spec.layout))},
+            {"angle_precision", std::string(to_string(c.spec.angle_precision))}}},
+          {"dtype", dtype},
+          {"tokens", tokens},
+          {"q_heads", c.q_heads},
+          {"kv_heads", c.kv_heads},
+          {"files", writer.files()},
+          {"tolerance", rope_tolerance_json(c.dtype)}};
+}
+
+// The exact table in long double, as the sinusoidal properties compute it; there is no library
+// oracle for the table (sinusoidal/formula is double, rounded to fp32).
+std::vector<double> exact_sinusoidal(const SinusoidalSpec& spec, std::span<const std::int64_t> positions) {
+  const auto d = static_cast<std::size_t>(spec.d_model);
+  std::vector<double> pe(positions.size() * d);
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    for (std::size_t i = 0; i < d / 2; ++i) {
+      const long double angle =
+          static_cast<long double>(positions[t]) *
+          std::pow(static_cast<long double>(spec.base), -2.0L * static_cast<long double>(i) / spec.d_model);
+      pe[t * d + 2 * i] = static_cast<double>(std::sin(angle));
+      pe[t * d + 2 * i + 1] = static_cast<double>(std::cos(angle));
+    }
+  }
+  return pe;
+}
+
+Json write_sinusoidal_case(const GoldenSinusoidalCase& c, const fs::path& out_dir,
+                           std::uintmax_t& bytes) {
+  validate(c.spec);
+  CaseWriter writer(out_dir, c.name);
+  const auto tokens = static_cast<std::int64_t>(c.positions.size());
+  const std::vector<std::int64_t> shape = {tokens, c.spec.d_model};
+  writer.write<std::int64_t>("positions", "positions.npy", c.positions, {tokens}, "positions");
+  const auto expected = exact_sinusoidal(c.spec, c.positions);
+  writer.write<double>("pe_expected", "pe_expected.npy", expected, shape,
+                       "exact table, float64");
+  write_rounded(writer, "pe_expected_fp32", "pe_expected_fp32.npy", expected, StorageType::fp32,
+                shape, "expected rounded once to fp32");
+  bytes += writer.bytes();
+  return {{"name", c.name},
+          {"kind", "sinusoidal"},
+          {"description", c.description},
+          {"spec", {{"d_model", c.spec.d_model}, {"base", c.spec.base}, {"angle_precision", "fp64"}}},
+          {"dtype", "fp32"},
+          {"tokens", tokens},
+          {"files", writer.files()},
+          {"tolerance", sinusoidal_tolerance_json()}};
+}
+
+void prepare_out_dir(const fs::path& out_dir) {
+  if (out_dir.empty()) throw InvalidInput("vectors: --out DIR is required");
+  std::error_code error;
+  const auto status = fs::status(out_dir, error);
+  if (fs::exists(status) && !fs::is_directory(status)) {
+    throw InvalidInput(fmt::format("vectors: --out {} exists and is not a directory", out_dir.string()));
+  }
+  fs::create_directories(out_dir, error);
+  if (error) {
+    throw InvalidInput(fmt::format("vectors: cannot create {}: {}", out_dir.string(), error.message()));
+  }
+}
+
+}  // namespace
+
+int run_vectors(const VectorsOptions& options, std::ostream& out) {
+  prepare_out_dir(options.out_dir);
+  auto& log = progress_log();
+  Json manifest = vectors_manifest_head();
+  Json cases = Json::array();
+  std::uintmax_t bytes = 0;
+  for (const auto& c : golden_rope_cases()) {
+    log.info("vectors: {} ({} {}, {} tokens)", c.name, to_string(c.spec.layout), to_string(c.dtype),
+             c.positions.size());
+    cases.push_back(write_rope_case(c, options.out_dir, bytes));
+  }
+  for (const auto& c : golden_sinusoidal_cases()) {
+    log.info("vectors: {} (d_model {}, {} positions)", c.name, c.spec.d_model, c.positions.size());
+    cases.push_back(write_sinusoidal_case(c, options.out_dir, bytes));
+  }
+  manifest["cases"] = std::move(cases);
+
+  const fs::path manifest_path = options.out_dir / "manifest.json";
+  const std::string text = manifest.dump(2) + "\n";
+  std::ofstream file(manifest_path, std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) throw InvalidInput(fmt::format("cannot write {}", manifest_path.string()));
+  bytes += text.size();
+
+  out << fmt::format("{} golden cases ({} rope, {} sinusoidal), {} bytes, in {}\nmanifest: {}\n",
+                     manifest["cases"].size(), golden_rope_cases().size(),
+                     golden_sinusoidal_cases().size(), bytes, options.out_dir.string(),
+                     manifest_path.string());
+  return kExitOk;
+}
+
+}  // namespace ropecheck
