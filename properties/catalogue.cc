@@ -93,8 +93,10 @@ PropertyResult run_property(const Property& property, const Subject& subject,
                             fmt::format("not available on this CPU: {}", caps.unavailable_reason));
     }
   }
+  RunConfig run_config = config;
+  if (subject.mutant) run_config.shrink = false;
   const auto start = std::chrono::steady_clock::now();
-  PropertyResult result = property.run(subject, config);
+  PropertyResult result = property.run(subject, run_config);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -37,6 +37,9 @@ struct RunConfig {
   // Arguments a printed replay command needs besides the pair, seed and reproduce string (the
   // --plugin that makes a plugin/<name> subject exist); appended to every __REPRO command.
   std::vector<std::string> replay_args;
+  // Shrink a failure to a smallest counterexample. Off for mutants (run_property): their failure
+  // is expected, the kill matrix needs only that they fail, and shrinking one took up to 40 s.
+  bool shrink = true;
 };
 
 struct PropertyResult {

@@ -39,6 +39,7 @@ rc::detail::TestParams test_params(const RunConfig& config) {
   params.maxSuccess = config.cases;
   params.maxSize = 100;
   params.maxDiscardRatio = 10;
+  params.disableShrinking = !config.shrink;
   return params;
 }
 
