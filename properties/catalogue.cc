@@ -15,6 +15,7 @@ std::string_view to_string(Status status) {
     case Status::passed: return "PASSED";
     case Status::failed: return "FAILED";
     case Status::skipped: return "SKIPPED";
+    case Status::mistrusted: return "MISTRUSTED";
   }
   return "?";
 }

@@ -16,8 +16,9 @@
 namespace ropecheck {
 
 // benchdnn's statuses: a property that cannot apply to a subject is skipped with the reason,
-// never silently passed.
-enum class Status { passed, failed, skipped };
+// never silently passed; one whose every case was vacuous (every position 0, rotary_dim 0, an
+// all-zero input: nothing a bug could change) is mistrusted, not passed.
+enum class Status { passed, failed, skipped, mistrusted };
 std::string_view to_string(Status status);
 
 // What a property runs on: a RoPE implementation, a sinusoidal table, or an attention.

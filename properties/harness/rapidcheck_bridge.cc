@@ -43,6 +43,13 @@ rc::detail::TestParams test_params(const RunConfig& config) {
   return params;
 }
 
+void mistrust_if_vacuous(PropertyResult& result, const EvidenceCount& evidence) {
+  if (result.status != Status::passed || evidence.calls == 0 || evidence.informative > 0) return;
+  result.status = Status::mistrusted;
+  result.message = fmt::format("passed, but none of its {} calls could show a bug (first: {})",
+                               evidence.calls, evidence.first_vacuous);
+}
+
 std::unordered_map<std::string, rc::detail::Reproduce> reproduce_map(const RunConfig& config) {
   if (config.reproduce.empty()) return {};
   try {
