@@ -142,10 +142,12 @@ void add_compare(CLI::App& app, Commands& c) {
                  "on a significant drop of the same-run limit_fraction beyond the threshold.");
   // Existence is checked by the reader, whose message says what a BASE or CUR must be.
   c.compare
-      ->add_option("BASE", c.compare_base, "Baseline: a bench.json, or a directory holding one")
+      ->add_option("BASE", c.compare_base,
+                    "Baseline: a bench.json or a directory holding one (samples: repetitions), or "
+                    "a directory of several runs, e.g. a gate's DIR/base (samples: processes)")
       ->required();
   c.compare
-      ->add_option("CUR", c.compare_current, "Current: a bench.json, or a directory holding one")
+      ->add_option("CUR", c.compare_current, "Current: the same kind as BASE")
       ->required();
   c.compare->add_option("--threshold", o.threshold_percent,
                         "Percent drop of the median a regression must exceed, in [0, 100)")
@@ -161,7 +163,8 @@ void add_compare(CLI::App& app, Commands& c) {
   c.compare->footer(
       "Exit: 0 no regression; 1 a case regressed (one-sided Mann-Whitney U, Holm-adjusted p < "
       "alpha, and median drop beyond the threshold); 2 bad usage or input (missing or malformed "
-      "file, a case with fewer than 3 repetitions, no case in both files).");
+      "file, a case with fewer than 3 samples, sides of different kinds, no case on both "
+      "sides). For CI prefer `ropecheck gate`: paired rounds, and INCONCLUSIVE when too noisy.");
 }
 
 void add_gate(CLI::App& app, Commands& c) {

@@ -17,12 +17,14 @@ extern char** environ;
 
 namespace ropecheck {
 
-int run_child(const std::vector<std::string>& argv, const std::filesystem::path& log) {
+int run_child(const std::vector<std::string>& argv, const std::filesystem::path& log,
+              const std::filesystem::path& cwd) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
                                    O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

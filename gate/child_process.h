@@ -9,10 +9,11 @@
 
 namespace ropecheck {
 
-// Runs argv (argv[0] looked up on PATH when it has no '/') with this process's environment,
-// stdout and stderr appended to `log`; returns its exit status, or 128 + the signal that ended
-// it. Throws InvalidInput when it cannot be started (no such program, not executable).
-int run_child(const std::vector<std::string>& argv, const std::filesystem::path& log);
+// Runs argv (argv[0] looked up on PATH when it has no '/') with this process's environment, in
+// `cwd` (empty: this one), stdout and stderr appended to `log`; returns its exit status, or 128 +
+// the signal that ended it. Throws InvalidInput when it cannot be started.
+int run_child(const std::vector<std::string>& argv, const std::filesystem::path& log,
+              const std::filesystem::path& cwd = {});
 
 // The running executable's own path (/proc/self/exe), for the plugin mode's `bench --plugin`.
 std::filesystem::path this_executable();

@@ -49,11 +49,31 @@ void validate(const GateOptions& o) {
   judge_rounds({{"check", {1, 1, 1}, ""}}, {o.threshold_percent, o.alpha});
 }
 
+// DIR/sides/NAME -> target (absolute), so that both sides' paths have the same length (see
+// GateSide). A bare program name (looked up on PATH) is left as it is.
+std::string same_length_alias(const std::string& target, const std::filesystem::path& out_dir,
+                              const std::string& name) {
+  if (target.find('/') == std::string::npos) return target;
+  std::error_code error;
+  if (!std::filesystem::exists(target, error)) {
+    throw InvalidInput(fmt::format("gate: '{}' does not exist", target));
+  }
+  const auto dir = std::filesystem::absolute(out_dir) / "sides";
+  std::filesystem::create_directories(dir);
+  const auto link = dir / name;
+  std::filesystem::remove(link, error);
+  std::filesystem::create_symlink(std::filesystem::absolute(target), link);
+  return link.string();
+}
+
 std::vector<GateSide> sides_of(const GateOptions& o) {
-  if (!o.base.empty()) return {{"base", {o.base, "bench"}}, {"current", {o.current, "bench"}}};
+  if (!o.base.empty()) {
+    return {{"base", {same_length_alias(o.base, o.out_dir, "base"), "bench"}},
+            {"current", {same_length_alias(o.current, o.out_dir, "curr"), "bench"}}};
+  }
   const std::string self = this_executable().string();
-  return {{"base", {self, "bench", "--plugin", o.base_plugin.string()}},
-          {"current", {self, "bench", "--plugin", o.plugin.string()}}};
+  return {{"base", {self, "bench", "--plugin", same_length_alias(o.base_plugin.string(), o.out_dir, "base.so")}},
+          {"current", {self, "bench", "--plugin", same_length_alias(o.plugin.string(), o.out_dir, "curr.so")}}};
 }
 
 std::string resolve_filter(const GateOptions& o, const std::vector<GateSide>& sides) {
@@ -174,7 +194,8 @@ int run_gate(const GateOptions& options, std::ostream& out) {
     const std::string name = fmt::format("round-{:02}", result.rounds.size() + 1);
     for (const int which : round.base_first ? std::array{0, 1} : std::array{1, 0}) {
       const GateSide& side = sides[static_cast<std::size_t>(which)];
-      (which == 0 ? round.base : round.current) = run_side(side, bench, options.out_dir / side.label / name);
+      (which == 0 ? round.base : round.current) =
+          run_side(side, bench, std::filesystem::absolute(options.out_dir) / side.label / name);
     }
     round.seconds = std::chrono::duration<double>(SteadyClock::now() - round_start).count();
     result.rounds.push_back(std::move(round));

@@ -22,11 +22,11 @@ std::string joined(const std::vector<std::string>& words) {
 
 // Runs argv into dir/LOG_NAME; a non-zero exit is bad input naming the command and the log.
 void run_or_throw(const std::vector<std::string>& argv, const std::filesystem::path& dir,
-                  const std::string& log_name, const std::string& what) {
+                  const std::string& log_name, const std::string& what, bool in_dir = false) {
   std::filesystem::create_directories(dir);
   const auto log = dir / log_name;
   std::filesystem::remove(log);
-  const int code = run_child(argv, log);
+  const int code = run_child(argv, log, in_dir ? dir : std::filesystem::path());
   if (code != 0) {
     throw InvalidInput(fmt::format("{}: `{}` exited with {} (its output: {})", what, joined(argv),
                                    code, log.string()));
@@ -49,10 +49,11 @@ ProcessValues run_side(const GateSide& side, const BenchSettings& settings,
                        const std::filesystem::path& dir) {
   auto argv = side.bench_command;
   for (std::string arg : {"--filter", settings.filter.c_str()}) argv.push_back(arg);
+  // `--out .` in the round's own directory: both sides' command lines are then the same length
+  // (gate.cc gives their programs same-length names too), see bench_command in gate_rounds.h.
   argv.insert(argv.end(), {"--repetitions", std::to_string(settings.repetitions), "--min-time",
-                           fmt::format("{}", settings.min_time), "--threads", "1", "--out",
-                           dir.string()});
-  run_or_throw(argv, dir, "bench.log", fmt::format("gate: the {} side's bench", side.label));
+                           fmt::format("{}", settings.min_time), "--threads", "1", "--out", "."});
+  run_or_throw(argv, dir, "bench.log", fmt::format("gate: the {} side's bench", side.label), true);
   ProcessValues values;
   for (const auto& [name, c] : read_bench_json(dir)) {
     if (c.is_probe()) continue;

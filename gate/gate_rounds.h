@@ -21,7 +21,10 @@ enum class GateMeasure {
 std::string_view to_string(GateMeasure measure);  // "time", "limit"
 
 // One side: the command up to and including "bench" (e.g. {"old/ropecheck", "bench"}, or this
-// binary with "bench", "--plugin", "old.so").
+// binary with "bench", "--plugin", "old.so"). Both sides' commands must have the same length in
+// bytes: the size of a process's command line moves where its stack and heap allocations land,
+// and on the machine of bench/README.md a 3-byte longer --out path made one case's same-run probe
+// 27% faster in every round of an A/A gate. gate.cc runs both through same-length links.
 struct GateSide {
   std::string label;  // "base" or "current"
   std::vector<std::string> bench_command;
