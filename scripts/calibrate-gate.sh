@@ -5,22 +5,27 @@
 #   loaded  A/A beside a 2-job compile of this project (a scratch build tree, rebuilt in a loop);
 #   s5 s10 s20   the fastest fp32 kernel (SLOWED) slowed by 5/10/20% on the current side
 #                (ROPECHECK_BENCH_SLOWDOWN through a wrapper script, bench/slowdown.h);
-#   code    a real code slowdown: CODE_SLOW_BIN, a build of a slowed kernel (skipped when unset).
+#   code    a real code slowdown: CODE_SLOW_BIN, a build with a slower kernel (skipped when unset;
+#           scripts/build-code-slowdown.sh builds one).
 # It counts exit codes, false REGRESSIONs (any REGRESSION in an A/A gate; in a slowed gate, one in
 # a case not slowed), detections (a slowed case REGRESSION), and writes OUT/summary.md.
 # Usage: scripts/calibrate-gate.sh [ITERATIONS] [OUT_DIR]   (defaults: 20, /tmp/ropecheck-calibration)
+#        scripts/calibrate-gate.sh --summary OUT_DIR         (the table of the gates run so far)
 # Environment: ROPECHECK_BIN (default build/cli/ropecheck), GATE_ARGS, KINDS (default
-# "quiet s10 s5 s20 loaded code"), SLOWED (default kernel/avx512), CODE_SLOW_BIN.
+# "quiet s10 loaded s5 s20 code"), SLOWED (default kernel/avx512), CODE_SLOW_BIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+summary_only=0
+if [ "${1:-}" = "--summary" ]; then summary_only=1; shift; set -- 0 "$@"; fi
 iterations=${1:-20}
 out=${2:-/tmp/ropecheck-calibration}
-bin=$(realpath "${ROPECHECK_BIN:-build/cli/ropecheck}")
+bin=$(realpath -m "${ROPECHECK_BIN:-build/cli/ropecheck}")
 read -r -a gate_args <<< "${GATE_ARGS:-}"
-kinds=${KINDS:-quiet s10 s5 s20 loaded code}
+kinds=${KINDS:-quiet s10 loaded s5 s20 code}
 slowed=${SLOWED:-kernel/avx512}
 mkdir -p "$out/bin"
 results=$out/results.tsv
+[ "$summary_only" -eq 1 ] && [ ! -f "$results" ] && { echo "no $results" >&2; exit 2; }
 [ -f "$results" ] || printf 'kind\titeration\texit\tfalse_regressions\tdetected\tseconds\tload_before\tload_after\n' >"$results"
 
 wrapper() {  # wrapper PCT: a script acting as ropecheck with SLOWED slowed by PCT %
@@ -34,16 +39,17 @@ load_pid=
 start_load() {  # a 2-job compile of this project, over and over, until stop_load
   cmake -S . -B "$out/load-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DROPECHECK_TORCH_PEERS=OFF >"$out/load.log" 2>&1
-  ( while true; do
-      cmake --build "$out/load-build" -j2 --target ropecheck >>"$out/load.log" 2>&1 || true
-      cmake --build "$out/load-build" --target clean >>"$out/load.log" 2>&1 || true
-    done ) &
+  # Its own process group (setsid), so that stop_load ends the compilers too.
+  setsid bash -c 'while true; do
+      cmake --build "$1" -j2 --target ropecheck >>"$2" 2>&1 || true
+      cmake --build "$1" --target clean >>"$2" 2>&1 || true
+    done' _ "$out/load-build" "$out/load.log" &
   load_pid=$!
   sleep 20  # let the compile get going
 }
 stop_load() {
   [ -n "$load_pid" ] || return 0
-  kill -- -"$load_pid" 2>/dev/null || kill "$load_pid" 2>/dev/null || true
+  kill -- -"$load_pid" 2>/dev/null || true
   wait "$load_pid" 2>/dev/null || true
   load_pid=
 }
@@ -75,7 +81,8 @@ PY
   echo "calibrate: $kind #$i exit $code false $false_regressions detected $detected $((t1 - t0))s load $load_before" >&2
 }
 
-for i in $(seq 1 "$iterations"); do
+first=$(( $(tail -n +2 "$results" | cut -f2 | sort -n | tail -1) + 1 ))  # resumes after a stop
+for i in $(seq "$first" $((first + iterations - 1))); do
   for kind in $kinds; do
     case $kind in
       quiet) one_gate quiet "$i" "$bin" ;;
