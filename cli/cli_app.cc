@@ -261,7 +261,7 @@ void add_bench(CLI::App& app, Commands& c) {
       "bench", "Benchmark every implementation (verified first) beside same-run machine limits; "
                "console table, DIR/bench.json (Google Benchmark JSON).");
   c.bench->add_option("--filter", b.filter, "Regex over case names (default: all)")->type_name("RE");
-  c.bench->add_option("--repetitions", b.repetitions, "Repetitions per case (the CI gate needs about 10: Mann-Whitney over few samples cannot reach significance)")
+  c.bench->add_option("--repetitions", b.repetitions, "Repetitions per case (`ropecheck gate` runs a few per process and takes their median; `compare` of two single runs needs about 10)")
       ->capture_default_str();
   c.bench->add_option("--min-time", b.min_time, "Seconds per repetition")->capture_default_str();
   c.bench->add_option("--threads", b.threads, "Thread counts (kernels; OpenBLAS for attention)")
