@@ -93,11 +93,12 @@ for i in $(seq "$first" $((first + iterations - 1))); do
   done
 done
 
-python3 - "$results" "$bin" >"$out/summary.md" <<'PY'
-import csv, subprocess, sys
+python3 - "$results" "$out" >"$out/summary.md" <<'PY'
+import csv, glob, json, os, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+out = sys.argv[2]
 model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-print(f"CPU: {model}; {len(rows)} gates\n")
+print(f"CPU: {model}, {os.cpu_count()} logical CPUs; {len(rows)} gates\n")
 print("| kind | gates | PASS (0) | REGRESSION (1) | INCONCLUSIVE (3) | other | gates with a false REGRESSION | slowed case detected | wall s (mean, max) | load avg (mean) |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 for kind in ["quiet", "loaded", "s5", "s10", "s20", "code"]:
@@ -111,5 +112,24 @@ for kind in ["quiet", "loaded", "s5", "s10", "s20", "code"]:
     secs = [int(x["seconds"]) for x in r]
     load = sum(float(x["load_before"]) + float(x["load_after"]) for x in r) / (2 * n)
     print(f"| {kind} | {n} | {count('0')} | {count('1')} | {count('3')} | {other} | {false} / {n} | {det} | {sum(secs)/n:.0f}, {max(secs)} | {load:.1f} |")
+
+# Per case over the A/A gates: verdicts, and the between-round CV of both measures' ratios.
+per_case = {}
+for kind in ["quiet", "loaded"]:
+    for path in sorted(glob.glob(os.path.join(out, f"{kind}-*", "gate.json"))):
+        for c in json.load(open(path))["cases"]:
+            e = per_case.setdefault((kind, c["name"]), {"v": [], "t": [], "l": [], "d": []})
+            e["v"].append(c["verdict"])
+            e["t"].append(c["time_ratio_cv_percent"])
+            if c["limit_ratio_cv_percent"] is not None: e["l"].append(c["limit_ratio_cv_percent"])
+            e["d"].append(c["detectable_percent"])
+if per_case:
+    print("\nA/A gates per case: verdicts, median between-round CV of the ratio (real time; same-run limit), median detectable slowdown:\n")
+    print("| kind | case | PASS | INCONCLUSIVE | REGRESSION | CV real time | CV limit | detectable |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (kind, name), e in sorted(per_case.items()):
+        med = lambda v: f"{statistics.median(v):.1f}%" if v else "-"
+        short = name.replace("/real_time", "").replace("/threads:1", "")
+        print(f"| {kind} | `{short}` | {e['v'].count('PASS')} | {e['v'].count('INCONCLUSIVE')} | {e['v'].count('REGRESSION')} | {med(e['t'])} | {med(e['l'])} | {med(e['d'])} |")
 PY
 cat "$out/summary.md"
