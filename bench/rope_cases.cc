@@ -59,7 +59,7 @@ TokenRange my_tokens(const benchmark::State& state, std::int64_t tokens) {
 }
 
 template <typename Element>
-HeadTensorOf<Element> rows(std::vector<Element>& x, const RopeShape& shape, TokenRange r,
+HeadTensorOf<Element> rows(AlignedVector<Element>& x, const RopeShape& shape, TokenRange r,
                            std::int64_t heads) {
   const auto row = static_cast<std::size_t>(heads * shape.head_dim);
   return {std::span(x).subspan(static_cast<std::size_t>(r.first) * row,
@@ -151,8 +151,8 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
 // that this thread's CPU time would count only the copies to and from shared memory: such a case
 // and its probe are timed on the wall clock (same_run_limit.h), as multi-threaded OpenBLAS is.
 template <typename Element, typename Apply>
-void time_case(benchmark::State& state, Workload& w, std::vector<Element>& q_all,
-               std::vector<Element>& k_all, bool in_other_process, Apply apply) {
+void time_case(benchmark::State& state, Workload& w, AlignedVector<Element>& q_all,
+               AlignedVector<Element>& k_all, bool in_other_process, Apply apply) {
   const TokenRange r = my_tokens(state, w.shape.tokens);
   const auto q = rows(q_all, w.shape, r, w.shape.q_heads);
   const auto k = rows(k_all, w.shape, r, w.shape.k_heads);
@@ -222,8 +222,10 @@ bool worth_running(const RopeImpl& impl, const RopeShape& shape) {
 
 void Workload::allocate() {
   std::call_once(allocated, [this] {
-    q = random_floats(static_cast<std::size_t>(shape.tokens * shape.q_heads * shape.head_dim), 1);
-    k = random_floats(static_cast<std::size_t>(shape.tokens * shape.k_heads * shape.head_dim), 2);
+    const auto q_values = random_floats(static_cast<std::size_t>(shape.tokens * shape.q_heads * shape.head_dim), 1);
+    const auto k_values = random_floats(static_cast<std::size_t>(shape.tokens * shape.k_heads * shape.head_dim), 2);
+    q.assign(q_values.begin(), q_values.end());
+    k.assign(k_values.begin(), k_values.end());
     positions = positions_from(shape.first_position, shape.tokens);
   });
 }
@@ -231,6 +233,8 @@ void Workload::allocate() {
 void Workload::allocate_bf16() {
   allocate();
   std::call_once(allocated_bf16, [this] {
+    q16.reserve(q.size());
+    k16.reserve(k.size());
     for (float x : q) q16.push_back(bf16_from_float(x));
     for (float x : k) k16.push_back(bf16_from_float(x));
   });
@@ -239,6 +243,8 @@ void Workload::allocate_bf16() {
 void Workload::allocate_fp16() {
   allocate();
   std::call_once(allocated_fp16, [this] {
+    q_half.reserve(q.size());
+    k_half.reserve(k.size());
     for (float x : q) q_half.push_back(fp16_from_float(x));
     for (float x : k) k_half.push_back(fp16_from_float(x));
   });

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/aligned_buffer.h"
 #include "bench/ratio_table.h"
 #include "impls/rope_impl.h"
 #include "bench/format/shapes.h"
@@ -24,9 +25,10 @@ struct Workload {
   explicit Workload(const RopeShape& s) : shape(s) {}
   const RopeShape shape;
   std::once_flag allocated, allocated_bf16, allocated_fp16;
-  std::vector<float> q, k;
-  std::vector<std::uint16_t> q16, k16;  // the same values in bf16, for bf16-storage kernels
-  std::vector<Fp16> q_half, k_half;     // and in fp16, for fp16-storage kernels
+  // Page-aligned (aligned_buffer.h): placed alike in every process.
+  AlignedVector<float> q, k;
+  AlignedVector<std::uint16_t> q16, k16;  // the same values in bf16, for bf16-storage kernels
+  AlignedVector<Fp16> q_half, k_half;     // and in fp16, for fp16-storage kernels
   std::vector<std::int64_t> positions;
 
   void allocate();

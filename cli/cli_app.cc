@@ -15,6 +15,7 @@
 #include "properties/verify/list.h"
 #include "properties/verify/verify.h"
 #include "gate/compare.h"
+#include "gate/gate.h"
 #include "bench/run_bench.h"
 #include "vectors/vectors.h"
 #include "reports/report.h"
@@ -66,6 +67,10 @@ struct Commands {
   std::string compare_base, compare_current, compare_json;  // paths, as typed
   CLI::App* report = nullptr;
   ReportOptions report_options;
+  CLI::App* gate = nullptr;
+  GateOptions gate_options;
+  std::string gate_seed_text = "1", gate_measure = "limit";
+  std::string verify_junit;
 };
 
 // --plugin PATH (repeatable) and --plugin-timeout SECONDS; load_plugin() judges both (exit 2).
@@ -123,6 +128,10 @@ void add_verify(CLI::App& app, Commands& c) {
   c.verify->add_option("--out", c.out_dir, "Directory for verify.json (created)")
       ->type_name("DIR")
       ->capture_default_str();
+  c.verify->add_option("--junit", c.verify_junit,
+                       "Also write JUnit XML here: one testcase per property x implementation "
+                       "(FAILED a failure, SKIPPED skipped; with --mutants one per mutant)")
+      ->type_name("FILE");
   c.verify->footer(kExitCodes);
 }
 
@@ -133,10 +142,12 @@ void add_compare(CLI::App& app, Commands& c) {
                  "on a significant drop of the same-run limit_fraction beyond the threshold.");
   // Existence is checked by the reader, whose message says what a BASE or CUR must be.
   c.compare
-      ->add_option("BASE", c.compare_base, "Baseline: a bench.json, or a directory holding one")
+      ->add_option("BASE", c.compare_base,
+                    "Baseline: a bench.json or a directory holding one (samples: repetitions), or "
+                    "a directory of several runs, e.g. a gate's DIR/base (samples: processes)")
       ->required();
   c.compare
-      ->add_option("CUR", c.compare_current, "Current: a bench.json, or a directory holding one")
+      ->add_option("CUR", c.compare_current, "Current: the same kind as BASE")
       ->required();
   c.compare->add_option("--threshold", o.threshold_percent,
                         "Percent drop of the median a regression must exceed, in [0, 100)")
@@ -152,7 +163,67 @@ void add_compare(CLI::App& app, Commands& c) {
   c.compare->footer(
       "Exit: 0 no regression; 1 a case regressed (one-sided Mann-Whitney U, Holm-adjusted p < "
       "alpha, and median drop beyond the threshold); 2 bad usage or input (missing or malformed "
-      "file, a case with fewer than 3 repetitions, no case in both files).");
+      "file, a case with fewer than 3 samples, sides of different kinds, no case on both "
+      "sides). For CI prefer `ropecheck gate`: paired rounds, and INCONCLUSIVE when too noisy.");
+}
+
+void add_gate(CLI::App& app, Commands& c) {
+  auto& g = c.gate_options;
+  c.gate = app.add_subcommand(
+      "gate", "CI regression gate: K rounds, each running the base and the current build as fresh "
+              "`bench` processes back to back in random order; per case the paired ratio "
+              "current/base over the rounds, a t interval with Holm across cases, a verdict. "
+              "Table on stdout, DIR/gate.json (gate/README.md).");
+  c.gate->add_option("--base", g.base, "The baseline: an executable that acts as ropecheck")
+      ->type_name("EXE");
+  c.gate->add_option("--current", g.current, "The change: an executable that acts as ropecheck")
+      ->type_name("EXE");
+  c.gate->add_option("--base-plugin", g.base_plugin,
+                     "Or: the baseline plugin, benched by this binary (with --plugin)")
+      ->type_name("OLD.so");
+  c.gate->add_option("--plugin", g.plugin, "The changed plugin (with --base-plugin)")
+      ->type_name("NEW.so");
+  c.gate->add_option("--rounds", g.rounds, "Rounds K (each: one base and one current process), >= 3")
+      ->type_name("K")
+      ->capture_default_str();
+  c.gate->add_option("--max-seconds", g.max_seconds,
+                     "Budget: after K rounds, add rounds while a case is INCONCLUSIVE, until this "
+                     "many seconds (0: exactly K rounds)")
+      ->type_name("S")
+      ->capture_default_str();
+  c.gate->add_option("--threshold", g.threshold_percent,
+                     "Percent slowdown a REGRESSION must exceed (whole interval above it), in (0, 100)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  c.gate->add_option("--alpha", g.alpha, "Family-wise error rate over the gated cases (Holm), in (0, 1)")
+      ->type_name("A")
+      ->capture_default_str();
+  c.gate->add_option("--measure", c.gate_measure,
+                     "Per-process value: limit (median case time / same-run probe time, the quieter "
+                     "ratio where measured) or time (median real time)")
+      ->check(CLI::IsMember({"time", "limit"}))
+      ->capture_default_str();
+  c.gate->add_option("--repetitions", g.repetitions, "Repetitions per case in each process")
+      ->capture_default_str();
+  c.gate->add_option("--min-time", g.min_time, "Seconds per repetition")->capture_default_str();
+  c.gate->add_option("--filter", g.filter,
+                     "Regex over case names to gate instead of the default rule (gate/README.md)")
+      ->type_name("RE");
+  c.gate->add_option("--seed", c.gate_seed_text, "Seed of the round order, recorded in gate.json")
+      ->type_name("UINT64")
+      ->capture_default_str();
+  c.gate->add_option("--out", g.out_dir, "Directory for gate.json and each round's bench.json")
+      ->type_name("DIR")
+      ->capture_default_str();
+  c.gate->add_option("--junit", g.junit, "Also write JUnit XML (one testcase per case)")
+      ->type_name("FILE");
+  c.gate->add_option("--markdown", g.markdown, "Also write a short markdown summary")
+      ->type_name("FILE");
+  c.gate->footer(
+      "Exit: 0 PASS (every gated case's interval below +threshold); 1 REGRESSION (some case's "
+      "whole Holm-adjusted interval above +threshold); 2 bad usage or input, or a side failed to "
+      "run (nothing judged); 3 INCONCLUSIVE (no regression, but some case's interval straddles "
+      "the threshold: the output says what K or threshold would resolve it).");
 }
 
 void add_vectors(CLI::App& app, Commands& c) {
@@ -190,7 +261,7 @@ void add_bench(CLI::App& app, Commands& c) {
       "bench", "Benchmark every implementation (verified first) beside same-run machine limits; "
                "console table, DIR/bench.json (Google Benchmark JSON).");
   c.bench->add_option("--filter", b.filter, "Regex over case names (default: all)")->type_name("RE");
-  c.bench->add_option("--repetitions", b.repetitions, "Repetitions per case (the CI gate needs about 10: Mann-Whitney over few samples cannot reach significance)")
+  c.bench->add_option("--repetitions", b.repetitions, "Repetitions per case (`ropecheck gate` runs a few per process and takes their median; `compare` of two single runs needs about 10)")
       ->capture_default_str();
   c.bench->add_option("--min-time", b.min_time, "Seconds per repetition")->capture_default_str();
   c.bench->add_option("--threads", b.threads, "Thread counts (kernels; OpenBLAS for attention)")
@@ -221,6 +292,12 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
     c.compare_options.json_out = c.compare_json;
     return run_compare(c.compare_options, out);
   }
+  if (c.gate->parsed()) {
+    c.gate_options.seed = parse_seed(c.gate_seed_text);
+    c.gate_options.measure = c.gate_measure == "limit" ? GateMeasure::limit : GateMeasure::time;
+    c.gate_options.command_line = std::move(command_line);
+    return run_gate(c.gate_options, out);
+  }
   if (c.verify->parsed()) {
     c.verify_options.seed = parse_seed(c.seed_text);
     if (!c.verify_options.isa.empty()) {
@@ -229,6 +306,7 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
     }
     dispatched_isa();  // an unknown or unsupported ROPECHECK_ISA is bad input: exit 2 now
     c.verify_options.out_dir = c.out_dir;
+    c.verify_options.junit_out = c.verify_junit;
     c.verify_options.command_line = std::move(command_line);
     return run_verify(c.verify_options, out);
   }
@@ -251,8 +329,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     add_bench(app, commands);
     add_vectors(app, commands);
     add_compare(app, commands);
+    add_gate(app, commands);
     add_report(app, commands);
-    app.footer(kExitCodes);  // after the subcommands: CLI11 copies a parent's footer into them
+    app.footer(std::string(kExitCodes) +
+               " `gate` adds 3: INCONCLUSIVE, too noisy to decide (see `ropecheck gate --help`).");  // after the subcommands: CLI11 copies a parent's footer into them
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

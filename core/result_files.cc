@@ -1,4 +1,4 @@
-// prepare_out_dir() and the atomic write_json_file() (result_files.h).
+// prepare_out_dir() and the atomic write_text_file() / write_json_file() (result_files.h).
 #include "core/result_files.h"
 
 #include <fmt/format.h>
@@ -27,13 +27,12 @@ void prepare_out_dir(const std::filesystem::path& dir) {
   std::filesystem::remove(probe, error);
 }
 
-void write_json_file(const Json& json, const std::filesystem::path& path) {
+void write_text_file(const std::string& text, const std::filesystem::path& path) {
   auto temporary = path;
   temporary += ".tmp";
   {
     std::ofstream file(temporary);
-    // A message or counterexample is not guaranteed UTF-8; replace bad bytes rather than throw.
-    file << json.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+    file << text;
     if (!file.flush()) {
       throw InvalidInput(fmt::format("cannot write '{}'", temporary.string()));
     }
@@ -45,6 +44,11 @@ void write_json_file(const Json& json, const std::filesystem::path& path) {
         fmt::format("cannot move '{}' to '{}': {}", temporary.string(), path.string(),
                     error.message()));
   }
+}
+
+void write_json_file(const Json& json, const std::filesystem::path& path) {
+  // A message or counterexample is not guaranteed UTF-8; replace bad bytes rather than throw.
+  write_text_file(json.dump(2, ' ', false, Json::error_handler_t::replace) + '\n', path);
 }
 
 }  // namespace ropecheck

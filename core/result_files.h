@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,9 @@ inline constexpr const char* kDefaultOutDir = "reports/out/latest";
 // Writes `json` to `path` through a temporary file renamed into place. Throws InvalidInput when
 // the file cannot be written.
 void write_json_file(const nlohmann::ordered_json& json, const std::filesystem::path& path);
+
+// The same for any text (JUnit XML, a markdown summary): whole or not at all.
+void write_text_file(const std::string& text, const std::filesystem::path& path);
 
 // Creates `dir` (and its parents) and checks that a file can be written in it. Throws
 // InvalidInput naming the directory otherwise; called before a run so it fails fast.

@@ -1,6 +1,7 @@
 // run_compare(): `ropecheck compare BASE CUR [--threshold PCT] [--alpha A] [--json OUT]`, the CI
 // gate on two bench results: a table and a summary line on stdout, compare.json, exit 0 / 1 / 2.
 //   ropecheck compare baseline/bench.json reports/out/latest  # + reports/out/latest/compare.json
+//   ropecheck compare gate-out/base gate-out/current         # one sample per process (round)
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,6 +12,8 @@
 #include "gate/compare_rule.h"
 #include "bench/format/bench_json.h"
 #include "gate/compare.h"
+#include "gate/process_samples.h"
+#include "core/errors.h"
 #include "core/exit_codes.h"
 #include "core/result_files.h"
 #include "core/logging.h"
@@ -22,8 +25,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// The gate reads the per-repetition samples; with fewer, no ordering test means anything.
-constexpr std::size_t kMinRepetitions = 3;
+// Samples per case and side (repetitions, or processes); with fewer no ordering test means anything.
+constexpr std::size_t kMinSamples = 3;
 
 bool gated(const CaseComparison& c) {
   return c.verdict != Verdict::not_gated && c.verdict != Verdict::only_in_base &&
@@ -54,6 +57,17 @@ void print_table(const Comparison& comparison, std::ostream& out) {
                    std::string(to_string(c.verdict))});
   }
   table.print(out);
+}
+
+// What a sample is: the unit of replication decides what the test can claim.
+std::string sample_line(const BenchSamples& base, const BenchSamples& current) {
+  if (base.per_process) {
+    return fmt::format("samples: one per process (median of its repetitions), {} base and {} "
+                       "current bench.json files", base.files, current.files);
+  }
+  return "samples: the repetitions of one process per side; repetitions in one process are not "
+         "independent runs of a build (bench/README.md), so give directories of several runs "
+         "(e.g. a gate's --out DIR/base and DIR/current) for process-level samples";
 }
 
 std::string summary_line(const Comparison& comparison, const CompareSettings& settings) {
@@ -95,7 +109,8 @@ Json case_json(const CaseComparison& c) {
   return j;
 }
 
-Json compare_json(const CompareOptions& options, const Comparison& comparison, int exit_code) {
+Json compare_json(const CompareOptions& options, const Comparison& comparison, bool per_process,
+                  int exit_code) {
   Json cases = Json::array();
   for (const auto& c : comparison.cases) cases.push_back(case_json(c));
   Json counts = Json::object();
@@ -103,8 +118,10 @@ Json compare_json(const CompareOptions& options, const Comparison& comparison, i
   return {{"schema", kCompareSchemaId},
           {"tool", {{"name", "ropecheck"}, {"version", build_info::kVersion},
                     {"git_commit", build_info::kGitCommit}}},
-          {"base", bench_json_path(options.base).string()},
-          {"current", bench_json_path(options.current).string()},
+          {"base", per_process ? options.base.string() : bench_json_path(options.base).string()},
+          {"current",
+           per_process ? options.current.string() : bench_json_path(options.current).string()},
+          {"samples", per_process ? "processes" : "repetitions"},
           {"threshold_percent", options.threshold_percent},
           {"alpha", options.alpha},
           {"test", "mann_whitney_u_one_sided"},
@@ -121,13 +138,19 @@ int run_compare(const CompareOptions& options, std::ostream& out) {
   const CompareSettings settings{options.threshold_percent, options.alpha};
   progress_log().info("compare: base {}, current {}", bench_json_path(options.base).string(),
                       bench_json_path(options.current).string());
-  const auto base = read_bench_json(options.base, kMinRepetitions);
-  const auto current = read_bench_json(options.current, kMinRepetitions);
-  const Comparison comparison = compare_benches(base, current, settings);
+  const auto base = read_bench_samples(options.base, kMinSamples);
+  const auto current = read_bench_samples(options.current, kMinSamples);
+  if (base.per_process != current.per_process) {
+    throw InvalidInput(
+        "compare: one side is a single bench.json (samples: repetitions) and the other a "
+        "directory of several runs (samples: processes); give both sides the same kind");
+  }
+  const Comparison comparison = compare_benches(base.cases, current.cases, settings);
   const int exit_code = comparison.regressed() ? kExitFailed : kExitOk;
 
   print_table(comparison, out);
   for (const auto& warning : comparison.warnings) out << "warning: " << warning << "\n";
+  out << sample_line(base, current) << "\n";
   out << summary_line(comparison, settings) << "\n";
 
   std::filesystem::path json_out = options.json_out;
@@ -136,7 +159,7 @@ int run_compare(const CompareOptions& options, std::ostream& out) {
     json_out = options.current / "compare.json";
   }
   if (!json_out.empty()) {
-    write_json_file(compare_json(options, comparison, exit_code), json_out);
+    write_json_file(compare_json(options, comparison, base.per_process, exit_code), json_out);
     progress_log().info("compare: wrote {}", json_out.string());
   }
   return exit_code;

@@ -1,58 +1,135 @@
 #!/usr/bin/env bash
-# Calibrates the CI gate (`ropecheck compare`) on this machine, as bench/README.md reports it:
-#   - false alarms: PAIRS A/A pairs (same build, two bench runs, compared);
-#   - detection: the same baselines against runs with kernel/avx512 slowed by 5, 10 and 20 per
-#     cent (ROPECHECK_BENCH_SLOWDOWN, bench/slowdown.h), counting the pairs where the gate fails
-#     kernel/avx512's cases (and any other case it fails: a false alarm).
-# Usage: scripts/calibrate-gate.sh [PAIRS] [OUT_DIR]   (defaults: 20, /tmp/ropecheck-calibration)
-# Needs a built tree (build/ropecheck). The gate suite is GATE_FILTER below, with GATE_FLAGS.
+# Calibrates `ropecheck gate` end to end on this machine, as bench/README.md reports it. Per
+# iteration, one real gate (default settings plus GATE_ARGS) of each kind:
+#   quiet   A/A: the same build on both sides, nothing else started by this script;
+#   loaded  A/A beside a 2-job compile of this project (a scratch build tree, rebuilt in a loop);
+#   s5 s10 s20   the fastest fp32 kernel (SLOWED) slowed by 5/10/20% on the current side
+#                (ROPECHECK_BENCH_SLOWDOWN through a wrapper script, bench/slowdown.h);
+#   code    a real code slowdown: CODE_SLOW_BIN, a build with a slower kernel (skipped when unset;
+#           scripts/build-code-slowdown.sh builds one).
+# It counts exit codes, false REGRESSIONs (any REGRESSION in an A/A gate; in a slowed gate, one in
+# a case not slowed), detections (a slowed case REGRESSION), and writes OUT/summary.md.
+# Usage: scripts/calibrate-gate.sh [ITERATIONS] [OUT_DIR]   (defaults: 20, /tmp/ropecheck-calibration)
+#        scripts/calibrate-gate.sh --summary OUT_DIR         (the table of the gates run so far)
+# Environment: ROPECHECK_BIN (default build/cli/ropecheck), GATE_ARGS, KINDS (default
+# "quiet s10 loaded s5 s20 code"), SLOWED (default kernel/avx512), CODE_SLOW_BIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=${1:-20}
+summary_only=0
+if [ "${1:-}" = "--summary" ]; then summary_only=1; shift; set -- 0 "$@"; fi
+iterations=${1:-20}
 out=${2:-/tmp/ropecheck-calibration}
-bin=${ROPECHECK_BIN:-build/ropecheck}
-GATE_FILTER='^kernel(_bf16)?/[a-z0-9]+/(gpt2_small_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/interleaved/'
-GATE_FLAGS=(--repetitions 10 --min-time 0.03 --threads 1)
-SLOWED=kernel/avx512
+bin=$(realpath -m "${ROPECHECK_BIN:-build/cli/ropecheck}")
+read -r -a gate_args <<< "${GATE_ARGS:-}"
+kinds=${KINDS:-quiet s10 loaded s5 s20 code}
+slowed=${SLOWED:-kernel/avx512}
+mkdir -p "$out/bin"
+results=$out/results.tsv
+[ "$summary_only" -eq 1 ] && [ ! -f "$results" ] && { echo "no $results" >&2; exit 2; }
+[ -f "$results" ] || printf 'kind\titeration\texit\tfalse_regressions\tdetected\tseconds\tload_before\tload_after\n' >"$results"
 
-mkdir -p "$out"
-run() {  # run NAME [ENV...]: one bench run of the gate suite into $out/NAME
-  local name=$1; shift
-  env "$@" "$bin" bench --filter "$GATE_FILTER" "${GATE_FLAGS[@]}" --out "$out/$name" >"$out/$name.log" 2>&1
+wrapper() {  # wrapper PCT: a script acting as ropecheck with SLOWED slowed by PCT %
+  local path=$out/bin/slowed-$1
+  printf '#!/bin/sh\nROPECHECK_BENCH_SLOWDOWN=%s=%s exec %s "$@"\n' "$slowed" "$1" "$bin" >"$path"
+  chmod +x "$path"
+  echo "$path"
 }
-gate() {  # gate BASE CUR: prints "<exit code> <cases failed> <slowed cases failed>"
-  local code=0
-  "$bin" compare "$out/$1" "$out/$2" --json "$out/$2.compare.json" >"$out/$2.compare.log" 2>&1 || code=$?
-  python3 - "$out/$2.compare.json" "$SLOWED" "$code" <<'PY'
+
+load_pid=
+start_load() {  # a 2-job compile of this project, over and over, until stop_load
+  cmake -S . -B "$out/load-build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DROPECHECK_TORCH_PEERS=OFF >"$out/load.log" 2>&1
+  # Its own process group (setsid), so that stop_load ends the compilers too.
+  setsid bash -c 'while true; do
+      cmake --build "$1" -j2 --target ropecheck >>"$2" 2>&1 || true
+      cmake --build "$1" --target clean >>"$2" 2>&1 || true
+    done' _ "$out/load-build" "$out/load.log" &
+  load_pid=$!
+  sleep 20  # let the compile get going
+}
+stop_load() {
+  [ -n "$load_pid" ] || return 0
+  kill -- -"$load_pid" 2>/dev/null || true
+  wait "$load_pid" 2>/dev/null || true
+  load_pid=
+}
+trap stop_load EXIT
+
+one_gate() {  # one_gate KIND ITERATION CURRENT: runs a gate, appends a row to results.tsv
+  local kind=$1 i=$2 current=$3 dir=$out/$1-$2 code=0
+  local load_before load_after t0 t1
+  load_before=$(cut -d' ' -f1 /proc/loadavg)
+  t0=$(date +%s)
+  "$bin" gate --base "$bin" --current "$current" --out "$dir" --seed "$i" "${gate_args[@]}" \
+    >"$dir.log" 2>&1 || code=$?
+  t1=$(date +%s)
+  load_after=$(cut -d' ' -f1 /proc/loadavg)
+  read -r false_regressions detected < <(python3 - "$dir/gate.json" "$kind" "$slowed" <<'PY'
 import json, sys
-cases = json.load(open(sys.argv[1]))["cases"]
-failed = [c["name"] for c in cases if c["verdict"] == "REGRESSION"]
-slowed = [n for n in failed if n.startswith(sys.argv[2] + "/")]
-print(sys.argv[3], len(failed), len(slowed))
+path, kind, slowed = sys.argv[1:]
+try:
+    cases = json.load(open(path))["cases"]
+except (OSError, ValueError):
+    print("nan nan"); sys.exit()
+reg = [c["name"] for c in cases if c["verdict"] == "REGRESSION"]
+is_slowed = lambda n: kind not in ("quiet", "loaded") and n.startswith(slowed + "/")
+print(sum(1 for n in reg if not is_slowed(n)), sum(1 for n in reg if is_slowed(n)))
 PY
+)
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$i" "$code" "$false_regressions" "$detected" \
+    "$((t1 - t0))" "$load_before" "$load_after" >>"$results"
+  echo "calibrate: $kind #$i exit $code false $false_regressions detected $detected $((t1 - t0))s load $load_before" >&2
 }
 
-start=$(date +%s)
-false_alarms=0
-declare -A detected=([5]=0 [10]=0 [20]=0) extra=([5]=0 [10]=0 [20]=0)
-for i in $(seq 1 "$pairs"); do
-  run "a$i"; run "b$i"
-  read -r code failed _ < <(gate "a$i" "b$i")
-  [ "$failed" -gt 0 ] && false_alarms=$((false_alarms + 1))
-  for pct in 5 10 20; do
-    run "s${pct}_$i" ROPECHECK_BENCH_SLOWDOWN="$SLOWED=$pct"
-    read -r code failed slowed < <(gate "a$i" "s${pct}_$i")
-    [ "$slowed" -gt 0 ] && detected[$pct]=$((detected[$pct] + 1))
-    [ "$failed" -gt "$slowed" ] && extra[$pct]=$((extra[$pct] + 1))
+first=$(( $(tail -n +2 "$results" | cut -f2 | sort -n | tail -1) + 1 ))  # resumes after a stop
+for i in $(seq "$first" $((first + iterations - 1))); do
+  for kind in $kinds; do
+    case $kind in
+      quiet) one_gate quiet "$i" "$bin" ;;
+      s5|s10|s20) one_gate "$kind" "$i" "$(wrapper "${kind#s}")" ;;
+      loaded) start_load; one_gate loaded "$i" "$bin"; stop_load ;;
+      code) [ -n "${CODE_SLOW_BIN:-}" ] && one_gate code "$i" "$(realpath "$CODE_SLOW_BIN")" ;;
+    esac
   done
-  echo "pair $i/$pairs: A/A false alarms so far $false_alarms; detected 5% ${detected[5]}, 10% ${detected[10]}, 20% ${detected[20]}" >&2
 done
-seconds=$(( $(date +%s) - start ))
-runs=$((pairs * 5))
-{
-  echo "pairs=$pairs runs=$runs seconds=$seconds seconds_per_run=$((seconds / runs))"
-  echo "aa_false_alarms=$false_alarms/$pairs"
-  for pct in 5 10 20; do
-    echo "slowdown_${pct}_detected=${detected[$pct]}/$pairs other_cases_failed_in=${extra[$pct]}/$pairs"
-  done
-} | tee "$out/summary.txt"
+
+python3 - "$results" "$out" >"$out/summary.md" <<'PY'
+import csv, glob, json, os, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+out = sys.argv[2]
+model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+print(f"CPU: {model}, {os.cpu_count()} logical CPUs; {len(rows)} gates\n")
+print("| kind | gates | PASS (0) | REGRESSION (1) | INCONCLUSIVE (3) | other | gates with a false REGRESSION | slowed case detected | wall s (mean, max) | load avg (mean) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for kind in ["quiet", "loaded", "s5", "s10", "s20", "code"]:
+    r = [x for x in rows if x["kind"] == kind]
+    if not r: continue
+    n = len(r)
+    count = lambda code: sum(1 for x in r if x["exit"] == code)
+    other = n - count("0") - count("1") - count("3")
+    false = sum(1 for x in r if x["false_regressions"] not in ("0", "nan"))
+    det = "-" if kind in ("quiet", "loaded") else f"{sum(1 for x in r if x['detected'] not in ('0', 'nan'))} / {n}"
+    secs = [int(x["seconds"]) for x in r]
+    load = sum(float(x["load_before"]) + float(x["load_after"]) for x in r) / (2 * n)
+    print(f"| {kind} | {n} | {count('0')} | {count('1')} | {count('3')} | {other} | {false} / {n} | {det} | {sum(secs)/n:.0f}, {max(secs)} | {load:.1f} |")
+
+# Per case over the A/A gates: verdicts, and the between-round CV of both measures' ratios.
+per_case = {}
+for kind in ["quiet", "loaded"]:
+    for path in sorted(glob.glob(os.path.join(out, f"{kind}-*", "gate.json"))):
+        for c in json.load(open(path))["cases"]:
+            e = per_case.setdefault((kind, c["name"]), {"v": [], "t": [], "l": [], "d": []})
+            e["v"].append(c["verdict"])
+            e["t"].append(c["time_ratio_cv_percent"])
+            if c["limit_ratio_cv_percent"] is not None: e["l"].append(c["limit_ratio_cv_percent"])
+            e["d"].append(c["detectable_percent"])
+if per_case:
+    print("\nA/A gates per case: verdicts, median between-round CV of the ratio (real time; same-run limit), median detectable slowdown:\n")
+    print("| kind | case | PASS | INCONCLUSIVE | REGRESSION | CV real time | CV limit | detectable |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (kind, name), e in sorted(per_case.items()):
+        med = lambda v: f"{statistics.median(v):.1f}%" if v else "-"
+        short = name.replace("/real_time", "").replace("/threads:1", "")
+        print(f"| {kind} | `{short}` | {e['v'].count('PASS')} | {e['v'].count('INCONCLUSIVE')} | {e['v'].count('REGRESSION')} | {med(e['t'])} | {med(e['l'])} | {med(e['d'])} |")
+PY
+cat "$out/summary.md"

@@ -13,6 +13,7 @@
 #include "properties/verify/repro.h"
 #include "properties/verify/result_table.h"
 #include "properties/verify/verify_json.h"
+#include "properties/verify/verify_junit.h"
 #include "properties/verify/verify_plan.h"
 #include "properties/verify/verify_run.h"
 #include "properties/verify/verify_summary.h"
@@ -42,6 +43,7 @@ int run_verify(const VerifyOptions& options, std::ostream& out) {
   record.summary = &summary;
   record.machine = this_machine();
   write_json_file(verify_json(record), json_path);
+  if (!options.junit_out.empty()) write_text_file(verify_junit(run, matrix), options.junit_out);
 
   progress_log().info(
       "verify: {} passed, {} failed, {} skipped{} in {:.1f}s -> exit {}; wrote {}", summary.passed,

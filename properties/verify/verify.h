@@ -22,6 +22,7 @@ struct VerifyOptions {
   std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line
   std::string isa;                      // scalar|avx2|avx512: as on a CPU with nothing above it
   std::filesystem::path out_dir = kDefaultOutDir;
+  std::filesystem::path junit_out;  // --junit: also write JUnit XML here (verify_junit.h)
   // --plugin: shared libraries speaking plugins/include/ropecheck/plugin.h, verified as `plugin/<name>`
   // (without --impl, only they are verified); each runs in a child that is killed after
   // plugin_timeout seconds without an answer.

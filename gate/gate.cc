@@ -1,0 +1,230 @@
+// run_gate(): plan the sides and the suite, run the rounds (adding some while cases are
+// INCONCLUSIVE and a --max-seconds budget allows), judge, print and write (gate.h).
+#include "gate/gate.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <ctime>
+#include <ostream>
+#include <set>
+
+#include "core/errors.h"
+#include "core/logging.h"
+#include "core/machine_info.h"
+#include "core/result_files.h"
+#include "gate/cache_boundary.h"
+#include "gate/child_process.h"
+#include "gate/gate_json.h"
+#include "gate/gate_junit.h"
+#include "gate/gate_report.h"
+#include "gate/gate_result.h"
+#include "gate/gated_cases.h"
+
+namespace ropecheck {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+void validate(const GateOptions& o) {
+  const bool executables = !o.base.empty() || !o.current.empty();
+  const bool plugins = !o.base_plugin.empty() || !o.plugin.empty();
+  if (executables == plugins || (executables && (o.base.empty() || o.current.empty())) ||
+      (plugins && (o.base_plugin.empty() || o.plugin.empty()))) {
+    throw InvalidInput("gate: give --base OLD --current NEW (two ropecheck executables) or "
+                       "--base-plugin OLD.so --plugin NEW.so, one pair");
+  }
+  if (o.rounds < kMinRounds) {
+    throw InvalidInput(fmt::format("--rounds must be >= {}, got {}", kMinRounds, o.rounds));
+  }
+  if (o.repetitions < 1) throw InvalidInput(fmt::format("--repetitions must be >= 1, got {}", o.repetitions));
+  if (!(o.min_time > 0 && o.min_time <= 60)) {
+    throw InvalidInput(fmt::format("--min-time must be in (0, 60] seconds, got {}", o.min_time));
+  }
+  if (!(o.max_seconds >= 0)) throw InvalidInput("--max-seconds must be >= 0");
+  // The rule's own checks (threshold, alpha) run before anything is measured.
+  judge_rounds({{"check", {1, 1, 1}, ""}}, {o.threshold_percent, o.alpha});
+}
+
+// DIR/sides/NAME -> target (absolute), so that both sides' paths have the same length (see
+// GateSide). A bare program name (looked up on PATH) is left as it is.
+std::string same_length_alias(const std::string& target, const std::filesystem::path& out_dir,
+                              const std::string& name) {
+  if (target.find('/') == std::string::npos) return target;
+  std::error_code error;
+  if (!std::filesystem::exists(target, error)) {
+    throw InvalidInput(fmt::format("gate: '{}' does not exist", target));
+  }
+  const auto dir = std::filesystem::absolute(out_dir) / "sides";
+  std::filesystem::create_directories(dir);
+  const auto link = dir / name;
+  std::filesystem::remove(link, error);
+  std::filesystem::create_symlink(std::filesystem::absolute(target), link);
+  return link.string();
+}
+
+std::vector<GateSide> sides_of(const GateOptions& o) {
+  if (!o.base.empty()) {
+    return {{"base", {same_length_alias(o.base, o.out_dir, "base"), "bench"}},
+            {"current", {same_length_alias(o.current, o.out_dir, "curr"), "bench"}}};
+  }
+  const std::string self = this_executable().string();
+  return {{"base", {self, "bench", "--plugin", same_length_alias(o.base_plugin.string(), o.out_dir, "base.so")}},
+          {"current", {self, "bench", "--plugin", same_length_alias(o.plugin.string(), o.out_dir, "curr.so")}}};
+}
+
+std::string resolve_filter(const GateOptions& o, const std::vector<GateSide>& sides) {
+  if (!o.filter.empty()) return o.filter;
+  if (!o.base_plugin.empty()) return plugin_gate_filter();
+  const auto base_ids = available_implementations(sides[0], o.out_dir);
+  const auto current_ids = available_implementations(sides[1], o.out_dir);
+  std::vector<std::string> both;
+  for (const auto& id : current_ids) {
+    if (std::find(base_ids.begin(), base_ids.end(), id) != base_ids.end()) both.push_back(id);
+  }
+  return default_gate_filter(fastest_kernels(both));
+}
+
+std::string caches_text(const std::vector<CacheLevel>& caches) {
+  std::string text;
+  for (const auto& c : caches) {
+    text += fmt::format("{}L{} {}", text.empty() ? "" : ", ", c.level, byte_size_text(c.bytes));
+  }
+  return text.empty() ? "unknown" : text;
+}
+
+// Cases measured on both sides in every round; the others become notes.
+std::vector<std::string> paired_cases(const std::vector<Round>& rounds, std::vector<std::string>& notes) {
+  std::set<std::string> all, every;
+  bool first = true;
+  for (const auto& round : rounds) {
+    std::set<std::string> here;
+    for (const auto* side : {&round.base, &round.current}) {
+      for (const auto& [key, _] : side->time_ns) all.insert(key);
+    }
+    for (const auto& [key, _] : round.base.time_ns) {
+      if (round.current.time_ns.contains(key)) here.insert(key);
+    }
+    if (first) {
+      every = here;
+      first = false;
+    } else {
+      std::erase_if(every, [&](const std::string& k) { return !here.contains(k); });
+    }
+  }
+  for (const auto& key : all) {
+    if (!every.contains(key)) notes.push_back(fmt::format("{}: not measured on both sides in every round; not judged", key));
+  }
+  return {every.begin(), every.end()};
+}
+
+void judge(GateResult& result, const std::vector<CacheLevel>& caches) {
+  result.series.clear();
+  result.notes.clear();
+  std::vector<CaseRounds> cases;
+  for (const auto& key : paired_cases(result.rounds, result.notes)) {
+    CaseSeries s;
+    s.name = key;
+    bool has_limit = true;
+    for (const auto& round : result.rounds) {
+      s.base_time_ns.push_back(round.base.time_ns.at(key));
+      s.current_time_ns.push_back(round.current.time_ns.at(key));
+      has_limit = has_limit && round.base.limit_time.contains(key) && round.current.limit_time.contains(key);
+    }
+    if (has_limit) {
+      for (const auto& round : result.rounds) {
+        s.base_limit_time.push_back(round.base.limit_time.at(key));
+        s.current_limit_time.push_back(round.current.limit_time.at(key));
+      }
+    }
+    const bool by_limit = result.measure == GateMeasure::limit && has_limit;
+    if (result.measure == GateMeasure::limit && !has_limit) {
+      result.notes.push_back(fmt::format("{}: no limit_fraction; judged on time", key));
+    }
+    const auto& b = by_limit ? s.base_limit_time : s.base_time_ns;
+    const auto& c = by_limit ? s.current_limit_time : s.current_time_ns;
+    for (std::size_t r = 0; r < b.size(); ++r) s.ratios.push_back(c[r] / b[r]);
+    std::string flag;
+    if (const auto bytes = working_set_bytes(key)) flag = cache_boundary_flag(*bytes, caches);
+    cases.push_back({key, s.ratios, flag});
+    result.series.push_back(std::move(s));
+  }
+  if (cases.empty()) {
+    throw InvalidInput(fmt::format("gate: no case measured on both sides (filter '{}')", result.filter));
+  }
+  result.judgement = judge_rounds(cases, result.settings);
+}
+
+}  // namespace
+
+int run_gate(const GateOptions& options, std::ostream& out) {
+  validate(options);
+  prepare_out_dir(options.out_dir);
+  // Rounds of an earlier gate in the same folder would mix into `compare base current`.
+  for (const char* side : {"base", "current"}) std::filesystem::remove_all(options.out_dir / side);
+  const auto start = SteadyClock::now();
+  const auto sides = sides_of(options);
+  const auto caches = read_cpu_caches();
+
+  GateResult result;
+  result.base = options.base.empty() ? options.base_plugin.string() : options.base;
+  result.current = options.current.empty() ? options.plugin.string() : options.current;
+  result.filter = resolve_filter(options, sides);
+  result.measure = options.measure;
+  result.settings = {options.threshold_percent, options.alpha};
+  result.repetitions = options.repetitions;
+  result.min_time = options.min_time;
+  result.seed = options.seed;
+  result.cpu_model = this_machine().cpu_model;
+  result.caches = caches_text(caches);
+  result.started = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
+  result.command_line = options.command_line;
+  const BenchSettings bench{result.filter, options.repetitions, options.min_time};
+  progress_log().info("gate: {} rounds of {} vs {}, filter '{}'", options.rounds, result.base,
+                      result.current, result.filter);
+
+  RoundOrder order(options.seed);
+  const auto run_round = [&] {
+    Round round;
+    round.base_first = order.next_base_first();
+    const auto round_start = SteadyClock::now();
+    const std::string name = fmt::format("round-{:02}", result.rounds.size() + 1);
+    for (const int which : round.base_first ? std::array{0, 1} : std::array{1, 0}) {
+      const GateSide& side = sides[static_cast<std::size_t>(which)];
+      (which == 0 ? round.base : round.current) =
+          run_side(side, bench, std::filesystem::absolute(options.out_dir) / side.label / name);
+    }
+    round.seconds = std::chrono::duration<double>(SteadyClock::now() - round_start).count();
+    result.rounds.push_back(std::move(round));
+    progress_log().info("gate: {} ({} first) in {:.1f}s", name,
+                        result.rounds.back().base_first ? "base" : "current", result.rounds.back().seconds);
+  };
+  for (std::size_t i = 0; i < options.rounds; ++i) run_round();
+  judge(result, caches);
+
+  while (options.max_seconds > 0 && result.judgement.inconclusive > 0 &&
+         result.judgement.regressions == 0) {
+    const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    double slowest = 0;
+    for (const auto& r : result.rounds) slowest = std::max(slowest, r.seconds);
+    if (elapsed + 2 * slowest > options.max_seconds) break;
+    run_round();
+    run_round();
+    result.budget_used = true;
+    judge(result, caches);
+  }
+  result.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+
+  print_gate_table(result, out);
+  out << gate_summary_line(result) << "\n";
+  write_json_file(gate_json(result), options.out_dir / "gate.json");
+  if (!options.junit.empty()) write_text_file(gate_junit(result), options.junit);
+  if (!options.markdown.empty()) write_text_file(gate_markdown(result), options.markdown);
+  progress_log().info("gate: wrote {}", (options.out_dir / "gate.json").string());
+  return result.judgement.exit_code;
+}
+
+}  // namespace ropecheck

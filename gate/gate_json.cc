@@ -1,0 +1,100 @@
+// gate_json() (gate_json.h). Per case it also records the other measure's noise, so that every
+// gate run says whether real time or probe-normalised time was the quieter ratio on its machine.
+#include "gate/gate_json.h"
+
+#include <cmath>
+
+#include "core/build_info.h"
+
+namespace ropecheck {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json number_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
+
+// Coefficient of variation (percent) of the per-round ratios c[i] / b[i]; null when empty.
+Json ratio_cv(const std::vector<double>& b, const std::vector<double>& c) {
+  if (b.size() < 2) return nullptr;
+  std::vector<double> r;
+  for (std::size_t i = 0; i < b.size(); ++i) r.push_back(c[i] / b[i]);
+  double mean = 0, squares = 0;
+  for (const double x : r) mean += x / static_cast<double>(r.size());
+  for (const double x : r) squares += (x - mean) * (x - mean);
+  return 100 * std::sqrt(squares / static_cast<double>(r.size() - 1)) / mean;
+}
+
+Json case_json(const CaseVerdict& v, const CaseSeries& s) {
+  Json j = {{"name", v.name},
+            {"verdict", std::string(to_string(v.verdict))},
+            {"gated", v.verdict != GateVerdict::flagged},
+            {"flag", v.flagged},
+            {"rounds", v.rounds},
+            {"change_percent", 100 * (v.ratio - 1)},
+            {"interval_percent", {100 * (v.ratio_low - 1), 100 * (v.ratio_high - 1)}},
+            {"noise_percent", v.noise_percent},
+            {"detectable_percent", number_or_null(v.detectable_percent)},
+            {"p_regression", v.p_regression},
+            {"p_regression_adjusted", v.p_regression_adjusted},
+            {"p_pass", v.p_pass},
+            {"p_pass_adjusted", v.p_pass_adjusted},
+            {"rounds_needed", v.rounds_needed ? Json(*v.rounds_needed) : Json(nullptr)},
+            {"threshold_to_pass_percent", v.verdict == GateVerdict::inconclusive
+                                              ? number_or_null(v.threshold_to_pass_percent)
+                                              : Json(nullptr)},
+            {"time_ratio_cv_percent", ratio_cv(s.base_time_ns, s.current_time_ns)},
+            {"limit_ratio_cv_percent", ratio_cv(s.base_limit_time, s.current_limit_time)},
+            {"ratios", s.ratios},
+            {"base_time_ns", s.base_time_ns},
+            {"current_time_ns", s.current_time_ns}};
+  if (!s.base_limit_time.empty()) {
+    j["base_limit_time"] = s.base_limit_time;
+    j["current_limit_time"] = s.current_limit_time;
+  }
+  return j;
+}
+
+}  // namespace
+
+Json gate_json(const GateResult& r) {
+  Json cases = Json::array();
+  for (std::size_t i = 0; i < r.judgement.cases.size(); ++i) {
+    cases.push_back(case_json(r.judgement.cases[i], r.series[i]));
+  }
+  Json rounds = Json::array();
+  for (const auto& round : r.rounds) {
+    rounds.push_back({{"order", round.base_first ? "base,current" : "current,base"},
+                      {"seconds", round.seconds}});
+  }
+  const auto& j = r.judgement;
+  return {{"schema", kGateSchemaId},
+          {"tool", {{"name", "ropecheck"}, {"version", build_info::kVersion},
+                    {"git_commit", build_info::kGitCommit}}},
+          {"command_line", r.command_line},
+          {"started", r.started},
+          {"seconds", r.seconds},
+          {"machine", {{"cpu_model", r.cpu_model}, {"caches", r.caches}}},
+          {"base", r.base},
+          {"current", r.current},
+          {"filter", r.filter},
+          {"measure", std::string(to_string(r.measure))},
+          {"threshold_percent", r.settings.threshold_percent},
+          {"alpha", r.settings.alpha},
+          {"test", "paired_t_log_ratio_one_sided"},
+          {"correction", "holm"},
+          {"repetitions", r.repetitions},
+          {"min_time", r.min_time},
+          {"seed", r.seed},
+          {"rounds_added_by_budget", r.budget_used},
+          {"rounds", rounds},
+          {"cases", cases},
+          {"notes", r.notes},
+          {"summary", {{"gated", j.gated},
+                       {"regression", j.regressions},
+                       {"inconclusive", j.inconclusive},
+                       {"pass", j.passed},
+                       {"flagged", j.cases.size() - j.gated},
+                       {"exit_code", j.exit_code}}}};
+}
+
+}  // namespace ropecheck

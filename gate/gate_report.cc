@@ -1,0 +1,102 @@
+// print_gate_table(), gate_markdown() and gate_summary_line() (gate_report.h, gate_result.h).
+#include "gate/gate_report.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "core/text_table.h"
+
+namespace ropecheck {
+namespace {
+
+std::string percent(double ratio) { return fmt::format("{:+.1f}%", 100 * (ratio - 1)); }
+
+std::string interval(const CaseVerdict& v) {
+  return fmt::format("[{}, {}]", percent(v.ratio_low), percent(v.ratio_high));
+}
+
+std::string verdict_text(const CaseVerdict& v) {
+  return v.verdict == GateVerdict::flagged ? "flagged (not gated)" : std::string(to_string(v.verdict));
+}
+
+std::string measure_text(GateMeasure m) {
+  return m == GateMeasure::time ? "real time" : "time / same-run probe time";
+}
+
+std::string overall(int exit_code) {
+  switch (exit_code) {
+    case 0: return "PASS";
+    case 1: return "REGRESSION";
+    default: return "INCONCLUSIVE";
+  }
+}
+
+}  // namespace
+
+std::string resolve_advice(const CaseVerdict& v) {
+  const std::string rounds =
+      v.rounds_needed ? fmt::format("needs ~{} rounds at this noise", *v.rounds_needed)
+                      : fmt::format("no round count up to {} resolves it (the ratio sits on the "
+                                    "threshold)", kMaxRoundsAdvised);
+  return fmt::format("{}, or passes at --threshold {:.1f}", rounds,
+                     std::max(0.1, v.threshold_to_pass_percent + 0.05));
+}
+
+std::string gate_summary_line(const GateResult& r) {
+  const auto& j = r.judgement;
+  return fmt::format(
+      "gate: {} REGRESSION, {} INCONCLUSIVE, {} PASS of {} gated case(s), {} flagged; {} rounds, "
+      "ratio of {} current/base, paired t on log ratios, Holm alpha {}, threshold {}%; {:.0f} s "
+      "-> {} (exit {})",
+      j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,
+      r.rounds.size(), measure_text(r.measure), r.settings.alpha, r.settings.threshold_percent,
+      r.seconds, overall(j.exit_code), j.exit_code);
+}
+
+void print_gate_table(const GateResult& r, std::ostream& out) {
+  using A = TextTable::Align;
+  TextTable table({"CASE", "ROUNDS", "NOISE (CV)", "DETECTABLE", "CHANGE", "INTERVAL", "VERDICT"},
+                  {A::left, A::right, A::right, A::right, A::right, A::left, A::left});
+  for (const auto& v : r.judgement.cases) {
+    table.add_row({v.name, std::to_string(v.rounds), fmt::format("{:.1f}%", v.noise_percent),
+                   fmt::format(">= {:.1f}%", v.detectable_percent), percent(v.ratio), interval(v),
+                   verdict_text(v)});
+    if (v.verdict == GateVerdict::inconclusive) table.add_note("    " + resolve_advice(v));
+    if (v.verdict == GateVerdict::flagged) table.add_note("    " + v.flagged);
+  }
+  table.print(out);
+  for (const auto& note : r.notes) out << "note: " << note << "\n";
+  out << fmt::format("CHANGE: geometric mean over the rounds of current/base - 1 ({}; + is slower). "
+                     "INTERVAL: Holm-adjusted. DETECTABLE: the slowdown caught with ~80% "
+                     "probability at this noise and K.\n",
+                     measure_text(r.measure));
+}
+
+std::string gate_markdown(const GateResult& r) {
+  const auto& j = r.judgement;
+  const char* icon = j.exit_code == 0 ? "✅" : j.exit_code == 1 ? "❌" : "⚠️";
+  std::string md = fmt::format("### {} ropecheck gate: {}\n\n", icon, overall(j.exit_code));
+  md += fmt::format("{} REGRESSION, {} INCONCLUSIVE, {} PASS of {} gated case(s); {} flagged. "
+                    "Threshold {}%, {} rounds.\n\n",
+                    j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,
+                    r.settings.threshold_percent, r.rounds.size());
+  md += "| case | change | interval | noise | detectable | verdict |\n";
+  md += "|---|---:|---|---:|---:|---|\n";
+  for (const auto& v : j.cases) {
+    std::string verdict = verdict_text(v);
+    if (v.verdict == GateVerdict::regression) verdict = "**REGRESSION**";
+    if (v.verdict == GateVerdict::inconclusive) verdict += ": " + resolve_advice(v);
+    if (v.verdict == GateVerdict::flagged) verdict += ": " + v.flagged;
+    md += fmt::format("| `{}` | {} | {} | {:.1f}% | {:.1f}% | {} |\n", v.name, percent(v.ratio),
+                      interval(v), v.noise_percent, v.detectable_percent, verdict);
+  }
+  md += fmt::format("\n<sub>{} current/base per round, {} paired rounds of fresh processes "
+                    "({} repetitions each), paired t interval on log ratios, Holm over the gated "
+                    "cases at alpha {}; {}; {:.0f} s.</sub>\n",
+                    measure_text(r.measure), r.rounds.size(), r.repetitions, r.settings.alpha,
+                    r.cpu_model, r.seconds);
+  return md;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,45 @@
+// What one gate run measured and decided, as the table, gate.json, the JUnit XML and the markdown
+// summary present it (gate_report.h, gate_json.h, gate_junit.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gate/gate_rounds.h"
+#include "gate/gate_rule.h"
+
+namespace ropecheck {
+
+// One case's per-process values over the rounds, in round order, both measures.
+struct CaseSeries {
+  std::string name;
+  std::vector<double> base_time_ns, current_time_ns;
+  std::vector<double> base_limit_time, current_limit_time;  // empty without limit_fraction
+  std::vector<double> ratios;  // of the measure judged
+};
+
+struct GateResult {
+  std::string base, current;  // as given: executables or plugins
+  std::string filter;
+  GateMeasure measure = GateMeasure::time;
+  GateSettings settings;
+  int repetitions = 0;
+  double min_time = 0;
+  std::uint64_t seed = 0;
+  std::vector<Round> rounds;
+  std::vector<CaseSeries> series;      // the judged cases, in the judgement's order
+  GateJudgement judgement;
+  std::vector<std::string> notes;      // cases in one side only, a measure fallen back, ...
+  std::string cpu_model;
+  std::string caches;                  // e.g. "L2 1.0 MiB, L3 32.0 MiB"
+  std::string started;                 // UTC, ISO 8601
+  double seconds = 0;
+  bool budget_used = false;            // --max-seconds added rounds
+  std::vector<std::string> command_line;
+};
+
+// "gate: 1 REGRESSION, 0 INCONCLUSIVE, 8 PASS of 9 gated case(s) ... -> exit 1".
+std::string gate_summary_line(const GateResult& result);
+
+}  // namespace ropecheck

@@ -1,0 +1,48 @@
+// fastest_kernels() and the filters of the default gate rule (gated_cases.h).
+#include "gate/gated_cases.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ropecheck {
+namespace {
+
+std::string shapes_alternation() {
+  std::string shapes;
+  for (const auto shape : kGatedShapes) shapes += (shapes.empty() ? "" : "|") + std::string(shape);
+  return shapes;
+}
+
+}  // namespace
+
+std::vector<std::string> fastest_kernels(const std::vector<std::string>& available) {
+  std::vector<std::string> kernels;
+  for (const auto family : kGatedKernelFamilies) {
+    for (const auto level : kKernelLevelsFastestFirst) {
+      const std::string id = fmt::format("{}/{}", family, level);
+      if (std::find(available.begin(), available.end(), id) != available.end()) {
+        kernels.push_back(id);
+        break;
+      }
+    }
+  }
+  return kernels;
+}
+
+std::string default_gate_filter(const std::vector<std::string>& kernels) {
+  // Ids and names hold only [a-z0-9_/:], none of them special in a regex.
+  std::string filter;
+  if (!kernels.empty()) {
+    std::string ids;
+    for (const auto& id : kernels) ids += (ids.empty() ? "" : "|") + id;
+    filter = fmt::format("^({})/({})/{}/|", ids, shapes_alternation(), kGatedLayout);
+  }
+  return filter + fmt::format("^{}/", kGatedAttention);
+}
+
+std::string plugin_gate_filter() {
+  return fmt::format("^plugin/[^/]+/({})/{}/", shapes_alternation(), kGatedLayout);
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,110 @@
+// `ropecheck gate` end to end, on the real binary: a large injected slowdown (60% through
+// ROPECHECK_BENCH_SLOWDOWN, a wrapper script as the current side) must exit 1 with its JUnit,
+// markdown and gate.json; `compare` judges the same rounds again as process-level samples; bad
+// usage exits 2. No test here asserts a measured speed other than that large slowdown's verdict.
+//   build/tests/gate_test
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/exit_codes.h"
+#include "tests/support/test_process.h"
+
+namespace ropecheck {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ScratchDir;
+
+// One small, always available case: the scalar fp32 kernel on decode.
+constexpr const char* kFilter = "^kernel/scalar/llama7b_decode_at4095/interleaved/";
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// An executable script that runs the real binary with ROPECHECK_BENCH_SLOWDOWN set.
+fs::path slowed_wrapper(const fs::path& dir, const std::string& setting) {
+  const auto path = dir / "slowed-ropecheck";
+  std::ofstream(path) << "#!/bin/sh\nROPECHECK_BENCH_SLOWDOWN='" << setting << "' exec '"
+                      << ROPECHECK_CLI_PATH << "' \"$@\"\n";
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
+  const ScratchDir dir("gate_slow");
+  const auto current = slowed_wrapper(dir.path(), "kernel/scalar=60");
+  const auto out = dir / "gate";
+  const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH,
+                              "--current", current.string(), "--filter", kFilter, "--rounds", "4",
+                              "--repetitions", "2", "--min-time", "0.01", "--out", out.string(),
+                              "--junit", (dir / "gate.xml").string(), "--markdown",
+                              (dir / "gate.md").string()});
+  ASSERT_EQ(r.code, kExitFailed) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "REGRESSION")) << r.out;
+  EXPECT_TRUE(contains(r.out, "-> REGRESSION (exit 1)")) << r.out;
+
+  const auto json = nlohmann::json::parse(test::slurp(out / "gate.json"));
+  ASSERT_EQ(json["cases"].size(), 1u);
+  EXPECT_EQ(json["cases"][0]["verdict"], "REGRESSION");
+  EXPECT_EQ(json["cases"][0]["rounds"], 4);
+  EXPECT_EQ(json["rounds"].size(), 4u);
+  EXPECT_EQ(json["summary"]["exit_code"], 1);
+  // Orders come in balanced pairs.
+  EXPECT_NE(json["rounds"][0]["order"], json["rounds"][1]["order"]);
+  EXPECT_TRUE(contains(test::slurp(dir / "gate.xml"), "failures=\"1\"")) << test::slurp(dir / "gate.xml");
+  EXPECT_TRUE(contains(test::slurp(dir / "gate.md"), "ropecheck gate: REGRESSION"));
+  for (const char* side : {"base", "current"}) {
+    for (const char* round : {"round-01", "round-04"}) {
+      EXPECT_TRUE(fs::exists(out / side / round / "bench.json")) << side << "/" << round;
+    }
+  }
+
+  // The same rounds as stored runs: compare takes one sample per process.
+  const auto c = test::spawn({ROPECHECK_CLI_PATH, "compare", (out / "base").string(),
+                              (out / "current").string(), "--json", (dir / "compare.json").string()});
+  EXPECT_EQ(c.code, kExitFailed) << c.out << c.err;
+  EXPECT_TRUE(contains(c.out, "samples: one per process")) << c.out;
+  const auto compared = nlohmann::json::parse(test::slurp(dir / "compare.json"));
+  EXPECT_EQ(compared["samples"], "processes");
+  EXPECT_EQ(compared["cases"][0]["base_repetitions"], 4);
+}
+
+TEST(Gate, BadUsageIsExit2) {
+  const ScratchDir dir("gate_usage");
+  const std::string out = (dir / "gate").string();
+  const auto only_base = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH, "--out", out});
+  EXPECT_EQ(only_base.code, kExitUsage);
+  EXPECT_TRUE(contains(only_base.err, "--base OLD --current NEW")) << only_base.err;
+  const auto two_rounds = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH,
+                                       "--current", ROPECHECK_CLI_PATH, "--rounds", "2", "--out", out});
+  EXPECT_EQ(two_rounds.code, kExitUsage);
+  const auto missing = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", "/nonexistent/ropecheck",
+                                    "--current", ROPECHECK_CLI_PATH, "--out", out});
+  EXPECT_EQ(missing.code, kExitUsage);
+  EXPECT_TRUE(contains(missing.err, "does not exist")) << missing.err;
+  // A side that runs but fails: nothing judged.
+  const auto failing = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", "/bin/false", "--current",
+                                    ROPECHECK_CLI_PATH, "--filter", kFilter, "--out", out});
+  EXPECT_EQ(failing.code, kExitUsage);
+  EXPECT_TRUE(contains(failing.err, "exited with 1")) << failing.err;
+  const auto bad_threshold = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH,
+                                          "--current", ROPECHECK_CLI_PATH, "--threshold", "0", "--out", out});
+  EXPECT_EQ(bad_threshold.code, kExitUsage);
+}
+
+TEST(Gate, HelpDocumentsTheExitCodes) {
+  const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  for (const char* part : {"0 PASS", "1 REGRESSION", "2 bad usage", "3 INCONCLUSIVE", "--max-seconds",
+                           "--junit", "--markdown", "--base-plugin"}) {
+    EXPECT_TRUE(contains(r.out, part)) << part << "\n" << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace ropecheck
