@@ -23,10 +23,11 @@ std::string_view to_string(Status status) {
 std::span<const Property> property_catalogue() {
   static const std::vector<Property> all = [] {
     std::vector<Property> v;
-    for (const auto& p : rope_properties()) v.push_back(p);
-    for (const auto& p : sinusoidal_properties()) v.push_back(p);
-    for (const auto& p : attention_properties()) v.push_back(p);
-    for (const auto& p : multi_head_properties()) v.push_back(p);
+    for (const auto family : {pointwise_properties, group_properties, layout_equivalence_properties,
+                              scaling_properties, long_range_decay_properties, sinusoidal_properties,
+                              attention_properties, multi_head_properties}) {
+      for (const auto& p : family()) v.push_back(p);
+    }
     return v;
   }();
   return all;

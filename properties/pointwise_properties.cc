@@ -8,7 +8,7 @@
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_cases.h"
 #include "properties/harness/rope_harness.h"
-#include "properties/harness/rope_property_functions.h"
+#include "properties/catalogue.h"
 #include "core/frequency.h"
 #include "impls/oracle/oracle.h"
 #include "core/tolerance.h"
@@ -122,6 +122,22 @@ PropertyResult tail_untouched(const Subject& subject, const RunConfig& config) {
       if (changed.error > 0) RC_FAIL(changed.where);
     }
   });
+}
+
+// This family's properties, in catalogue order (catalogue.cc lists the families).
+std::span<const Property> pointwise_properties() {
+  static const Property kAll[] = {
+      {"oracle_agreement",
+       "every rotated element within the derived bound of the float64 oracle (DESIGN tolerance model)",
+       SubjectKind::rope, oracle_agreement},
+      {"norm_preservation", "each rotary pair keeps its norm: a rotation is orthogonal (seed 004)",
+       SubjectKind::rope, norm_preservation},
+      {"identity_at_zero", "position 0 leaves every feature exactly unchanged (R_0 = I)",
+       SubjectKind::rope, identity_at_zero},
+      {"tail_untouched", "features past rotary_dim pass through bit for bit (partial rotary)",
+       SubjectKind::rope, tail_untouched},
+  };
+  return kAll;
 }
 
 }  // namespace ropecheck
