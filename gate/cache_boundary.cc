@@ -60,8 +60,8 @@ std::vector<CacheLevel> read_cpu_caches(const std::filesystem::path& cache_dir) 
 std::optional<std::uint64_t> working_set_bytes(std::string_view case_name) {
   const std::string name(case_name);
   std::smatch m;
-  // <implementation id, one or two segments>/<shape>/<layout>/...
-  static const std::regex rope(R"(^((?:plugin/)?[^/]+/[^/]+)/([a-z0-9_]+)/)");
+  // <implementation id: family/level, or plugin/name>/<shape>/<layout>/...
+  static const std::regex rope(R"(^([^/]+/[^/]+)/([a-z0-9_]+)/)");
   if (std::regex_search(name, m, rope)) {
     for (const auto& shape : bench::kRopeShapes) {
       if (m[2] != shape.name) continue;
