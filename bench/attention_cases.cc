@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bench/format/case_name.h"
 #include "impls/attention/attention.h"
 #include "bench/random_data.h"
 #include "bench/same_run_limit.h"
@@ -117,8 +118,8 @@ std::vector<Comparison> register_attention_cases(std::deque<AttentionCase>& owne
   std::vector<Comparison> table;
   for (const AttentionProblem p : kAttentionProblems) {
     for (const int n : threads) {
-      const std::string name = fmt::format("attention_blas/causal_{}heads/tokens:{}/head_dim:{}/blas_threads:{}",
-                                           kAttentionHeads, p.tokens, p.head_dim, n);
+      const std::string name =
+          registered_name(AttentionCaseName{kAttentionHeads, p.tokens, p.head_dim, n});
       // UseRealTime: OpenBLAS's threads are not the benchmark thread's CPU time.
       benchmark::RegisterBenchmark(name.c_str(), bench_attention, &owner.emplace_back(p, n))
           ->UseRealTime()->Unit(benchmark::kMillisecond);

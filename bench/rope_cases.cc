@@ -9,6 +9,7 @@
 #include <cmath>
 #include <exception>
 
+#include "bench/format/case_name.h"
 #include "bench/probes.h"
 #include "impls/oracle/oracle.h"
 #include "plugins/host/plugin_host.h"
@@ -186,7 +187,7 @@ void bench_rope(benchmark::State& state, RopeCase* c) {
   }
   Workload& w = *c->workload;
   const double slowdown = slowdown_percent(c->impl->id());  // 0 outside gate calibration
-  const bool in_other_process = plugin_info(*c->impl) != nullptr;
+  const bool in_other_process = c->impl->capabilities().out_of_process;
   const StorageType storage = c->impl->capabilities().storage;
   if (storage == StorageType::bf16) {
     w.allocate_bf16();  // bf16 in and out: the bytes a bf16 model moves
@@ -286,7 +287,7 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
           continue;
         }
         const auto name_of = [&](std::string_view id) {
-          return fmt::format("{}/{}/{}", id, shape.name, to_string(layout));
+          return registered_name(RopeCaseName{std::string(id), shape.name, std::string(to_string(layout))});
         };
         const std::string name = name_of(impl->id());
         auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_rope, &c)->UseRealTime();

@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "bench/format/case_name.h"
 #include "bench/probes.h"
 #include "impls/registry.h"
 #include "bench/same_run_limit.h"
@@ -33,7 +34,7 @@ std::vector<Comparison> register_table_cases(std::deque<TableCase>& owner) {
   std::vector<Comparison> table;
   for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
     for (const TableShape& shape : kTableShapes) {
-      const std::string name = fmt::format("{}/{}", impl->id(), shape.name);
+      const std::string name = registered_name(TableCaseName{std::string(impl->id()), shape.name});
       benchmark::RegisterBenchmark(name.c_str(), bench_table, &owner.emplace_back(impl, shape))
           ->UseRealTime();
       table.push_back({name, "", 0});

@@ -32,6 +32,9 @@ struct RopeCapabilities {
   int max_head_dim = kMaxHeadDim;
   // Takes specs with frequency scaling (scaling.h); plugin ABI 1 has no scaling parameters.
   bool frequency_scaling = true;
+  // Runs in another process (a plugin's worker): its work is not this thread's CPU time, so the
+  // bench times it on the wall clock, and its guard bytes are checked there (plugins/host/).
+  bool out_of_process = false;
 
   bool supports(const RopeSpec& spec) const;
   std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported

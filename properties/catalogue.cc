@@ -15,6 +15,7 @@ std::string_view to_string(Status status) {
     case Status::passed: return "PASSED";
     case Status::failed: return "FAILED";
     case Status::skipped: return "SKIPPED";
+    case Status::mistrusted: return "MISTRUSTED";
   }
   return "?";
 }
@@ -22,10 +23,11 @@ std::string_view to_string(Status status) {
 std::span<const Property> property_catalogue() {
   static const std::vector<Property> all = [] {
     std::vector<Property> v;
-    for (const auto& p : rope_properties()) v.push_back(p);
-    for (const auto& p : sinusoidal_properties()) v.push_back(p);
-    for (const auto& p : attention_properties()) v.push_back(p);
-    for (const auto& p : multi_head_properties()) v.push_back(p);
+    for (const auto family : {pointwise_properties, group_properties, layout_equivalence_properties,
+                              scaling_properties, long_range_decay_properties, sinusoidal_properties,
+                              attention_properties, multi_head_properties}) {
+      for (const auto& p : family()) v.push_back(p);
+    }
     return v;
   }();
   return all;
@@ -93,8 +95,10 @@ PropertyResult run_property(const Property& property, const Subject& subject,
                             fmt::format("not available on this CPU: {}", caps.unavailable_reason));
     }
   }
+  RunConfig run_config = config;
+  if (subject.mutant) run_config.shrink = false;
   const auto start = std::chrono::steady_clock::now();
-  PropertyResult result = property.run(subject, config);
+  PropertyResult result = property.run(subject, run_config);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -1,4 +1,6 @@
-// The property families that make up property_catalogue(), one file each.
+// The property families that make up property_catalogue(), one file each: a property is one
+// function and one line in its family's list, in the family's file; a new family is one file and
+// one line in catalogue.cc.
 #pragma once
 
 #include <span>
@@ -7,7 +9,13 @@
 
 namespace ropecheck {
 
-std::span<const Property> rope_properties();        // rope_properties.cc
+// RoPE, one family per file:
+std::span<const Property> pointwise_properties();              // pointwise_properties.cc
+std::span<const Property> group_properties();                  // group_properties.cc
+std::span<const Property> layout_equivalence_properties();     // layout_equivalence_property.cc
+std::span<const Property> scaling_properties();                // scaling_properties.cc
+std::span<const Property> long_range_decay_properties();       // long_range_decay_property.cc
+// The other encodings and attention:
 std::span<const Property> sinusoidal_properties();  // sinusoidal_properties.cc
 std::span<const Property> attention_properties();   // attention_properties.cc
 std::span<const Property> multi_head_properties();  // multi_head_properties.cc

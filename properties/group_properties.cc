@@ -9,7 +9,7 @@
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_cases.h"
 #include "properties/harness/rope_harness.h"
-#include "properties/harness/rope_property_functions.h"
+#include "properties/catalogue.h"
 #include "core/frequency.h"
 #include "core/tolerance.h"
 
@@ -159,6 +159,20 @@ PropertyResult relative_position(const Subject& subject, const RunConfig& config
       }
     }
   });
+}
+
+// This family's properties, in catalogue order (catalogue.cc lists the families).
+std::span<const Property> group_properties() {
+  static const Property kAll[] = {
+      {"inverse", "rotating by m then by -m gives x back: R_-m R_m = I", SubjectKind::rope,
+         inverse},
+      {"composition", "rotating by n then by m equals rotating by m + n: R_m R_n = R_(m+n)",
+       SubjectKind::rope, composition},
+      {"relative_position",
+       "<R_m q, R_n k> = <q, R_(n-m) k> = <R_(m+c) q, R_(n+c) k>, with GQA heads (seed 004)",
+       SubjectKind::rope, relative_position},
+  };
+  return kAll;
 }
 
 }  // namespace ropecheck

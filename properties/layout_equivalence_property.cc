@@ -10,7 +10,7 @@
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_cases.h"
 #include "properties/harness/rope_harness.h"
-#include "properties/harness/rope_property_functions.h"
+#include "properties/catalogue.h"
 #include "core/frequency.h"
 #include "core/layout_permutation.h"
 #include "core/tolerance.h"
@@ -143,6 +143,17 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
       }
     }
   });
+}
+
+// This family's properties, in catalogue order (catalogue.cc lists the families).
+std::span<const Property> layout_equivalence_properties() {
+  static const Property kAll[] = {
+      {"layout_equivalence",
+       "rotate-half on HF-permuted W_q, W_k equals the permuted interleaved result; scores equal "
+       "(seed 002)",
+       SubjectKind::rope, layout_equivalence},
+  };
+  return kAll;
 }
 
 }  // namespace ropecheck

@@ -9,7 +9,7 @@
 #include "properties/harness/long_range_decay.h"
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_harness.h"
-#include "properties/harness/rope_property_functions.h"
+#include "properties/catalogue.h"
 
 namespace ropecheck {
 namespace {
@@ -61,6 +61,17 @@ PropertyResult long_range_decay_property(const Subject& subject, const RunConfig
                           "(margin {:.3g}): the statement has no teeth here", verdict.margin));
     }
   });
+}
+
+// This family's properties, in catalogue order (catalogue.cc lists the families).
+std::span<const Property> long_range_decay_properties() {
+  static const Property kAll[] = {
+      {"long_range_decay",
+       "ones-vector score envelope decays below (pi/2)10^(4-8/d) for d=64,128,256 and not for d=4 "
+       "(seed 004)",
+       SubjectKind::rope, long_range_decay_property},
+  };
+  return kAll;
 }
 
 }  // namespace ropecheck

@@ -4,10 +4,11 @@
 
 #include <cmath>
 
+#include "properties/harness/guarded_apply.h"
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_cases.h"
 #include "properties/harness/rope_harness.h"
-#include "properties/harness/rope_property_functions.h"
+#include "properties/catalogue.h"
 #include "core/frequency.h"
 #include "impls/oracle/oracle.h"
 #include "core/tolerance.h"
@@ -15,12 +16,12 @@
 namespace ropecheck {
 namespace {
 
-// q and k rotated together through the two-tensor form (the GQA path).
-void apply_qk(const RopeImpl& impl, const QkCase& c, std::vector<float>& q, std::vector<float>& k) {
+// q and k rotated together through the two-tensor form (the GQA path), guarded.
+void apply_qk(const RopeImpl& impl, const QkCase& c, std::vector<float>& q, std::vector<float>& k,
+              Evidence evidence = Evidence::rotation) {
   q = c.q;
   k = c.k;
-  impl.apply(c.spec, HeadTensor{q, c.tokens, c.q_heads, c.spec.head_dim},
-             HeadTensor{k, c.tokens, c.k_heads, c.spec.head_dim}, c.positions);
+  apply_guarded(impl, c.spec, q, c.q_heads, k, c.k_heads, c.positions, evidence);
 }
 
 }  // namespace
@@ -94,7 +95,7 @@ PropertyResult identity_at_zero(const Subject& subject, const RunConfig& config)
     QkCase c = pick_rotation_case(caps, Rotary::any);
     c.positions.assign(c.positions.size(), 0);
     std::vector<float> q, k;
-    apply_qk(impl, c, q, k);
+    apply_qk(impl, c, q, k, Evidence::input);  // position 0 is the point here
     // cos 0 = 1 and sin 0 = 0 exactly, so every form of the rotation returns x exactly: bound 0.
     const std::vector<double> expected_q(c.q.begin(), c.q.end());
     const auto worst = worst_rotary_error(c.spec, c.storage, c.q, q, expected_q, c.q_heads, c.positions,
@@ -121,6 +122,22 @@ PropertyResult tail_untouched(const Subject& subject, const RunConfig& config) {
       if (changed.error > 0) RC_FAIL(changed.where);
     }
   });
+}
+
+// This family's properties, in catalogue order (catalogue.cc lists the families).
+std::span<const Property> pointwise_properties() {
+  static const Property kAll[] = {
+      {"oracle_agreement",
+       "every rotated element within the derived bound of the float64 oracle (DESIGN tolerance model)",
+       SubjectKind::rope, oracle_agreement},
+      {"norm_preservation", "each rotary pair keeps its norm: a rotation is orthogonal (seed 004)",
+       SubjectKind::rope, norm_preservation},
+      {"identity_at_zero", "position 0 leaves every feature exactly unchanged (R_0 = I)",
+       SubjectKind::rope, identity_at_zero},
+      {"tail_untouched", "features past rotary_dim pass through bit for bit (partial rotary)",
+       SubjectKind::rope, tail_untouched},
+  };
+  return kAll;
 }
 
 }  // namespace ropecheck

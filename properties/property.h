@@ -16,8 +16,9 @@
 namespace ropecheck {
 
 // benchdnn's statuses: a property that cannot apply to a subject is skipped with the reason,
-// never silently passed.
-enum class Status { passed, failed, skipped };
+// never silently passed; one whose every case was vacuous (every position 0, rotary_dim 0, an
+// all-zero input: nothing a bug could change) is mistrusted, not passed.
+enum class Status { passed, failed, skipped, mistrusted };
 std::string_view to_string(Status status);
 
 // What a property runs on: a RoPE implementation, a sinusoidal table, or an attention.
@@ -37,6 +38,9 @@ struct RunConfig {
   // Arguments a printed replay command needs besides the pair, seed and reproduce string (the
   // --plugin that makes a plugin/<name> subject exist); appended to every __REPRO command.
   std::vector<std::string> replay_args;
+  // Shrink a failure to a smallest counterexample. Off for mutants (run_property): their failure
+  // is expected, the kill matrix needs only that they fail, and shrinking one took up to 40 s.
+  bool shrink = true;
 };
 
 struct PropertyResult {

@@ -10,7 +10,7 @@
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_cases.h"
 #include "properties/harness/rope_harness.h"
-#include "properties/harness/rope_property_functions.h"
+#include "properties/catalogue.h"
 #include "core/frequency.h"
 #include "impls/oracle/oracle.h"
 #include "core/tolerance.h"
@@ -103,6 +103,20 @@ PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config)
       }
     }
   });
+}
+
+// This family's properties, in catalogue order (catalogue.cc lists the families).
+std::span<const Property> scaling_properties() {
+  static const Property kAll[] = {
+      {"linear_scaling_interpolates",
+       "linear scaling by s at position s*k equals unscaled RoPE at k (position interpolation)",
+       SubjectKind::rope, linear_scaling_interpolates},
+      {"scaling_boundary",
+       "dynamic NTK and LongRoPE at sequence length L-1, L, L+1 (L = original_max_position): "
+       "oracle agreement, and nothing switches before L+1",
+       SubjectKind::rope, scaling_boundary},
+  };
+  return kAll;
 }
 
 }  // namespace ropecheck

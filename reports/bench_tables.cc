@@ -1,30 +1,9 @@
-// Case-name parsing, median rates and the baseline ratios for the report (report_bench.h).
+// Median rates and the baseline ratios for the report (report_bench.h).
 #include "reports/bench_tables.h"
 
-#include <charconv>
-#include <sstream>
 
 namespace ropecheck {
 namespace {
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  return parts;
-}
-
-// The integer after `key:` in `part`, e.g. "threads:2" -> 2.
-std::optional<long> keyed_int(const std::string& part, const std::string& key) {
-  if (part.rfind(key + ":", 0) != 0) return std::nullopt;
-  long value = 0;
-  const char* begin = part.data() + key.size() + 1;
-  const char* end = part.data() + part.size();
-  const auto [stop, error] = std::from_chars(begin, end, value);
-  if (error != std::errc() || stop != end) return std::nullopt;
-  return value;
-}
 
 std::optional<double> median_of(const BenchCase& c, const char* counter, double scale) {
   const auto it = c.counters.find(counter);
@@ -33,25 +12,6 @@ std::optional<double> median_of(const BenchCase& c, const char* counter, double 
 }
 
 }  // namespace
-
-std::optional<RopeCaseName> parse_rope_case(const std::string& name) {
-  const auto parts = split(name, '/');
-  if (parts.size() != 6 || parts[4] != "real_time") return std::nullopt;
-  if (parts[3] != "interleaved" && parts[3] != "half_split") return std::nullopt;
-  const auto threads = keyed_int(parts[5], "threads");
-  if (!threads) return std::nullopt;
-  return RopeCaseName{parts[0] + "/" + parts[1], parts[2], parts[3], static_cast<int>(*threads)};
-}
-
-std::optional<AttentionCaseName> parse_attention_case(const std::string& name) {
-  const auto parts = split(name, '/');
-  if (parts.size() != 6 || parts[0] != "attention_blas" || parts[5] != "real_time") return std::nullopt;
-  const auto tokens = keyed_int(parts[2], "tokens");
-  const auto head_dim = keyed_int(parts[3], "head_dim");
-  const auto threads = keyed_int(parts[4], "blas_threads");
-  if (!tokens || !head_dim || !threads) return std::nullopt;
-  return AttentionCaseName{*tokens, static_cast<int>(*head_dim), static_cast<int>(*threads)};
-}
 
 CaseRate case_rate(const BenchCase& c) {
   CaseRate r;

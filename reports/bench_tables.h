@@ -1,5 +1,4 @@
-// bench.json cases as the report reads them: the case name parsed into its parts (RoPE,
-// attention), the median rate in GB/s or GFLOP/s (1e9), and the baseline comparison of
+// bench.json cases as the report reads them: the median rate in GB/s or GFLOP/s (1e9), and the baseline comparison of
 // limit_fraction medians with its bootstrap interval.
 #pragma once
 
@@ -9,24 +8,17 @@
 #include <vector>
 
 #include "bench/format/bench_json.h"
+#include "bench/format/case_name.h"
 #include "reports/data.h"
 #include "reports/stats.h"
 
 namespace ropecheck {
 
-// "<impl id>/<shape>/<layout>/real_time/threads:N", e.g. kernel/avx2/llama7b_prefill512/...
-struct RopeCaseName {
-  std::string impl, shape, layout;
-  int threads = 0;
-};
-std::optional<RopeCaseName> parse_rope_case(const std::string& name);
-
-// "attention_blas/causal_8heads/tokens:T/head_dim:D/blas_threads:N/real_time"
-struct AttentionCaseName {
-  long tokens = 0;
-  int head_dim = 0, blas_threads = 0;
-};
-std::optional<AttentionCaseName> parse_attention_case(const std::string& name);
+// Case names are parsed by the one grammar of bench/format/case_name.h.
+using bench::AttentionCaseName;
+using bench::parse_attention_case;
+using bench::parse_rope_case;
+using bench::RopeCaseName;
 
 // The case's median throughput and its probe's, in the case's own unit.
 struct CaseRate {

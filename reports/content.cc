@@ -201,17 +201,20 @@ void verification_section(ReportDoc& doc, const ReportInputs& in) {
     return;
   }
   const auto& v = *in.verify;
-  std::size_t passed = 0, failed = 0, skipped = 0, unexpected = 0;
+  std::size_t passed = 0, failed = 0, skipped = 0, unexpected = 0, mistrusted = 0;
   for (const auto& r : v.results) {
     if (r.status == "PASSED") ++passed;
     if (r.status == "FAILED") ++failed, unexpected += !r.mutant;
     if (r.status == "SKIPPED") ++skipped;
+    if (r.status == "MISTRUSTED") ++mistrusted;
   }
+  const std::string mistrusted_text =
+      mistrusted > 0 ? fmt::format(", {} MISTRUSTED (passed on cases that could not show a bug)", mistrusted) : "";
   paragraph(doc, fmt::format(
-                     "{} results: {} PASSED, {} FAILED ({} of them on real implementations), {} SKIPPED. "
+                     "{} results: {} PASSED, {} FAILED ({} of them on real implementations), {} SKIPPED{}. "
                      "Each cell is the status and the worst observed error as a fraction of its derived "
                      "bound (`worst/bound`; at most 1 passes, 0 is exact).",
-                     v.results.size(), passed, failed, unexpected, skipped));
+                     v.results.size(), passed, failed, unexpected, skipped, mistrusted_text));
   results_tables(doc, v);
   kill_matrix(doc, v);
 }

@@ -102,9 +102,11 @@ class Reader {
   std::string where_;
 };
 
-void expect_schema(const Reader& doc, const char* schema) {
+// `schema` is the newest version the reader knows; `oldest` the oldest it still reads.
+void expect_schema(const Reader& doc, const char* schema, const char* oldest = nullptr) {
   const std::string found = doc.string("schema");
-  if (found != schema) doc.fail(fmt::format("schema '{}', expected '{}'", found, schema));
+  if (found == schema || (oldest != nullptr && found == oldest)) return;
+  doc.fail(fmt::format("schema '{}', expected '{}'", found, schema));
 }
 
 bool file_exists(const fs::path& file) {
@@ -117,7 +119,8 @@ bool file_exists(const fs::path& file) {
 VerifyData read_verify_data(const fs::path& file) {
   const Json doc = parse_file(file);
   const Reader r(file, doc, "");
-  expect_schema(r, "ropecheck.verify/1");
+  // 2 added the MISTRUSTED status; a verify.json of version 1 reads the same.
+  expect_schema(r, "ropecheck.verify/2", "ropecheck.verify/1");
   VerifyData v;
   v.file = file;
   const Reader tool = r.child("tool");

@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "bench/format/shapes.h"
 #include "reports/bench_tables.h"
 #include "reports/gnuplot.h"
 #include "core/errors.h"
@@ -78,8 +79,12 @@ void append_unique(std::vector<std::string>& list, const std::string& item) {
 
 // (a) GB/s against tokens for the 32 x 128 (Llama 7B) shapes: decode, prefill 512, prefill 4096.
 std::optional<PlotSpec> throughput_plot(const BenchData& bench, const Palette& palette) {
-  const std::map<std::string, int> tokens_of = {
-      {"llama7b_decode_at4095", 1}, {"llama7b_prefill512", 512}, {"llama7b_prefill4096", 4096}};
+  // The shapes of this plot, by name; their token counts come from bench/format/shapes.h.
+  constexpr const char* kShapes[] = {"llama7b_decode_at4095", "llama7b_prefill512", "llama7b_prefill4096"};
+  std::map<std::string, int> tokens_of;
+  for (const char* shape : kShapes) {
+    if (const auto* s = bench::find_rope_shape(shape)) tokens_of[shape] = static_cast<int>(s->tokens);
+  }
   std::vector<std::string> impls;
   std::map<std::string, std::map<int, double>> rate;
   std::map<int, std::vector<double>> probe;

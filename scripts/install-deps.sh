@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libsleef-dev
   python3 python3-jsonschema gnuplot-nox

@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
-# Every test, from a fresh Debian 12 machine: install what is missing, then build and run ctest:
-# the normal build (also as on a scalar-only CPU), and the ASan + UBSan build.
+# Every test, from a fresh Debian 12 machine: install what is missing, then build and run ctest in
+# three legs (docs/architecture.md, "Tests"):
+#   default  -O2 build, every test, 100 RapidCheck cases per property;
+#   scalar   the same build as on a CPU without AVX2/AVX-512 (ROPECHECK_ISA=scalar): the rooms whose
+#            results depend on the kernel level (impls, properties, plugins, vectors, bench);
+#   asan     ASan + UBSan build (-O1), every test and every property, 25 cases per property.
 # Exit status is non-zero if anything fails. `.ci/run` runs exactly this.
-#   scripts/test.sh              # both builds
-#   ROPECHECK_PRESETS=default scripts/test.sh   # one build only, while iterating
+#   scripts/test.sh                              # all three legs
+#   ROPECHECK_PRESETS=default scripts/test.sh    # one build only, while iterating
+#   ctest --preset default -L properties         # one room's tests (labels = rooms)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
+leg() {  # leg NAME COMMAND...: runs one leg and says how long it took
+  local name=$1 start=$SECONDS; shift
+  echo "=== ${name} ===" >&2
+  "$@"
+  echo "=== ${name}: $((SECONDS - start)) s ===" >&2
+}
 for preset in ${ROPECHECK_PRESETS:-default asan}; do
-  echo "=== ${preset}: configure, build, test ===" >&2
-  cmake --preset "${preset}" >/dev/null
-  cmake --build --preset "${preset}" -j"${jobs}"
-  ctest --preset "${preset}" -j"${jobs}"
+  leg "${preset}: configure and build" bash -c \
+    "cmake --preset ${preset} >/dev/null && cmake --build --preset ${preset} -j${jobs}"
+  leg "${preset}: ctest" ctest --preset "${preset}" -j"${jobs}"
   if [ "${preset}" = default ]; then
-    # Again as on a CPU without AVX2/AVX-512: the portable level must carry the whole suite alone.
-    echo "=== ${preset}: ctest as on a scalar-only CPU (ROPECHECK_ISA=scalar) ===" >&2
-    ROPECHECK_ISA=scalar ctest --preset "${preset}" -j"${jobs}"
+    # Again as on a CPU without AVX2/AVX-512: the portable level must carry the suite alone.
+    leg "${preset}: ctest as on a scalar-only CPU (ROPECHECK_ISA=scalar)" \
+      env ROPECHECK_ISA=scalar ctest --preset "${preset}" -j"${jobs}" -L 'impls|properties|plugins|vectors|bench'
   fi
 done

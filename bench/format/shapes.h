@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace ropecheck::bench {
 
@@ -28,6 +29,15 @@ inline constexpr RopeShape kRopeShapes[] = {
     {"llama7b_decode_at4095", 1, 32, 32, 128, 0, 4095, true},  // one token: 32 KiB
     {"llama7b_decode_at131071", 1, 32, 32, 128, 0, 131071},
 };
+
+// The shape named `name`, nullptr for none: how a reader of bench.json (the report) learns a
+// case's tokens and heads from the shape in its name.
+constexpr const RopeShape* find_rope_shape(std::string_view name) {
+  for (const RopeShape& shape : kRopeShapes) {
+    if (name == shape.name) return &shape;
+  }
+  return nullptr;
+}
 
 struct AttentionProblem {
   std::int64_t tokens;

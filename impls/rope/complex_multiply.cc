@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "impls/rope/reference_cos_sin.h"
+#include "impls/rope/reference_rope.h"
 #include "core/frequency.h"
 #include "impls/registry.h"
 
@@ -44,22 +45,19 @@ class ComplexMultiply final : public RopeImpl {
   std::string_view summary() const override {
     return "Meta LLaMA: pairs as std::complex<float> times freqs_cis = polar(1, m theta_i)";
   }
-  RopeCapabilities capabilities() const override {
-    return {{Layout::interleaved, Layout::half_split},
-            {AnglePrecision::fp32, AnglePrecision::fp64},
-            true, "scalar", true, ""};
-  }
+  RopeCapabilities capabilities() const override { return reference::capabilities(); }
 
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
-    const auto theta = inverse_frequencies(spec);
-    const double scale = attention_factor(spec);
-    for (std::int64_t t = 0; t < q.tokens; ++t) {
-      const auto cis = freqs_cis(spec, theta, scale, positions[static_cast<std::size_t>(t)]);
-      for (std::int64_t h = 0; h < q.heads; ++h) multiply(spec, cis, q.row(t, h));
-      for (std::int64_t h = 0; h < k.heads; ++h) multiply(spec, cis, k.row(t, h));
-    }
+    reference::rotate_every_head(
+        spec, q, k, positions,
+        [&](const std::vector<double>& theta, double scale, std::int64_t m) {
+          return freqs_cis(spec, theta, scale, m);
+        },
+        [&](const std::vector<std::complex<float>>& cis, std::span<float> head) {
+          multiply(spec, cis, head);
+        });
   }
 
 };

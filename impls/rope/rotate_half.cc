@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "impls/rope/reference_cos_sin.h"
+#include "impls/rope/reference_rope.h"
 #include "core/frequency.h"
 #include "core/layout_permutation.h"
 #include "impls/registry.h"
@@ -51,24 +52,19 @@ class RotateHalf final : public RopeImpl {
   std::string_view summary() const override {
     return "HF transformers: x*cos + rotate_half(x)*sin on half-split pairs (seed 002)";
   }
-  RopeCapabilities capabilities() const override {
-    return {{Layout::interleaved, Layout::half_split},
-            {AnglePrecision::fp32, AnglePrecision::fp64},
-            true, "scalar", true, ""};
-  }
+  RopeCapabilities capabilities() const override { return reference::capabilities(); }
 
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
-    const auto theta = inverse_frequencies(spec);
-    const double scale = attention_factor(spec);
     const auto to = interleaved_to_half_split(spec.rotary_dim);
-    for (std::int64_t t = 0; t < q.tokens; ++t) {
-      // cos/sin formed once per token, reused by every q and k head.
-      const auto cs = cos_sin(spec, theta, scale, positions[static_cast<std::size_t>(t)]);
-      for (std::int64_t h = 0; h < q.heads; ++h) apply(spec, cs, to, q.row(t, h));
-      for (std::int64_t h = 0; h < k.heads; ++h) apply(spec, cs, to, k.row(t, h));
-    }
+    // cos/sin formed once per token, reused by every q and k head.
+    reference::rotate_every_head(
+        spec, q, k, positions,
+        [&](const std::vector<double>& theta, double scale, std::int64_t m) {
+          return cos_sin(spec, theta, scale, m);
+        },
+        [&](const CosSin& cs, std::span<float> head) { apply(spec, cs, to, head); });
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "impls/rope/reference_cos_sin.h"
+#include "impls/rope/reference_rope.h"
 #include "core/frequency.h"
 #include "core/layout_permutation.h"
 #include "impls/registry.h"
@@ -37,23 +38,18 @@ class RotationMatrix final : public RopeImpl {
   std::string_view summary() const override {
     return "the definition: dense block-diagonal R_m times x per head (seed 001)";
   }
-  RopeCapabilities capabilities() const override {
-    return {{Layout::interleaved, Layout::half_split},
-            {AnglePrecision::fp32, AnglePrecision::fp64},
-            true, "scalar", true, ""};
-  }
+  RopeCapabilities capabilities() const override { return reference::capabilities(); }
 
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
-    const auto theta = inverse_frequencies(spec);
-    const double scale = attention_factor(spec);
-    for (std::int64_t t = 0; t < q.tokens; ++t) {
-      // R_m is built once per token and shared by every q and k head (GQA-friendly).
-      const auto matrix = rotation_matrix(spec, theta, scale, positions[static_cast<std::size_t>(t)]);
-      for (std::int64_t h = 0; h < q.heads; ++h) multiply(spec, matrix, q.row(t, h));
-      for (std::int64_t h = 0; h < k.heads; ++h) multiply(spec, matrix, k.row(t, h));
-    }
+    // R_m is built once per token and shared by every q and k head (GQA-friendly).
+    reference::rotate_every_head(
+        spec, q, k, positions,
+        [&](const std::vector<double>& theta, double scale, std::int64_t m) {
+          return rotation_matrix(spec, theta, scale, m);
+        },
+        [&](const std::vector<float>& matrix, std::span<float> head) { multiply(spec, matrix, head); });
   }
 
  private:

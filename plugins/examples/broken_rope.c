@@ -8,23 +8,21 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "example_rope.h" /* example_angle, example_pair */
 #include "ropecheck/plugin.h"
 
 static void rotate(const ropecheck_plugin_spec* spec, float* x, int64_t heads,
                    const int64_t* positions, int64_t tokens) {
-  const int64_t dim = spec->head_dim;
-  const int pairs = spec->rotary_dim / 2;
   const int interleaved = spec->layout == ROPECHECK_LAYOUT_INTERLEAVED;
   for (int64_t t = 0; t < tokens; ++t) {
-    for (int i = 0; i < pairs; ++i) {
-      const double theta = pow(spec->base, -2.0 * i / spec->rotary_dim);
-      const double angle = (double)positions[t] * theta;
+    for (int i = 0; i < spec->rotary_dim / 2; ++i) {
+      const double angle = example_angle(spec, positions[t], i);
       /* THE BUG: half_split takes sin with the wrong sign. */
       const double c = cos(angle), s = interleaved ? sin(angle) : -sin(angle);
-      const int64_t a = interleaved ? 2 * i : i;
-      const int64_t b = interleaved ? 2 * i + 1 : i + pairs;
+      int64_t a, b;
+      example_pair(spec, i, &a, &b);
       for (int64_t h = 0; h < heads; ++h) {
-        float* row = x + (t * heads + h) * dim;
+        float* row = x + (t * heads + h) * spec->head_dim;
         const double xa = row[a], xb = row[b];
         row[a] = (float)(xa * c - xb * s);
         row[b] = (float)(xa * s + xb * c);

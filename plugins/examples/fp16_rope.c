@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "example_rope.h" /* example_angle, example_pair */
 #include "ropecheck/plugin.h"
 
 #if defined(FP16_TRUNCATING)
@@ -101,18 +102,14 @@ static uint16_t half_from_float(float value) {
 /* Rotates every head of one fp16 tensor ([tokens][heads][head_dim]) in place. */
 static void rotate(const ropecheck_plugin_spec* spec, uint16_t* x, int64_t heads,
                    const int64_t* positions, int64_t tokens) {
-  const int64_t dim = spec->head_dim;
-  const int pairs = spec->rotary_dim / 2;
-  const int interleaved = spec->layout == ROPECHECK_LAYOUT_INTERLEAVED;
   for (int64_t t = 0; t < tokens; ++t) {
-    for (int i = 0; i < pairs; ++i) {
-      const double theta = pow(spec->base, -2.0 * i / spec->rotary_dim);
-      const double angle = (double)positions[t] * theta;
+    for (int i = 0; i < spec->rotary_dim / 2; ++i) {
+      const double angle = example_angle(spec, positions[t], i);
       const double c = cos(angle), s = sin(angle);
-      const int64_t a = interleaved ? 2 * i : i;
-      const int64_t b = interleaved ? 2 * i + 1 : i + pairs;
+      int64_t a, b;
+      example_pair(spec, i, &a, &b);
       for (int64_t h = 0; h < heads; ++h) {
-        uint16_t* row = x + (t * heads + h) * dim;
+        uint16_t* row = x + (t * heads + h) * spec->head_dim;
         const double xa = float_from_half(row[a]), xb = float_from_half(row[b]);
         /* In double, then to float (half an fp32 ulp, inside the fp64-angle terms of the bound),
          * then to half: the one storage rounding the fp16 term of the bound allows. */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "example_rope.h" /* example_rotate_f32 */
 #include "ropecheck/plugin.h"
 
 #if defined(MISBEHAVE_CRASH)
@@ -39,25 +40,6 @@
 #define PLUGIN_ABI ROPECHECK_PLUGIN_ABI_VERSION
 #endif
 
-static void rotate(const ropecheck_plugin_spec* spec, float* x, int64_t heads,
-                   const int64_t* positions, int64_t tokens) {
-  const int pairs = spec->rotary_dim / 2;
-  const int interleaved = spec->layout == ROPECHECK_LAYOUT_INTERLEAVED;
-  for (int64_t t = 0; t < tokens; ++t) {
-    for (int i = 0; i < pairs; ++i) {
-      const double angle = (double)positions[t] * pow(spec->base, -2.0 * i / spec->rotary_dim);
-      const double c = cos(angle), s = sin(angle);
-      const int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + pairs;
-      for (int64_t h = 0; h < heads; ++h) {
-        float* row = x + (t * heads + h) * spec->head_dim;
-        const double xa = row[a], xb = row[b];
-        row[a] = (float)(xa * c - xb * s);
-        row[b] = (float)(xa * s + xb * c);
-      }
-    }
-  }
-}
-
 static int32_t apply_f32(const ropecheck_plugin_spec* spec, float* q, int64_t q_heads, float* k,
                          int64_t k_heads, const int64_t* positions, int64_t tokens) {
 #if defined(MISBEHAVE_CRASH)
@@ -69,8 +51,8 @@ static int32_t apply_f32(const ropecheck_plugin_spec* spec, float* q, int64_t q_
 #elif defined(MISBEHAVE_UNSUPPORTED)
   if (spec->head_dim > 64) return ROPECHECK_PLUGIN_UNSUPPORTED;
 #endif
-  rotate(spec, q, q_heads, positions, tokens);
-  rotate(spec, k, k_heads, positions, tokens);
+  example_rotate_f32(spec, q, q_heads, positions, tokens);
+  example_rotate_f32(spec, k, k_heads, positions, tokens);
 #if defined(MISBEHAVE_OVERFLOW)
   q[tokens * q_heads * spec->head_dim] = 1.0f; /* one float past the end of q */
 #endif

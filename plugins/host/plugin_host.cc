@@ -127,6 +127,7 @@ RopeCapabilities to_capabilities(const LoadReport& r) {
                                                                : StorageType::fp16;
   if (r.caps.max_head_dim != 0) caps.max_head_dim = std::min(caps.max_head_dim, r.caps.max_head_dim);
   caps.frequency_scaling = false;  // ABI 1's scaling fields are reserved (zero)
+  caps.out_of_process = true;      // every call goes to the worker child (plugin_process.h)
   return caps;
 }
 

@@ -39,7 +39,15 @@ rc::detail::TestParams test_params(const RunConfig& config) {
   params.maxSuccess = config.cases;
   params.maxSize = 100;
   params.maxDiscardRatio = 10;
+  params.disableShrinking = !config.shrink;
   return params;
+}
+
+void mistrust_if_vacuous(PropertyResult& result, const EvidenceCount& evidence) {
+  if (result.status != Status::passed || evidence.calls == 0 || evidence.informative > 0) return;
+  result.status = Status::mistrusted;
+  result.message = fmt::format("passed, but none of its {} calls could show a bug (first: {})",
+                               evidence.calls, evidence.first_vacuous);
 }
 
 std::unordered_map<std::string, rc::detail::Reproduce> reproduce_map(const RunConfig& config) {

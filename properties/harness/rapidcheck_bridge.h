@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "properties/harness/guarded_apply.h"
 #include "properties/property.h"
 #include "core/errors.h"
 
@@ -39,6 +40,8 @@ rc::detail::TestParams test_params(const RunConfig& config);
 std::unordered_map<std::string, rc::detail::Reproduce> reproduce_map(const RunConfig& config);
 PropertyResult to_property_result(const rc::detail::TestResult& result, std::string_view key,
                                   const ErrorTracker& tracker);
+// A PASSED result whose calls (guarded_apply.h) were all vacuous becomes MISTRUSTED.
+void mistrust_if_vacuous(PropertyResult& result, const EvidenceCount& evidence);
 }  // namespace detail
 
 // `units` names the error unit reported; the property's lambda calls tracker.observe() per case
@@ -66,6 +69,7 @@ PropertyResult check_property(const Subject& subject, std::string_view property,
       RC_DISCARD(e.what());
     }
   };
+  reset_evidence();
   const auto result = rc::detail::checkTestable(declining, metadata, detail::test_params(config),
                                                 listener, detail::reproduce_map(config));
   auto out = detail::to_property_result(result, metadata.id, tracker);
@@ -73,6 +77,7 @@ PropertyResult check_property(const Subject& subject, std::string_view property,
     out.status = Status::skipped;
     out.message = unsupported;
   }
+  detail::mistrust_if_vacuous(out, evidence());
   out.subject = subject.id;
   out.property = std::string(property);
   out.units = std::string(units);

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "properties/harness/guarded_apply.h"
+
 namespace ropecheck {
 
 std::pair<std::size_t, std::size_t> pair_features(const RopeSpec& spec, int i) {
@@ -15,9 +17,8 @@ std::pair<std::size_t, std::size_t> pair_features(const RopeSpec& spec, int i) {
 
 std::vector<float> rotated(const RopeImpl& impl, const RopeSpec& spec, std::span<const float> x,
                            std::int64_t heads, std::span<const std::int64_t> positions) {
-  std::vector<float> y(x.begin(), x.end());
-  impl.apply(spec, HeadTensor{y, static_cast<std::int64_t>(positions.size()), heads, spec.head_dim},
-             positions);
+  std::vector<float> y(x.begin(), x.end()), no_k;
+  apply_guarded(impl, spec, y, heads, no_k, 0, positions);
   return y;
 }
 

@@ -17,7 +17,7 @@ namespace ropecheck {
 // Features (a, b) of rotary pair i in one head vector.
 std::pair<std::size_t, std::size_t> pair_features(const RopeSpec& spec, int i);
 
-// impl applied to a copy of x ([tokens][heads][head_dim]).
+// impl applied to a copy of x ([tokens][heads][head_dim]), guarded (guarded_apply.h).
 std::vector<float> rotated(const RopeImpl& impl, const RopeSpec& spec, std::span<const float> x,
                            std::int64_t heads, std::span<const std::int64_t> positions);
 

@@ -23,6 +23,9 @@ Json capabilities_json(const RopeCapabilities& caps) {
           {"angle_precisions", precisions},
           {"storage", std::string(to_string(caps.storage))},
           {"partial_rotary", caps.partial_rotary},
+          {"max_head_dim", caps.max_head_dim},
+          {"frequency_scaling", caps.frequency_scaling},
+          {"out_of_process", caps.out_of_process},
           {"isa", caps.isa},
           {"available", caps.available},
           {"unavailable_reason", caps.unavailable_reason}};

@@ -80,7 +80,9 @@ void print_section(const char* title, const VerifyPlan& plan, const VerifyRun& r
                      fmt::format("{:.3f}s", r.seconds)});
       ++rows;
       if (r.status == Status::failed) add_failure_notes(table, r, plan.config);
-      if (r.status == Status::skipped) table.add_note(fmt::format("    reason: {}", r.message));
+      if (r.status == Status::skipped || r.status == Status::mistrusted) {
+        table.add_note(fmt::format("    reason: {}", r.message));
+      }
     }
   }
   if (rows == 0) return;
@@ -144,6 +146,7 @@ void print_kill_matrix(const KillMatrix& matrix, std::ostream& out) {
 void print_verdict(const VerifySummary& s, bool mutants, std::ostream& out) {
   std::string counts = fmt::format("{} PASSED, {} FAILED, {} SKIPPED", s.passed, s.failed,
                                    s.skipped);
+  if (s.mistrusted > 0) counts += fmt::format(", {} MISTRUSTED", s.mistrusted);
   if (mutants) {
     counts += fmt::format("; mutants: {} KILLED, {} SURVIVED", s.mutants_killed,
                           s.mutants_survived);

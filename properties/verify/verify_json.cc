@@ -84,6 +84,7 @@ Json verify_json(const VerifyRecord& record) {
   Json summary_json = {{"passed", summary.passed},
                        {"failed", summary.failed},
                        {"skipped", summary.skipped},
+                       {"mistrusted", summary.mistrusted},
                        {"unexpected_failures", summary.unexpected_failures},
                        {"mutants_killed", summary.mutants_killed},
                        {"mutants_survived", summary.mutants_survived},

@@ -17,7 +17,8 @@
 
 namespace ropecheck {
 
-inline constexpr const char* kVerifySchemaId = "ropecheck.verify/1";
+// 2: the MISTRUSTED status and summary.mistrusted (1 had PASSED, FAILED, SKIPPED only).
+inline constexpr const char* kVerifySchemaId = "ropecheck.verify/2";
 
 struct VerifyRecord {
   std::vector<std::string> command_line;

@@ -13,6 +13,7 @@ VerifySummary summarize(const VerifyRun& run, const KillMatrix& matrix) {
       switch (result.status) {
         case Status::passed: ++summary.passed; break;
         case Status::skipped: ++summary.skipped; break;
+        case Status::mistrusted: ++summary.mistrusted; break;
         case Status::failed:
           ++summary.failed;
           if (!subject.judged_as_mutant) ++summary.unexpected_failures;

@@ -11,6 +11,7 @@ struct VerifySummary {
   int passed = 0;
   int failed = 0;
   int skipped = 0;
+  int mistrusted = 0;  // passed while proving nothing (property.h): neither a pass nor a failure
   int unexpected_failures = 0;  // FAILED results on subjects that must pass
   int mutants_killed = 0;
   int mutants_survived = 0;

@@ -15,7 +15,10 @@ namespace {
 
 std::vector<const RopeImpl*> every_rope_impl() {
   std::vector<const RopeImpl*> all(rope_implementations().begin(), rope_implementations().end());
-  all.insert(all.end(), rope_mutants().begin(), rope_mutants().end());
+  for (const RopeImpl* mutant : rope_mutants()) {
+    // Its stray store past the end is safe only inside the property harness's guarded buffers.
+    if (mutant->id() != "mutant/writes_past_end") all.push_back(mutant);
+  }
   return all;
 }
 

@@ -1,9 +1,7 @@
-// fp16 storage: the portable conversion (round to nearest even, subnormals kept, overflow to Inf,
-// NaN kept), checked on every fp16 value and midpoint and against the compiler's own _Float16;
-// every fp16 kernel level on fp16 buffers directly (apply_fp16) around the vector tiles, with
-// guard elements, against the oracle within tolerance.h's bound (one fp16 rounding, absolute
-// below 2^-14); subnormal results kept, not flushed; the SIMD levels agree with the portable one
-// but for FMA-rounding ties; bad input.
+// fp16 storage, what only fp16 has: the portable conversion (round to nearest even, subnormals
+// kept, overflow to Inf, NaN kept), checked on every fp16 value and midpoint and against the
+// compiler's own _Float16; subnormal results kept, not flushed; the SIMD levels agree with the
+// portable one but for FMA-rounding ties. The checks fp16 shares with bf16: storage16_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +14,7 @@
 #include "impls/registry.h"
 #include "core/tolerance.h"
 #include "tests/support/rotary_elements.h"
+#include "tests/support/storage16.h"
 #include "tests/support/test_config.h"
 
 namespace ropecheck {
@@ -97,95 +96,7 @@ TEST(Fp16Conversion, AgreesWithTheCompilersFloat16) {
 
 std::vector<const RopeImpl*> fp16_levels() { return test::implementations_storing(StorageType::fp16); }
 
-TEST(Fp16Storage, EveryLevelIsListed) {
-  // The portable level, AVX2 (F16C) and AVX-512: a lost registry line must not pass silently.
-  const auto levels = fp16_levels();
-  EXPECT_EQ(std::count_if(levels.begin(), levels.end(),
-                          [](const RopeImpl* impl) { return impl->id().starts_with("kernel_fp16/"); }),
-            3);
-  // and the references on fp16 storage (impls/rope/stored_reference.cc)
-  EXPECT_EQ(levels.size(), 3u + 2u);
-}
-
-constexpr Fp16 kGuard{0x7A00};  // fp16 49152.0, must survive every kernel
-
-struct Fp16Run {
-  std::vector<float> q_in, k_in;  // the fp16 inputs, widened (exact)
-  std::vector<Fp16> q, k;         // outputs, then 16 guard elements each
-};
-
-// q and k with every magnitude fp16 has: head h scaled by 2^(-6 h), so the last heads of a
-// token hold subnormals (down to 2^-24), whose rotation rounds absolutely.
-Fp16Run run_fp16(const RopeImpl& impl, const RopeSpec& spec, std::int64_t tokens,
-                 std::int64_t q_heads, std::int64_t k_heads,
-                 const std::vector<std::int64_t>& positions) {
-  const auto fill = [&](std::int64_t heads, float step, std::vector<Fp16>& out, std::vector<float>& in) {
-    const auto n = static_cast<std::size_t>(tokens * heads * spec.head_dim);
-    out.assign(n + 16, kGuard);
-    for (std::size_t j = 0; j < n; ++j) {
-      const auto head = static_cast<int>(j / static_cast<std::size_t>(spec.head_dim) %
-                                         static_cast<std::size_t>(heads));
-      out[j] = fp16_from_float(std::ldexp(std::sin(step * static_cast<float>(j)) * 3.0f, -6 * head));
-      in.push_back(float_from_fp16(out[j]));
-    }
-    return n;
-  };
-  Fp16Run r;
-  const auto qn = fill(q_heads, 0.37f, r.q, r.q_in);
-  const auto kn = fill(k_heads, 0.11f, r.k, r.k_in);
-  impl.apply_fp16(spec, Fp16HeadTensor{std::span(r.q).first(qn), tokens, q_heads, spec.head_dim},
-                  Fp16HeadTensor{std::span(r.k).first(kn), tokens, k_heads, spec.head_dim}, positions);
-  return r;
-}
-
 class Fp16Level : public ::testing::TestWithParam<const RopeImpl*> {};
-
-TEST_P(Fp16Level, TileRemaindersAgreeWithTheOracle) {
-  const RopeImpl& impl = *GetParam();
-  const auto caps = impl.capabilities();
-  if (!caps.available) GTEST_SKIP() << impl.id() << ": " << caps.unavailable_reason;
-  const std::vector<std::int64_t> positions = {0, 1, 4095, -77, 1 << 20};
-  const std::int64_t tokens = 5, q_heads = 4, k_heads = 2;
-  const double bound = rotation_bound_units({AnglePrecision::fp64, StorageType::fp16}, 0, 0.0);
-  double worst = 0, worst_subnormal = 0;
-  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-    for (int rotary = 2; rotary <= 68; rotary += 2) {
-      const int head_dim = rotary + (rotary % 6 == 0 ? 6 : 0);  // some with a tail
-      const RopeSpec spec{head_dim, rotary, 10000.0, layout, AnglePrecision::fp64, {}};
-      const auto r = run_fp16(impl, spec, tokens, q_heads, k_heads, positions);
-      for (std::size_t g = 0; g < 16; ++g) {
-        ASSERT_EQ(r.q[r.q_in.size() + g].bits, kGuard.bits) << "write past q, rotary_dim " << rotary;
-        ASSERT_EQ(r.k[r.k_in.size() + g].bits, kGuard.bits) << "write past k, rotary_dim " << rotary;
-      }
-      for (const auto& [in, out, heads] : {std::tuple{&r.q_in, &r.q, q_heads}, {&r.k_in, &r.k, k_heads}}) {
-        const auto exact = oracle_rope(spec, *in, tokens, heads, positions);
-        for (std::size_t j = 0; j < in->size(); ++j) {
-          const float y = float_from_fp16((*out)[j]);
-          const auto e = test::rotary_element(spec, *in, j);
-          if (!e.rotary) {
-            ASSERT_EQ(to_bits(y), to_bits((*in)[j])) << "tail changed at feature " << e.feature;
-            continue;
-          }
-          const double norm = e.pair_norm;
-          if (norm == 0) {
-            ASSERT_EQ(y, 0.0f) << "a zero pair rotated to nonzero at element " << j;
-            continue;
-          }
-          const double error =
-              std::abs(y - exact[j]) / (kEps32 * unit_pair_norm(StorageType::fp16, 1.0, norm));
-          (norm < kFp16MinNormal ? worst_subnormal : worst) =
-              std::max(norm < kFp16MinNormal ? worst_subnormal : worst, error);
-          ASSERT_LE(error, bound) << impl.id() << " " << to_string(layout) << " rotary " << rotary
-                                  << " element " << j << " |pair| " << norm;
-        }
-      }
-    }
-  }
-  // The bound is one fp16 rounding: a kernel that rounds correctly uses most of it, on normal
-  // and on subnormal pairs alike (unrounded or flushed results would show as ~0 or over 1).
-  EXPECT_GT(worst, 0.5 * bound) << "no output needed rounding: is the result stored as fp16?";
-  EXPECT_GT(worst_subnormal, 0.5 * bound) << "no subnormal pair needed rounding";
-}
 
 TEST_P(Fp16Level, SubnormalResultsAreKeptNotFlushed) {
   const RopeImpl& impl = *GetParam();
@@ -223,8 +134,8 @@ TEST_P(Fp16Level, AgreesWithThePortableLevel) {
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     for (const int rotary : {96, 38}) {
       const RopeSpec spec{128, rotary, 500000.0, layout, AnglePrecision::fp64, {}};
-      const auto a = run_fp16(*portable, spec, 4, 8, 2, positions);
-      const auto b = run_fp16(impl, spec, 4, 8, 2, positions);
+      const auto a = test::run_stored<test::Fp16Storage>(*portable, spec, 4, 8, 2, positions);
+      const auto b = test::run_stored<test::Fp16Storage>(impl, spec, 4, 8, 2, positions);
       for (std::size_t j = 0; j < a.q.size(); ++j) differ += a.q[j].bits != b.q[j].bits;
       for (std::size_t j = 0; j < a.k.size(); ++j) differ += a.k[j].bits != b.k[j].bits;
       total += a.q.size() + a.k.size();
@@ -233,11 +144,11 @@ TEST_P(Fp16Level, AgreesWithThePortableLevel) {
   EXPECT_LE(differ, total / 1000) << impl.id() << ": " << differ << " of " << total << " differ";
 }
 
-TEST(Fp16Storage, BadInputIsRefused) {
-  const RopeImpl& fp32_kernel = *find_rope("kernel/scalar");
+TEST(Fp16Storage, Fp16BuffersAreNotBf16AndPositionsAreChecked) {
+  // What fp16 adds to the shared refusals of storage16_test.cc.
   const RopeImpl& fp16_kernel = *find_rope("kernel_fp16/scalar");
   const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
-  std::vector<Fp16> q(2 * 8), k(2 * 8), short_k(8);
+  std::vector<Fp16> q(2 * 8), k(2 * 8);
   std::vector<std::uint16_t> q16(2 * 8), k16(2 * 8);
   const std::vector<std::int64_t> positions = {0, 1};
   const auto expect_refused = [&](auto&& call, const std::string& says) {
@@ -248,16 +159,8 @@ TEST(Fp16Storage, BadInputIsRefused) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
     }
   };
-  expect_refused([&] { fp32_kernel.apply_fp16(spec, {q, 2, 1, 8}, {k, 2, 1, 8}, positions); },
-                 "stores fp32, not fp16");
   expect_refused([&] { fp16_kernel.apply_bf16(spec, {q16, 2, 1, 8}, {k16, 2, 1, 8}, positions); },
                  "stores fp16, not bf16");
-  expect_refused([&] { fp16_kernel.apply_fp16(spec, {q, 2, 1, 8}, {short_k, 2, 1, 8}, positions); },
-                 "buffer holds 8 elements");
-  RopeSpec odd = spec;
-  odd.rotary_dim = 7;
-  expect_refused([&] { fp16_kernel.apply_fp16(odd, {q, 2, 1, 8}, {k, 2, 1, 8}, positions); },
-                 "rotary_dim");
   const std::vector<std::int64_t> absurd = {0, std::int64_t{1} << 40};
   expect_refused([&] { fp16_kernel.apply_fp16(spec, {q, 2, 1, 8}, {k, 2, 1, 8}, absurd); },
                  "outside [-2^24, 2^24]");

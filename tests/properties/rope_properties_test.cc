@@ -21,7 +21,8 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.impl->id() << " x " << 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const RopeImpl* impl : rope_implementations()) {
-    for (const Property& property : rope_properties()) {
+    for (const Property& property : property_catalogue()) {
+      if (property.kind != SubjectKind::rope) continue;
       // Layout equivalence needs both layouts; an implementation of one (HF's half-split form)
       // has nothing to compare, and the property says so by skipping.
       if (property.id == std::string_view("layout_equivalence") &&

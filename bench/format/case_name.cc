@@ -1,0 +1,89 @@
+// Formatting and parsing of bench.json case names (case_name.h).
+#include "bench/format/case_name.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <vector>
+
+namespace ropecheck::bench {
+namespace {
+
+std::vector<std::string_view> split(std::string_view text) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    const auto slash = text.find('/', start);
+    parts.push_back(text.substr(start, slash - start));
+    if (slash == std::string_view::npos) return parts;
+    start = slash + 1;
+  }
+}
+
+// The non-negative integer after "<key>:" in `part` ("threads:2" -> 2); nothing else may follow.
+std::optional<long> keyed_int(std::string_view part, std::string_view key) {
+  if (part.size() <= key.size() + 1 || part.substr(0, key.size()) != key || part[key.size()] != ':') {
+    return std::nullopt;
+  }
+  long value = 0;
+  const char* begin = part.data() + key.size() + 1;
+  const char* end = part.data() + part.size();
+  const auto [stop, error] = std::from_chars(begin, end, value);
+  if (error != std::errc() || stop != end || value < 0) return std::nullopt;
+  return value;
+}
+
+bool is_layout(std::string_view s) { return s == "interleaved" || s == "half_split"; }
+
+}  // namespace
+
+std::string registered_name(const RopeCaseName& n) {
+  return fmt::format("{}/{}/{}", n.impl, n.shape, n.layout);
+}
+std::string full_name(const RopeCaseName& n) {
+  return fmt::format("{}/real_time/threads:{}", registered_name(n), n.threads);
+}
+std::optional<RopeCaseName> parse_rope_case(std::string_view name) {
+  const auto parts = split(name);
+  if (parts.size() != 6 || parts[4] != "real_time" || !is_layout(parts[3])) return std::nullopt;
+  const auto threads = keyed_int(parts[5], "threads");
+  if (!threads || *threads < 1 || parts[0].empty() || parts[1].empty() || parts[2].empty()) {
+    return std::nullopt;
+  }
+  return RopeCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2]),
+                      std::string(parts[3]), static_cast<int>(*threads)};
+}
+
+std::string registered_name(const AttentionCaseName& n) {
+  return fmt::format("attention_blas/causal_{}heads/tokens:{}/head_dim:{}/blas_threads:{}", n.heads,
+                     n.tokens, n.head_dim, n.blas_threads);
+}
+std::string full_name(const AttentionCaseName& n) { return registered_name(n) + "/real_time"; }
+std::optional<AttentionCaseName> parse_attention_case(std::string_view name) {
+  const auto parts = split(name);
+  if (parts.size() != 6 || parts[0] != "attention_blas" || parts[5] != "real_time") return std::nullopt;
+  constexpr std::string_view kPrefix = "causal_", kSuffix = "heads";
+  const std::string_view heads_part = parts[1];
+  if (!heads_part.starts_with(kPrefix) || !heads_part.ends_with(kSuffix)) return std::nullopt;
+  long heads = 0;
+  const auto digits = heads_part.substr(kPrefix.size(), heads_part.size() - kPrefix.size() - kSuffix.size());
+  const auto [stop, error] = std::from_chars(digits.data(), digits.data() + digits.size(), heads);
+  if (error != std::errc() || stop != digits.data() + digits.size()) return std::nullopt;
+  const auto tokens = keyed_int(parts[2], "tokens");
+  const auto head_dim = keyed_int(parts[3], "head_dim");
+  const auto threads = keyed_int(parts[4], "blas_threads");
+  if (!tokens || !head_dim || !threads) return std::nullopt;
+  return AttentionCaseName{heads, *tokens, static_cast<int>(*head_dim), static_cast<int>(*threads)};
+}
+
+std::string registered_name(const TableCaseName& n) { return fmt::format("{}/{}", n.impl, n.shape); }
+std::string full_name(const TableCaseName& n) { return registered_name(n) + "/real_time"; }
+std::optional<TableCaseName> parse_table_case(std::string_view name) {
+  const auto parts = split(name);
+  if (parts.size() != 4 || parts[3] != "real_time" || parts[0].empty() || parts[1].empty() ||
+      parts[2].empty()) {
+    return std::nullopt;
+  }
+  return TableCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2])};
+}
+
+}  // namespace ropecheck::bench

@@ -1,0 +1,41 @@
+// The names of bench.json cases: one grammar, formatted where bench/ registers a case and parsed
+// where reports/ and gate/ read one. Google Benchmark appends its own suffixes to the name a case
+// is registered under ("/real_time", "/threads:N"); full_name() is the name as bench.json has it.
+//   RoPE:       <impl id>/<shape>/<layout>/real_time/threads:<N>
+//               kernel_bf16/avx512/llama7b_prefill512/interleaved/real_time/threads:1
+//   attention:  attention_blas/causal_<H>heads/tokens:<T>/head_dim:<D>/blas_threads:<N>/real_time
+//   table:      <impl id>/<table shape>/real_time
+// An implementation id is <algorithm>/<isa>, the storage type a suffix of the algorithm
+// (kernel_bf16, complex_multiply_fp16; none for fp32): core/impl_id.h.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ropecheck::bench {
+
+struct RopeCaseName {
+  std::string impl, shape, layout;  // layout: "interleaved" or "half_split"
+  int threads = 1;                  // benchmark threads
+};
+std::string registered_name(const RopeCaseName& name);  // without Google Benchmark's suffixes
+std::string full_name(const RopeCaseName& name);
+std::optional<RopeCaseName> parse_rope_case(std::string_view full_name);
+
+struct AttentionCaseName {
+  long heads = 0, tokens = 0;
+  int head_dim = 0, blas_threads = 0;
+};
+std::string registered_name(const AttentionCaseName& name);
+std::string full_name(const AttentionCaseName& name);
+std::optional<AttentionCaseName> parse_attention_case(std::string_view full_name);
+
+struct TableCaseName {
+  std::string impl, shape;
+};
+std::string registered_name(const TableCaseName& name);
+std::string full_name(const TableCaseName& name);
+std::optional<TableCaseName> parse_table_case(std::string_view full_name);
+
+}  // namespace ropecheck::bench

@@ -1,0 +1,40 @@
+// How the properties call an implementation: every output buffer is followed by guard bytes that
+// are checked after the call (ggml test-backend-ops style), so a built-in that writes past the
+// end fails the case in every build, not only under AddressSanitizer (a plugin's buffers are
+// guarded in its worker process: plugins/host/plugin_guarded_buffers.h). Each call also counts as
+// evidence, or not: a property that passes on cases that cannot show a bug proves nothing
+// (benchdnn's MISTRUSTED), and check_property() reports it so.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "impls/rope_impl.h"
+
+namespace ropecheck {
+
+// What a call must have to be able to show a bug. `rotation`: a rotary part (rotary_dim > 0),
+// a non-zero rotary input and a non-zero position; `input`: the position may be 0 (a property
+// about R_0 itself).
+enum class Evidence { rotation, input };
+
+// impl.apply(spec, q, k, positions) on q and k in place ([tokens][heads][head_dim] each; k may
+// be empty), each inside a buffer with guard bytes after it. RC_FAILs (inside a property) when a
+// guard byte changed, naming the tensor and how far past its end the write went.
+void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float>& q,
+                   std::int64_t q_heads, std::vector<float>& k, std::int64_t k_heads,
+                   std::span<const std::int64_t> positions, Evidence evidence = Evidence::rotation);
+
+// The evidence of the calls made on this thread since the last reset (check_property() resets
+// it before a property and reads it after).
+struct EvidenceCount {
+  int calls = 0;        // calls through apply_guarded()
+  int informative = 0;  // of which could show a bug
+  std::string first_vacuous;  // why the first uninformative call was (for the message)
+};
+void reset_evidence();
+EvidenceCount evidence();
+
+}  // namespace ropecheck

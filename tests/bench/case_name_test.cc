@@ -1,0 +1,108 @@
+// The one case-name grammar (bench/format/case_name.h): every name round-trips, malformed names
+// are refused, and the names Google Benchmark really reports for registered cases parse back.
+#include "bench/format/case_name.h"
+
+#include <benchmark/benchmark.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/format/shapes.h"
+
+namespace ropecheck::bench {
+namespace {
+
+TEST(CaseName, RopeRoundTrips) {
+  for (const RopeShape& shape : kRopeShapes) {
+    for (const char* layout : {"interleaved", "half_split"}) {
+      for (const int threads : {1, 2, 16}) {
+        const RopeCaseName name{"kernel_bf16/avx512bf16", shape.name, layout, threads};
+        const auto parsed = parse_rope_case(full_name(name));
+        ASSERT_TRUE(parsed) << full_name(name);
+        EXPECT_EQ(parsed->impl, name.impl);
+        EXPECT_EQ(parsed->shape, name.shape);
+        EXPECT_EQ(parsed->layout, name.layout);
+        EXPECT_EQ(parsed->threads, threads);
+      }
+    }
+  }
+}
+
+TEST(CaseName, AttentionAndTableRoundTrip) {
+  for (const AttentionProblem p : kAttentionProblems) {
+    const AttentionCaseName name{kAttentionHeads, p.tokens, p.head_dim, 2};
+    const auto parsed = parse_attention_case(full_name(name));
+    ASSERT_TRUE(parsed) << full_name(name);
+    EXPECT_EQ(parsed->heads, kAttentionHeads);
+    EXPECT_EQ(parsed->tokens, p.tokens);
+    EXPECT_EQ(parsed->head_dim, p.head_dim);
+    EXPECT_EQ(parsed->blas_threads, 2);
+  }
+  const auto table = parse_table_case(full_name(TableCaseName{"sinusoidal/formula", "transformer_base_4096x512"}));
+  ASSERT_TRUE(table);
+  EXPECT_EQ(table->impl, "sinusoidal/formula");
+  EXPECT_EQ(table->shape, "transformer_base_4096x512");
+}
+
+TEST(CaseName, MalformedNamesAreRefused) {
+  for (const char* bad : {"", "kernel/avx2", "kernel/avx2/llama7b_prefill512/diagonal/real_time/threads:1",
+                          "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:",
+                          "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:0",
+                          "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:1x",
+                          "kernel/avx2/llama7b_prefill512/interleaved/cpu_time/threads:1",
+                          "kernel//llama7b_prefill512/interleaved/real_time/threads:1"}) {
+    EXPECT_FALSE(parse_rope_case(bad)) << bad;
+  }
+  for (const char* bad : {"attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1",
+                          "attention_blas/causal_8/tokens:512/head_dim:64/blas_threads:1/real_time",
+                          "attention_blas/causal_8heads/tokens:-5/head_dim:64/blas_threads:1/real_time",
+                          "attention/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time"}) {
+    EXPECT_FALSE(parse_attention_case(bad)) << bad;
+  }
+  EXPECT_FALSE(parse_table_case("sinusoidal/formula/transformer_base_4096x512"));
+}
+
+// What Google Benchmark reports for cases registered the way bench/ registers them.
+class NameCollector : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) names.push_back(run.benchmark_name());
+  }
+  std::vector<std::string> names;
+};
+
+TEST(CaseName, GoogleBenchmarkReportsTheFullName) {
+  const RopeCaseName rope{"kernel/avx2", "llama7b_prefill512", "half_split", 2};
+  const AttentionCaseName attention{kAttentionHeads, 512, 64, 1};
+  const TableCaseName table{"sinusoidal/formula", "transformer_base_4096x512"};
+  const auto nothing = [](benchmark::State& state) {
+    for (auto _ : state) benchmark::DoNotOptimize(state.iterations());
+  };
+  benchmark::RegisterBenchmark(registered_name(rope).c_str(), nothing)->UseRealTime()->Threads(2);
+  benchmark::RegisterBenchmark(registered_name(attention).c_str(), nothing)->UseRealTime();
+  benchmark::RegisterBenchmark(registered_name(table).c_str(), nothing)->UseRealTime();
+  // The run length as a flag, as `ropecheck bench` sets it: per-case settings would enter the name.
+  int argc = 2;
+  char program[] = "case_name_test", min_time[] = "--benchmark_min_time=0.001";
+  char* argv[] = {program, min_time, nullptr};
+  benchmark::Initialize(&argc, argv);
+  NameCollector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::ClearRegisteredBenchmarks();
+  EXPECT_EQ(collector.names, (std::vector<std::string>{full_name(rope), full_name(attention), full_name(table)}));
+  ASSERT_EQ(collector.names.size(), 3u);
+  EXPECT_TRUE(parse_rope_case(collector.names[0]));
+  EXPECT_TRUE(parse_attention_case(collector.names[1]));
+  EXPECT_TRUE(parse_table_case(collector.names[2]));
+}
+
+TEST(Shapes, FoundByName) {
+  ASSERT_NE(find_rope_shape("llama7b_prefill4096"), nullptr);
+  EXPECT_EQ(find_rope_shape("llama7b_prefill4096")->tokens, 4096);
+  EXPECT_EQ(find_rope_shape("no_such_shape"), nullptr);
+}
+
+}  // namespace
+}  // namespace ropecheck::bench
