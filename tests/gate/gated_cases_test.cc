@@ -49,14 +49,15 @@ TEST(GatedCases, DefaultFilterMatchesExactlyTheRule) {
 
 TEST(GatedCases, WorkingSetsFromTheShapeTable) {
   // Llama 3 8B GQA, 512 tokens: (32 + 8) heads x 128 x 512 elements.
-  EXPECT_EQ(working_set_bytes("kernel/avx512/llama3_8b_gqa_prefill512/interleaved/real_time"),
+  EXPECT_EQ(working_set_bytes("kernel/avx512/llama3_8b_gqa_prefill512/interleaved/real_time/threads:1"),
             40u * 128 * 512 * 4);
-  EXPECT_EQ(working_set_bytes("kernel_bf16/avx512bf16/llama3_8b_gqa_prefill512/interleaved/x"),
+  EXPECT_EQ(working_set_bytes("kernel_bf16/avx512bf16/llama3_8b_gqa_prefill512/interleaved/real_time/threads:1"),
             40u * 128 * 512 * 2);
-  EXPECT_EQ(working_set_bytes("plugin/*/llama7b_decode_at4095/interleaved/real_time"), 64u * 128 * 4);
-  EXPECT_EQ(working_set_bytes("attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1/"),
+  EXPECT_EQ(working_set_bytes("plugin/*/llama7b_decode_at4095/interleaved/real_time/threads:1"), 64u * 128 * 4);
+  EXPECT_EQ(working_set_bytes("attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time"),
             4u * 512 * 8 * 64 * 4);
-  EXPECT_FALSE(working_set_bytes("table/transformer_base_4096x512/x").has_value());
+  EXPECT_FALSE(working_set_bytes("sinusoidal/scalar/transformer_base_4096x512/real_time").has_value());
+  EXPECT_FALSE(working_set_bytes("kernel/avx512/no_such_shape/interleaved/real_time/threads:1").has_value());
 }
 
 TEST(GatedCases, WithinAFactorOfTwoOfL2OrL3IsFlagged) {
