@@ -1,6 +1,6 @@
 // The gate's outputs for CI on known verdicts: JUnit XML valid against the schema CI systems read
-// (tests/gate/data/junit.xsd, checked with xmllint) with the right counts and elements, the same
-// for `verify --junit` (real binary and known results), the markdown summary, and gate.json.
+// (tests/support/junit.xsd, checked with xmllint) with the right counts and elements, the same
+// the markdown summary, and gate.json.
 //   build/tests/gate_outputs_test
 #include <gtest/gtest.h>
 
@@ -12,7 +12,6 @@
 #include "gate/gate_junit.h"
 #include "gate/gate_report.h"
 #include "gate/gate_result.h"
-#include "properties/verify/verify_junit.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -36,7 +35,7 @@ std::string schema_problems(const std::string& xml) {
   const auto file = dir / "report.xml";
   write_text_file(xml, file);
   const auto r = test::spawn({"/usr/bin/xmllint", "--noout", "--schema",
-                              ROPECHECK_GATE_TEST_DATA "/junit.xsd", file.string()});
+                              ROPECHECK_JUNIT_XSD, file.string()});
   return r.code == 0 ? "" : r.err + r.out;
 }
 
@@ -103,55 +102,6 @@ TEST(GateOutputs, JUnitWriterEscapesControlCharactersAndCountsEverySuite) {
   EXPECT_TRUE(contains(xml, "name=\"x?y\"")) << xml;
   EXPECT_TRUE(contains(xml, "message=\"m&#10;n\"")) << xml;
   EXPECT_TRUE(contains(xml, "<testsuites tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\" time=\"3.000\"")) << xml;
-}
-
-TEST(GateOutputs, VerifyJUnitFromTheRealBinaryIsValid) {
-  const ScratchDir dir("verify_junit");
-  const auto file = dir / "verify.xml";
-  const auto r = test::spawn({ROPECHECK_CLI_PATH, "verify", "--impl", "kernel/scalar",
-                              "--property", "oracle_agreement", "--property", "identity_at_zero",
-                              "--cases", "5", "--out", dir.str(), "--junit", file.string()});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const std::string xml = test::slurp(file);
-  EXPECT_EQ(schema_problems(xml), "") << xml;
-  EXPECT_TRUE(contains(xml, "<testsuite name=\"ropecheck.verify\" tests=\"2\" failures=\"0\"")) << xml;
-  EXPECT_TRUE(contains(xml, "classname=\"ropecheck.verify.kernel/scalar\" name=\"oracle_agreement\"")) << xml;
-}
-
-TEST(GateOutputs, VerifyJUnitMapsFailedAndSkippedAndSurvivingMutants) {
-  VerifyRun run;
-  run.timestamp = "2024-01-01T00:00:00Z";
-  SubjectResults subject;
-  subject.subject.id = "kernel/avx2";
-  const auto result = [](const char* property, Status status, const char* message) {
-    PropertyResult r;
-    r.subject = "kernel/avx2";
-    r.property = property;
-    r.status = status;
-    r.message = message;
-    return r;
-  };
-  subject.results = {result("inverse", Status::passed, ""),
-                     result("composition", Status::failed, "off by 3 ulp"),
-                     result("tail_untouched", Status::skipped, "no partial rotary")};
-  subject.results[1].counterexample = "m = 7";
-  subject.results[1].reproduce = "abc";
-  run.subjects.push_back(subject);
-  KillMatrix matrix;
-  MutantRow killed, survivor;
-  killed.mutant = "mutant/killed";
-  killed.killed_by = {"inverse"};
-  survivor.mutant = "mutant/survivor";
-  survivor.ran = 5;
-  matrix.mutants = {killed, survivor};
-  const std::string xml = verify_junit(run, matrix);
-  EXPECT_EQ(schema_problems(xml), "") << xml;
-  EXPECT_TRUE(contains(xml, "<testsuite name=\"ropecheck.verify\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\"")) << xml;
-  EXPECT_TRUE(contains(xml, "<testsuite name=\"ropecheck.mutants\" tests=\"2\" failures=\"1\"")) << xml;
-  EXPECT_TRUE(contains(xml, "<failure message=\"off by 3 ulp\"")) << xml;
-  EXPECT_TRUE(contains(xml, "--reproduce abc")) << xml;
-  EXPECT_TRUE(contains(xml, "<skipped message=\"no partial rotary\"/>")) << xml;
-  EXPECT_TRUE(contains(xml, "mutant survived")) << xml;
 }
 
 TEST(GateOutputs, MarkdownSummaryHasTheVerdictTheCasesAndTheAdvice) {
