@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
-#include <regex>
 
+#include "bench/format/case_name.h"
 #include "bench/format/shapes.h"
 
 namespace ropecheck {
@@ -58,22 +58,16 @@ std::vector<CacheLevel> read_cpu_caches(const std::filesystem::path& cache_dir) 
 }
 
 std::optional<std::uint64_t> working_set_bytes(std::string_view case_name) {
-  const std::string name(case_name);
-  std::smatch m;
-  // <implementation id, one or two segments>/<shape>/<layout>/...
-  static const std::regex rope(R"(^((?:plugin/)?[^/]+/[^/]+)/([a-z0-9_]+)/)");
-  if (std::regex_search(name, m, rope)) {
-    for (const auto& shape : bench::kRopeShapes) {
-      if (m[2] != shape.name) continue;
-      const auto elements =
-          static_cast<std::uint64_t>(shape.tokens * (shape.q_heads + shape.k_heads) * shape.head_dim);
-      return elements * element_bytes(m[1].str());
-    }
+  if (const auto rope = bench::parse_rope_case(case_name)) {
+    const bench::RopeShape* shape = bench::find_rope_shape(rope->shape);
+    if (shape == nullptr) return std::nullopt;
+    const auto elements =
+        static_cast<std::uint64_t>(shape->tokens * (shape->q_heads + shape->k_heads) * shape->head_dim);
+    return elements * element_bytes(rope->impl);
   }
-  static const std::regex attention(R"(^attention_[a-z]+/.*/tokens:(\d+)/head_dim:(\d+)/)");
-  if (std::regex_search(name, m, attention)) {
-    const auto tokens = std::stoull(m[1]), head_dim = std::stoull(m[2]);
-    return 4 * tokens * static_cast<std::uint64_t>(bench::kAttentionHeads) * head_dim * sizeof(float);
+  if (const auto attention = bench::parse_attention_case(case_name)) {
+    return 4 * static_cast<std::uint64_t>(attention->tokens) * static_cast<std::uint64_t>(attention->heads) *
+           static_cast<std::uint64_t>(attention->head_dim) * sizeof(float);
   }
   return std::nullopt;
 }

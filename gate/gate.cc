@@ -160,6 +160,12 @@ void judge(GateResult& result, const std::vector<CacheLevel>& caches) {
 
 }  // namespace
 
+bool worth_more_rounds(const GateJudgement& judgement, double elapsed, double slowest_round,
+                       double max_seconds) {
+  return max_seconds > 0 && judgement.inconclusive > 0 && judgement.regressions == 0 &&
+         elapsed + 2 * slowest_round <= max_seconds;
+}
+
 int run_gate(const GateOptions& options, std::ostream& out) {
   validate(options);
   prepare_out_dir(options.out_dir);
@@ -205,12 +211,13 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   for (std::size_t i = 0; i < options.rounds; ++i) run_round();
   judge(result, caches);
 
-  while (options.max_seconds > 0 && result.judgement.inconclusive > 0 &&
-         result.judgement.regressions == 0) {
-    const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const auto more = [&] {
     double slowest = 0;
     for (const auto& r : result.rounds) slowest = std::max(slowest, r.seconds);
-    if (elapsed + 2 * slowest > options.max_seconds) break;
+    const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+    return worth_more_rounds(result.judgement, elapsed, slowest, options.max_seconds);
+  };
+  while (more()) {
     run_round();
     run_round();
     result.budget_used = true;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gate/gate_rounds.h"
+#include "gate/gate_rule.h"
 
 namespace ropecheck {
 
@@ -37,6 +38,12 @@ struct GateOptions {
   std::filesystem::path junit, markdown;  // empty: not written
   std::vector<std::string> command_line;  // recorded in gate.json
 };
+
+// --max-seconds: whether to run another pair of rounds after `elapsed` seconds, the slowest round
+// so far having taken `slowest_round`: only while some gated case is INCONCLUSIVE and none is a
+// REGRESSION (more rounds cannot undo a REGRESSION's exit code), and the pair fits the budget.
+bool worth_more_rounds(const GateJudgement& judgement, double elapsed, double slowest_round,
+                       double max_seconds);
 
 // Runs the gate: rounds into out_dir/{base,current}/round-NN/ (bench.json and bench.log each, so
 // that `ropecheck compare out_dir/base out_dir/current` can judge the same runs again), a table

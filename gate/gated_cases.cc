@@ -5,6 +5,9 @@
 
 #include <algorithm>
 
+#include "bench/format/case_name.h"
+#include "bench/format/shapes.h"
+
 namespace ropecheck {
 namespace {
 
@@ -38,7 +41,9 @@ std::string default_gate_filter(const std::vector<std::string>& kernels) {
     for (const auto& id : kernels) ids += (ids.empty() ? "" : "|") + id;
     filter = fmt::format("^({})/({})/{}/|", ids, shapes_alternation(), kGatedLayout);
   }
-  return filter + fmt::format("^{}/", kGatedAttention);
+  const bench::AttentionCaseName attention{bench::kAttentionHeads, kGatedAttentionTokens,
+                                           kGatedAttentionHeadDim, 1};
+  return filter + fmt::format("^{}/", bench::registered_name(attention));
 }
 
 std::string plugin_gate_filter() {

@@ -26,9 +26,9 @@ inline constexpr std::string_view kGatedKernelFamilies[] = {"kernel", "kernel_bf
 inline constexpr std::string_view kKernelLevelsFastestFirst[] = {"avx512bf16", "avx512", "avx2",
                                                                   "scalar"};
 
-// The attention case (bench/attention_cases.cc's name), at one OpenBLAS thread.
-inline constexpr std::string_view kGatedAttention =
-    "attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1";
+// The attention problem (bench/format/shapes.h's kAttentionProblems), at one OpenBLAS thread.
+inline constexpr long kGatedAttentionTokens = 512;
+inline constexpr int kGatedAttentionHeadDim = 64;
 
 // Per family, the fastest level among `available` (implementation ids available on both sides);
 // families with none are left out. E.g. {"kernel/avx512", "kernel_bf16/avx512bf16", ...}.

@@ -19,4 +19,4 @@ sed -i '/asm("" : "+v"(v));/d' "$body"
 cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DROPECHECK_TORCH_PEERS=OFF >"$work/build.log" 2>&1
 cmake --build "$work/build" -j "$(nproc)" --target ropecheck >>"$work/build.log" 2>&1
-echo "$work/build/cli/ropecheck"
+echo "$work/build/ropecheck"

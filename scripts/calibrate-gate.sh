@@ -11,7 +11,7 @@
 # a case not slowed), detections (a slowed case REGRESSION), and writes OUT/summary.md.
 # Usage: scripts/calibrate-gate.sh [ITERATIONS] [OUT_DIR]   (defaults: 20, /tmp/ropecheck-calibration)
 #        scripts/calibrate-gate.sh --summary OUT_DIR         (the table of the gates run so far)
-# Environment: ROPECHECK_BIN (default build/cli/ropecheck), GATE_ARGS, KINDS (default
+# Environment: ROPECHECK_BIN (default build/ropecheck), GATE_ARGS, KINDS (default
 # "quiet s10 loaded s5 s20 code"), SLOWED (default kernel/avx512), CODE_SLOW_BIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ summary_only=0
 if [ "${1:-}" = "--summary" ]; then summary_only=1; shift; set -- 0 "$@"; fi
 iterations=${1:-20}
 out=${2:-/tmp/ropecheck-calibration}
-bin=$(realpath -m "${ROPECHECK_BIN:-build/cli/ropecheck}")
+bin=$(realpath -m "${ROPECHECK_BIN:-build/ropecheck}")
 read -r -a gate_args <<< "${GATE_ARGS:-}"
 kinds=${KINDS:-quiet s10 loaded s5 s20 code}
 slowed=${SLOWED:-kernel/avx512}
@@ -27,6 +27,27 @@ mkdir -p "$out/bin"
 results=$out/results.tsv
 [ "$summary_only" -eq 1 ] && [ ! -f "$results" ] && { echo "no $results" >&2; exit 2; }
 [ -f "$results" ] || printf 'kind\titeration\texit\tfalse_regressions\tdetected\tseconds\tload_before\tload_after\n' >"$results"
+
+# verdicts.py GATE_JSON KIND SLOWED: "<false REGRESSIONs> <slowed cases detected>". The slowed cases:
+# none in an A/A gate; SLOWED's for s5/s10/s20; for code, every AVX-512 level of the kernel
+# source it changes (fp32, bf16 and fp16 at avx512).
+verdicts_py=$out/verdicts.py
+cat >"$verdicts_py" <<'PY'
+import json, sys
+def judge(path, kind, slowed):
+    try:
+        cases = json.load(open(path))["cases"]
+    except (OSError, ValueError):
+        return None
+    prefixes = {"quiet": (), "loaded": (),
+                "code": ("kernel/avx512/", "kernel_bf16/avx512/", "kernel_fp16/avx512/")}.get(kind, (slowed + "/",))
+    reg = [c["name"] for c in cases if c["verdict"] == "REGRESSION"]
+    hit = [n for n in reg if n.startswith(prefixes)]
+    return len(reg) - len(hit), len(hit)
+if __name__ == "__main__":
+    r = judge(*sys.argv[1:4])
+    print("nan nan" if r is None else f"{r[0]} {r[1]}")
+PY
 
 wrapper() {  # wrapper PCT: a script acting as ropecheck with SLOWED slowed by PCT %
   local path=$out/bin/slowed-$1
@@ -64,18 +85,7 @@ one_gate() {  # one_gate KIND ITERATION CURRENT: runs a gate, appends a row to r
     >"$dir.log" 2>&1 || code=$?
   t1=$(date +%s)
   load_after=$(cut -d' ' -f1 /proc/loadavg)
-  read -r false_regressions detected < <(python3 - "$dir/gate.json" "$kind" "$slowed" <<'PY'
-import json, sys
-path, kind, slowed = sys.argv[1:]
-try:
-    cases = json.load(open(path))["cases"]
-except (OSError, ValueError):
-    print("nan nan"); sys.exit()
-reg = [c["name"] for c in cases if c["verdict"] == "REGRESSION"]
-is_slowed = lambda n: kind not in ("quiet", "loaded") and n.startswith(slowed + "/")
-print(sum(1 for n in reg if not is_slowed(n)), sum(1 for n in reg if is_slowed(n)))
-PY
-)
+  read -r false_regressions detected < <(python3 "$verdicts_py" "$dir/gate.json" "$kind" "$slowed")
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$i" "$code" "$false_regressions" "$detected" \
     "$((t1 - t0))" "$load_before" "$load_after" >>"$results"
   echo "calibrate: $kind #$i exit $code false $false_regressions detected $detected $((t1 - t0))s load $load_before" >&2
@@ -93,10 +103,15 @@ for i in $(seq "$first" $((first + iterations - 1))); do
   done
 done
 
-python3 - "$results" "$out" >"$out/summary.md" <<'PY'
+python3 - "$results" "$out" "$slowed" >"$out/summary.md" <<'PY'
 import csv, glob, json, os, statistics, sys
+sys.path.insert(0, sys.argv[2])
+from verdicts import judge
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 out = sys.argv[2]
+for x in rows:  # from gate.json, so that a changed rule applies to every gate run so far
+    r = judge(os.path.join(out, f"{x['kind']}-{x['iteration']}", "gate.json"), x["kind"], sys.argv[3])
+    x["false_regressions"], x["detected"] = ("nan", "nan") if r is None else (str(r[0]), str(r[1]))
 model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 print(f"CPU: {model}, {os.cpu_count()} logical CPUs; {len(rows)} gates\n")
 print("| kind | gates | PASS (0) | REGRESSION (1) | INCONCLUSIVE (3) | other | gates with a false REGRESSION | slowed case detected | wall s (mean, max) | load avg (mean) |")

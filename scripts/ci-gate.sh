@@ -11,23 +11,25 @@
 #   CI_GATE_REPO        the git repository (default: the one holding this script)
 #   CI_GATE_WORK        work folder: worktrees, build trees, results (default: a fresh temp dir)
 #   CI_GATE_CMAKE_ARGS  extra cmake configure arguments (default: -DROPECHECK_TORCH_PEERS=OFF)
-#   CI_GATE_BINARY      the CLI inside a build tree (default: cli/ropecheck)
-#   CI_GATE_VERIFY_ARGS extra `verify` arguments, CI_GATE_ARGS extra `gate` arguments
+#   CI_GATE_BINARY      the CLI inside a build tree (default: ropecheck)
+#   CI_GATE_VERIFY_ARGS extra `verify` arguments
+#   CI_GATE_ARGS        extra `gate` arguments (default: --max-seconds 280: rounds are added while
+#                       a case is INCONCLUSIVE, the whole gate staying under 5 minutes)
 # Results: $CI_GATE_WORK/results/{verify.junit.xml,gate.junit.xml,gate.md,gate/gate.json}.
 set -euo pipefail
 
 fail_on_inconclusive=0
 if [ "${1:-}" = "--fail-on-inconclusive" ]; then fail_on_inconclusive=1; shift; fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-  sed -n '9,10p' "$0" >&2
+  sed -n '8,9p' "$0" >&2
   exit 2
 fi
 repo=${CI_GATE_REPO:-$(cd "$(dirname "$0")/.." && pwd)}
 work=${CI_GATE_WORK:-$(mktemp -d -t ropecheck-ci-gate.XXXXXX)}
-binary=${CI_GATE_BINARY:-cli/ropecheck}
+binary=${CI_GATE_BINARY:-ropecheck}
 read -r -a cmake_args <<< "${CI_GATE_CMAKE_ARGS:--DROPECHECK_TORCH_PEERS=OFF}"
 read -r -a verify_args <<< "${CI_GATE_VERIFY_ARGS:-}"
-read -r -a gate_args <<< "${CI_GATE_ARGS:-}"
+read -r -a gate_args <<< "${CI_GATE_ARGS:---max-seconds 280}"
 
 base=$(git -C "$repo" rev-parse --verify "$1^{commit}") || exit 2
 change=$(git -C "$repo" rev-parse --verify "${2:-HEAD}^{commit}") || exit 2

@@ -8,7 +8,7 @@ packages=(
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libsleef-dev
   python3 python3-jsonschema gnuplot-nox
-  libxml2-utils  # xmllint: the gate tests validate JUnit XML against tests/gate/data/junit.xsd
+  libxml2-utils  # xmllint: the tests validate JUnit XML against tests/support/junit.xsd
   libtorch-dev  # PyTorch peers (peers/torch): ~160 packages, ~125 MB of archives; optional for the build
 )
 

@@ -1,7 +1,7 @@
 // scripts/ci-gate.sh on two commits of a scratch git repository. Its "build" is cheap: the
-// CMakeLists copies a committed cli/ropecheck wrapper into the build tree, which runs the real,
-// already built binary; the second commit's wrapper slows the scalar kernel by 200% through
-// ROPECHECK_BENCH_SLOWDOWN. The recipe must exit 1 between the commits and 0 for a commit
+// CMakeLists copies a committed cli/ropecheck wrapper to the top of the build tree, where the
+// recipe looks for the binary, and the wrapper runs the real, already built binary; the second
+// commit's wrapper slows the scalar kernel by 200% through ROPECHECK_BENCH_SLOWDOWN. The recipe must exit 1 between the commits and 0 for a commit
 // against itself (a 50% threshold: no A/A verdict here depends on this machine's noise).
 //   build/tests/ci_recipe_test
 #include <gtest/gtest.h>
@@ -42,7 +42,7 @@ class CiRecipe : public testing::Test {
   void SetUp() override {
     write_file(repo_ / "CMakeLists.txt",
                "cmake_minimum_required(VERSION 3.16)\nproject(scratch NONE)\n"
-               "file(COPY cli/ropecheck DESTINATION ${CMAKE_BINARY_DIR}/cli USE_SOURCE_PERMISSIONS)\n"
+               "file(COPY cli/ropecheck DESTINATION ${CMAKE_BINARY_DIR} USE_SOURCE_PERMISSIONS)\n"
                "add_custom_target(ropecheck)\n");
     commit(wrapper(""), "base");
     base_ = sh("git rev-parse HEAD", repo_.path());

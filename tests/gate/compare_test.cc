@@ -247,6 +247,8 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+std::string fmt_round(std::size_t i) { return "round-0" + std::to_string(i + 1); }
+
 std::vector<double> scaled(std::vector<double> v, double factor) {
   for (double& x : v) x *= factor;
   return v;
@@ -528,6 +530,46 @@ TEST(Compare, TooFewRepetitionsForAnyVerdictSaySo) {
   EXPECT_EQ(r.code, kExitOk) << r.out;
   EXPECT_TRUE(contains(row(r.out, "kernel/avx2/a"), "not significant")) << r.out;
   EXPECT_TRUE(contains(r.out, "warning: ") && contains(r.out, "more repetitions")) << r.out;
+}
+
+// ---- compare, process-level samples ----------------------------------------------------------
+
+// DIR/round-NN/bench.json for each process: three repetitions each, whose median is medians[i].
+void write_runs(const fs::path& dir, const std::vector<double>& medians) {
+  for (std::size_t i = 0; i < medians.size(); ++i) {
+    const double m = medians[i];
+    write_bench(dir / fmt_round(i), {{"kernel/avx2/a", {m * 0.9, m, m * 1.3}, {}}});
+  }
+}
+
+TEST(Compare, DirectoriesOfRunsGiveOneSamplePerProcessTheirMedian) {
+  const ScratchDir b, c;
+  const std::vector<double> base = {0.80, 0.81, 0.79, 0.805, 0.795};
+  write_runs(b.path(), base);
+  write_runs(c.path(), scaled(base, 0.8));
+  const auto r = compare(b.path(), c.path());
+  // Five processes a side, fully separated: exact p = 1/252 < 0.05.
+  EXPECT_EQ(r.code, kExitFailed) << r.out;
+  const auto line = row(r.out, "kernel/avx2/a");
+  EXPECT_TRUE(contains(line, "REGRESSION") && contains(line, "0.8000") && contains(line, "-20.0%"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "samples: one per process (median of its repetitions), 5 base and 5 "
+                              "current bench.json files"))
+      << r.out;
+  const auto json = Json::parse(test::slurp(c / "compare.json"));
+  EXPECT_EQ(json["samples"], "processes");
+  EXPECT_EQ(json["cases"][0]["base_repetitions"], 5);
+}
+
+TEST(Compare, OneRunAgainstADirectoryOfRunsOrTooFewProcessesIsInvalidInput) {
+  const ScratchDir runs, single, two;
+  write_runs(runs.path(), {0.8, 0.81, 0.79});
+  write_bench(single.path(), {{"kernel/avx2/a", kSamples, {}}});
+  const auto mixed = invalid_input_message([&] { compare(single.path(), runs.path()); });
+  EXPECT_TRUE(contains(mixed, "same kind")) << mixed;
+  write_runs(two.path(), {0.8, 0.81});
+  const auto few = invalid_input_message([&] { compare(runs.path(), two.path()); });
+  EXPECT_TRUE(contains(few, "fewer than the 3 processes needed")) << few;
 }
 
 }  // namespace

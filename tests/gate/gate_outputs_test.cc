@@ -1,6 +1,6 @@
 // The gate's outputs for CI on known verdicts: JUnit XML valid against the schema CI systems read
-// (tests/gate/data/junit.xsd, checked with xmllint) with the right counts and elements, the
-// markdown summary, and gate.json. (`verify --junit`: tests/properties/verify_junit_test.cc.)
+// (tests/support/junit.xsd, checked with xmllint) with the right counts and elements, the same
+// the markdown summary, and gate.json.
 //   build/tests/gate_outputs_test
 #include <gtest/gtest.h>
 
@@ -35,7 +35,7 @@ std::string schema_problems(const std::string& xml) {
   const auto file = dir / "report.xml";
   write_text_file(xml, file);
   const auto r = test::spawn({"/usr/bin/xmllint", "--noout", "--schema",
-                              ROPECHECK_GATE_TEST_DATA "/junit.xsd", file.string()});
+                              ROPECHECK_JUNIT_XSD, file.string()});
   return r.code == 0 ? "" : r.err + r.out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/exit_codes.h"
+#include "gate/gate.h"
 #include "gate/gate_rule.h"
 #include "gate/student_t.h"
 
@@ -139,6 +140,20 @@ TEST(GateRule, BadInputIsInvalidInput) {
   EXPECT_THROW(judge_rounds({}, {5, 0.05}), InvalidInput);
   EXPECT_THROW(judge_rounds({{"a", ok, ""}}, {0, 0.05}), InvalidInput);
   EXPECT_THROW(judge_rounds({{"a", ok, ""}}, {5, 1}), InvalidInput);
+}
+
+TEST(GateBudget, MoreRoundsOnlyWhileInconclusiveWithoutRegressionAndWithinTheBudget) {
+  GateJudgement inconclusive;
+  inconclusive.inconclusive = 1;
+  EXPECT_TRUE(worth_more_rounds(inconclusive, 100, 10, 120));    // 100 + 2 x 10 <= 120
+  EXPECT_FALSE(worth_more_rounds(inconclusive, 101, 10, 120));   // the pair would overrun
+  EXPECT_FALSE(worth_more_rounds(inconclusive, 10, 10, 0));      // no budget: exactly K rounds
+  GateJudgement settled;
+  settled.passed = 3;
+  EXPECT_FALSE(worth_more_rounds(settled, 10, 10, 300));
+  GateJudgement regressed = inconclusive;
+  regressed.regressions = 1;
+  EXPECT_FALSE(worth_more_rounds(regressed, 10, 10, 300));
 }
 
 // Whatever the ratios, REGRESSION is exactly "the interval lies above 1 + threshold" and PASS

@@ -97,6 +97,23 @@ TEST(Gate, BadUsageIsExit2) {
   EXPECT_EQ(bad_threshold.code, kExitUsage);
 }
 
+TEST(Gate, PluginModePairsTheTwoPluginsCasesWhateverTheyAreCalled) {
+  const ScratchDir dir("gate_plugin");
+  const auto out = dir / "gate";
+  const std::string plugin = ROPECHECK_PLUGIN_DIR "/good_rope.so";
+  const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base-plugin", plugin, "--plugin",
+                              plugin, "--filter", "^plugin/[^/]+/llama7b_decode_at4095/interleaved/",
+                              "--rounds", "3", "--repetitions", "1", "--min-time", "0.01",
+                              "--out", out.string()});
+  // An A/A gate: any verdict but "could not judge" (no speed is asserted).
+  ASSERT_NE(r.code, kExitUsage) << r.out << r.err;
+  const auto json = nlohmann::json::parse(test::slurp(out / "gate.json"));
+  ASSERT_EQ(json["cases"].size(), 1u);
+  EXPECT_TRUE(json["cases"][0]["name"].get<std::string>().starts_with(
+      "plugin/*/llama7b_decode_at4095/interleaved/"))
+      << json["cases"][0]["name"];
+}
+
 TEST(Gate, HelpDocumentsTheExitCodes) {
   const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--help"});
   EXPECT_EQ(r.code, kExitOk);

@@ -1,14 +1,14 @@
-// `ropecheck verify --junit FILE` (properties/verify/verify_junit.h): valid against the JUnit schema
-// CI systems read (tests/gate/data/junit.xsd, checked with xmllint), from the real binary and on
-// known results: FAILED a failure with its replay, SKIPPED and MISTRUSTED skipped with the
-// reason, a surviving mutant a failure.
-#include "properties/verify/verify_junit.h"
-
+// `ropecheck verify --junit`: JUnit XML valid against the schema CI systems read
+// (tests/support/junit.xsd, checked with xmllint), from the real binary and from known results:
+// FAILED a failure with the replay command, SKIPPED and MISTRUSTED skipped (with the reason), a
+// surviving mutant a failure.
+//   build/tests/verify_junit_test
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/result_files.h"
+#include "properties/verify/verify_junit.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -22,14 +22,15 @@ bool contains(const std::string& text, const std::string& part) {
 
 // xmllint's verdict on `xml` against the JUnit schema: "" when valid, else its complaint.
 std::string schema_problems(const std::string& xml) {
-  const ScratchDir dir("verify_junit_schema");
+  const ScratchDir dir("junit");
   const auto file = dir / "report.xml";
   write_text_file(xml, file);
-  const auto r = test::spawn({"/usr/bin/xmllint", "--noout", "--schema", ROPECHECK_JUNIT_XSD, file.string()});
+  const auto r = test::spawn({"/usr/bin/xmllint", "--noout", "--schema", ROPECHECK_JUNIT_XSD,
+                              file.string()});
   return r.code == 0 ? "" : r.err + r.out;
 }
 
-TEST(VerifyJUnit, FromTheRealBinaryIsValid) {
+TEST(VerifyJUnit, VerifyJUnitFromTheRealBinaryIsValid) {
   const ScratchDir dir("verify_junit");
   const auto file = dir / "verify.xml";
   const auto r = test::spawn({ROPECHECK_CLI_PATH, "verify", "--impl", "kernel/scalar",
@@ -42,7 +43,7 @@ TEST(VerifyJUnit, FromTheRealBinaryIsValid) {
   EXPECT_TRUE(contains(xml, "classname=\"ropecheck.verify.kernel/scalar\" name=\"oracle_agreement\"")) << xml;
 }
 
-TEST(VerifyJUnit, MapsFailedSkippedMistrustedAndSurvivingMutants) {
+TEST(VerifyJUnit, VerifyJUnitMapsFailedAndSkippedAndSurvivingMutants) {
   VerifyRun run;
   run.timestamp = "2024-01-01T00:00:00Z";
   SubjectResults subject;
