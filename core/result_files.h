@@ -2,6 +2,7 @@
 // default and how they are written, so that a reader (a report, a CI job) never sees half a file.
 #pragma once
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -11,6 +12,11 @@ namespace ropecheck {
 
 // Where `ropecheck` and `ropecheck verify` write their files unless told otherwise.
 inline constexpr const char* kDefaultOutDir = "reports/out/latest";
+
+// A number as JSON, or null when it is not finite (JSON has no NaN or Inf).
+inline nlohmann::ordered_json number_or_null(double x) {
+  return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+}
 
 // Writes `json` to `path` through a temporary file renamed into place. Throws InvalidInput when
 // the file cannot be written.

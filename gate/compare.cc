@@ -86,8 +86,6 @@ std::string summary_line(const Comparison& comparison, const CompareSettings& se
 }
 
 // JSON has no Inf or NaN.
-Json number_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
-
 Json case_json(const CaseComparison& c) {
   Json j = {{"name", c.name}, {"verdict", std::string(to_string(c.verdict))}};
   if (!in_both(c)) return j;

@@ -2,6 +2,8 @@
 // gate run says whether real time or probe-normalised time was the quieter ratio on its machine.
 #include "gate/gate_json.h"
 
+#include "core/result_files.h"
+
 #include <cmath>
 
 #include "core/build_info.h"
@@ -10,8 +12,6 @@ namespace ropecheck {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Json number_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
 
 // Coefficient of variation (percent) of the per-round ratios c[i] / b[i]; null when empty.
 Json ratio_cv(const std::vector<double>& b, const std::vector<double>& c) {

@@ -1,6 +1,6 @@
 // The property families that make up property_catalogue(), one file each: a property is one
-// function and one line in its family's list, in the family's file; a new family is one file and
-// one line in catalogue.cc.
+// function and one line in its family's list, in the family's file; a new family is one file, its
+// declaration here and one line in catalogue.cc.
 #pragma once
 
 #include <span>
