@@ -38,7 +38,9 @@ inline std::string test_name(std::string id) {
 }
 
 // gtest prints parameters in test listings: show ids, not bytes.
-inline void PrintTo(const RopeImpl* impl, std::ostream* os) { *os << impl->id(); }
+inline void PrintTo(const RopeImpl* impl, std::ostream* os) {
+  *os << (impl != nullptr ? impl->id() : std::string_view("(no implementation)"));  // a failed ASSERT_NE prints it
+}
 inline void PrintTo(const Subject& subject, std::ostream* os) { *os << subject.id; }
 
 inline std::string describe_failure(const PropertyResult& r) {
