@@ -19,8 +19,10 @@ namespace {
 namespace fs = std::filesystem;
 using test::ScratchDir;
 
-// One small, always available case: the scalar fp32 kernel on decode.
-constexpr const char* kFilter = "^kernel/scalar/llama7b_decode_at4095/interleaved/";
+// One small, always available case: the scalar fp32 kernel on an in-cache prefill (milliseconds
+// a call; a sub-microsecond decode case can be too noisy under ASan beside other tests for a
+// verdict in a few rounds).
+constexpr const char* kFilter = "^kernel/scalar/gpt2_small_prefill512/interleaved/";
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -40,7 +42,7 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   const auto current = slowed_wrapper(dir.path(), "kernel/scalar=60");
   const auto out = dir / "gate";
   const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH,
-                              "--current", current.string(), "--filter", kFilter, "--rounds", "4",
+                              "--current", current.string(), "--filter", kFilter, "--rounds", "6",
                               "--repetitions", "2", "--min-time", "0.01", "--out", out.string(),
                               "--junit", (dir / "gate.xml").string(), "--markdown",
                               (dir / "gate.md").string()});
@@ -51,8 +53,8 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   const auto json = nlohmann::json::parse(test::slurp(out / "gate.json"));
   ASSERT_EQ(json["cases"].size(), 1u);
   EXPECT_EQ(json["cases"][0]["verdict"], "REGRESSION");
-  EXPECT_EQ(json["cases"][0]["rounds"], 4);
-  EXPECT_EQ(json["rounds"].size(), 4u);
+  EXPECT_EQ(json["cases"][0]["rounds"], 6);
+  EXPECT_EQ(json["rounds"].size(), 6u);
   EXPECT_EQ(json["summary"]["exit_code"], 1);
   // Orders come in balanced pairs.
   EXPECT_NE(json["rounds"][0]["order"], json["rounds"][1]["order"]);
@@ -71,7 +73,7 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   EXPECT_TRUE(contains(c.out, "samples: one per process")) << c.out;
   const auto compared = nlohmann::json::parse(test::slurp(dir / "compare.json"));
   EXPECT_EQ(compared["samples"], "processes");
-  EXPECT_EQ(compared["cases"][0]["base_repetitions"], 4);
+  EXPECT_EQ(compared["cases"][0]["base_repetitions"], 6);
 }
 
 TEST(Gate, BadUsageIsExit2) {
