@@ -1,6 +1,7 @@
 // The property harness's guard bytes and evidence (properties/harness/guarded_apply.h): a write
 // past the end fails the case and says so; a call that cannot show a bug is counted as vacuous,
-// and a property that passed on vacuous calls only is MISTRUSTED.
+// and a property that passed on vacuous calls only is MISTRUSTED. (That no real implementation is
+// MISTRUSTED on any RoPE property: rope_properties_test.cc requires PASSED for every pair.)
 #include "properties/harness/guarded_apply.h"
 
 #include <gtest/gtest.h>
@@ -88,17 +89,6 @@ TEST(Mistrusted, APassOnVacuousCallsOnlyIsMistrusted) {
   untracked.status = Status::passed;
   detail::mistrust_if_vacuous(untracked, EvidenceCount{});
   EXPECT_EQ(untracked.status, Status::passed);
-}
-
-TEST(Mistrusted, EveryRealImplementationGivesEvidenceOnEveryRopeProperty) {
-  for (const RopeImpl* impl : rope_implementations()) {
-    if (!impl->capabilities().available) continue;
-    const Subject subject{std::string(impl->id()), impl, nullptr, false};
-    for (const char* id : {"oracle_agreement", "identity_at_zero", "composition"}) {
-      const auto result = run_property(*find_property(id), subject, test_run_config());
-      EXPECT_NE(result.status, Status::mistrusted) << impl->id() << " " << id << ": " << result.message;
-    }
-  }
 }
 
 }  // namespace
