@@ -220,34 +220,33 @@ bool worth_running(const RopeImpl& impl, const RopeShape& shape) {
 
 }  // namespace
 
+// Each storage type's buffers are made from the same fixed-seed values (q seed 1, k seed 2), and
+// only when a case of that type runs: a 16-bit case's process never builds the fp32 copies.
+template <typename T, typename Convert>
+void make_inputs(const RopeShape& shape, AlignedVector<T>& q, AlignedVector<T>& k, Convert convert) {
+  q.resize(static_cast<std::size_t>(shape.tokens * shape.q_heads * shape.head_dim));
+  k.resize(static_cast<std::size_t>(shape.tokens * shape.k_heads * shape.head_dim));
+  fill_random(std::span<T>(q), 1, convert);
+  fill_random(std::span<T>(k), 2, convert);
+}
+
+void Workload::allocate_positions() {
+  std::call_once(allocated_positions, [this] { positions = positions_from(shape.first_position, shape.tokens); });
+}
+
 void Workload::allocate() {
-  std::call_once(allocated, [this] {
-    const auto q_values = random_floats(static_cast<std::size_t>(shape.tokens * shape.q_heads * shape.head_dim), 1);
-    const auto k_values = random_floats(static_cast<std::size_t>(shape.tokens * shape.k_heads * shape.head_dim), 2);
-    q.assign(q_values.begin(), q_values.end());
-    k.assign(k_values.begin(), k_values.end());
-    positions = positions_from(shape.first_position, shape.tokens);
-  });
+  allocate_positions();
+  std::call_once(allocated, [this] { make_inputs(shape, q, k, [](float x) { return x; }); });
 }
 
 void Workload::allocate_bf16() {
-  allocate();
-  std::call_once(allocated_bf16, [this] {
-    q16.reserve(q.size());
-    k16.reserve(k.size());
-    for (float x : q) q16.push_back(bf16_from_float(x));
-    for (float x : k) k16.push_back(bf16_from_float(x));
-  });
+  allocate_positions();
+  std::call_once(allocated_bf16, [this] { make_inputs(shape, q16, k16, bf16_from_float); });
 }
 
 void Workload::allocate_fp16() {
-  allocate();
-  std::call_once(allocated_fp16, [this] {
-    q_half.reserve(q.size());
-    k_half.reserve(k.size());
-    for (float x : q) q_half.push_back(fp16_from_float(x));
-    for (float x : k) k_half.push_back(fp16_from_float(x));
-  });
+  allocate_positions();
+  std::call_once(allocated_fp16, [this] { make_inputs(shape, q_half, k_half, fp16_from_float); });
 }
 
 RopeCase::RopeCase(const RopeImpl* i, Workload* w, Layout layout) : impl(i), workload(w) {

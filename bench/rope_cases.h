@@ -24,16 +24,17 @@ namespace ropecheck::bench {
 struct Workload {
   explicit Workload(const RopeShape& s) : shape(s) {}
   const RopeShape shape;
-  std::once_flag allocated, allocated_bf16, allocated_fp16;
+  std::once_flag allocated_positions, allocated, allocated_bf16, allocated_fp16;
   // Page-aligned (aligned_buffer.h): placed alike in every process.
   AlignedVector<float> q, k;
   AlignedVector<std::uint16_t> q16, k16;  // the same values in bf16, for bf16-storage kernels
   AlignedVector<Fp16> q_half, k_half;     // and in fp16, for fp16-storage kernels
   std::vector<std::int64_t> positions;
 
-  void allocate();
-  void allocate_bf16();
-  void allocate_fp16();
+  void allocate_positions();
+  void allocate();       // q, k and positions
+  void allocate_bf16();  // q16, k16 and positions
+  void allocate_fp16();  // q_half, k_half and positions
 };
 
 struct RopeCase {

@@ -172,7 +172,7 @@ void add_gate(CLI::App& app, Commands& c) {
   c.gate = app.add_subcommand(
       "gate", "CI regression gate: K rounds, each running the base and the current build as fresh "
               "`bench` processes back to back in random order; per case the paired ratio "
-              "current/base over the rounds, a t interval with Holm across cases, a verdict. "
+              "current/base over the rounds, a t interval (Holm across cases for REGRESSION), a verdict. "
               "Table on stdout, DIR/gate.json (gate/README.md).");
   c.gate->add_option("--base", g.base, "The baseline: an executable that acts as ropecheck")
       ->type_name("EXE");
@@ -186,6 +186,10 @@ void add_gate(CLI::App& app, Commands& c) {
   c.gate->add_option("--rounds", g.rounds, "Rounds K (each: one base and one current process), >= 3")
       ->type_name("K")
       ->capture_default_str();
+  c.gate->add_option("--warmup-rounds", g.warmup_rounds,
+                     "Rounds run first and not judged, while the machine settles")
+      ->type_name("N")
+      ->capture_default_str();
   c.gate->add_option("--max-seconds", g.max_seconds,
                      "Budget: after K rounds, add rounds while a case is INCONCLUSIVE, until this "
                      "many seconds (0: exactly K rounds)")
@@ -195,7 +199,12 @@ void add_gate(CLI::App& app, Commands& c) {
                      "Percent slowdown a REGRESSION must exceed (whole interval above it), in (0, 100)")
       ->type_name("PCT")
       ->capture_default_str();
-  c.gate->add_option("--alpha", g.alpha, "Family-wise error rate over the gated cases (Holm), in (0, 1)")
+  c.gate->add_option("--trim", g.trim,
+                     "Fraction of each case's rounds dropped from each end before the t interval "
+                     "(Yuen's trimmed mean; 0: plain paired t), in [0, 0.25]")
+      ->type_name("F")
+      ->capture_default_str();
+  c.gate->add_option("--alpha", g.alpha, "Chance of a false REGRESSION over the gated cases (Holm), and of a false PASS, in (0, 1)")
       ->type_name("A")
       ->capture_default_str();
   c.gate->add_option("--measure", c.gate_measure,

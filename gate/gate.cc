@@ -37,6 +37,9 @@ void validate(const GateOptions& o) {
     throw InvalidInput("gate: give --base OLD --current NEW (two ropecheck executables) or "
                        "--base-plugin OLD.so --plugin NEW.so, one pair");
   }
+  if (o.warmup_rounds < 1) {
+    throw InvalidInput("--warmup-rounds must be >= 1: the first one also finds the cases to gate");
+  }
   if (o.rounds < kMinRounds) {
     throw InvalidInput(fmt::format("--rounds must be >= {}, got {}", kMinRounds, o.rounds));
   }
@@ -46,7 +49,7 @@ void validate(const GateOptions& o) {
   }
   if (!(o.max_seconds >= 0)) throw InvalidInput("--max-seconds must be >= 0");
   // The rule's own checks (threshold, alpha) run before anything is measured.
-  judge_rounds({{"check", {1, 1, 1}, ""}}, {o.threshold_percent, o.alpha});
+  judge_rounds({{"check", {1, 1, 1}, ""}}, {o.threshold_percent, o.alpha, o.trim});
 }
 
 // DIR/sides/NAME -> target (absolute), so that both sides' paths have the same length (see
@@ -96,6 +99,20 @@ std::string caches_text(const std::vector<CacheLevel>& caches) {
   return text.empty() ? "unknown" : text;
 }
 
+// The keys of the cases both sides measured in the warm-up, sorted; the others into `unpaired`.
+std::vector<std::string> cases_on_both_sides(const ProcessValues& base, const ProcessValues& current,
+                                             std::vector<std::string>& unpaired) {
+  std::vector<std::string> both;
+  for (const auto* side : {&base, &current}) {
+    const auto* other = side == &base ? &current : &base;
+    for (const auto& [key, _] : side->time_ns) {
+      if (!other->time_ns.contains(key)) unpaired.push_back(key);
+      else if (side == &base) both.push_back(key);
+    }
+  }
+  return both;
+}
+
 // Cases measured on both sides in every round; the others become notes.
 std::vector<std::string> paired_cases(const std::vector<Round>& rounds, std::vector<std::string>& notes) {
   std::set<std::string> all, every;
@@ -124,6 +141,9 @@ std::vector<std::string> paired_cases(const std::vector<Round>& rounds, std::vec
 void judge(GateResult& result, const std::vector<CacheLevel>& caches) {
   result.series.clear();
   result.notes.clear();
+  for (const auto& key : result.unpaired) {
+    result.notes.push_back(fmt::format("{}: measured on one side only; not judged", key));
+  }
   std::vector<CaseRounds> cases;
   for (const auto& key : paired_cases(result.rounds, result.notes)) {
     CaseSeries s;
@@ -169,8 +189,9 @@ bool worth_more_rounds(const GateJudgement& judgement, double elapsed, double sl
 int run_gate(const GateOptions& options, std::ostream& out) {
   validate(options);
   prepare_out_dir(options.out_dir);
-  // Rounds of an earlier gate in the same folder would mix into `compare base current`.
-  for (const char* side : {"base", "current"}) std::filesystem::remove_all(options.out_dir / side);
+  // Rounds of an earlier gate in the same folder would mix into `compare base current`. Warm-up
+  // rounds go to warmup/, outside what compare reads.
+  for (const char* side : {"base", "current", "warmup"}) std::filesystem::remove_all(options.out_dir / side);
   const auto start = SteadyClock::now();
   const auto sides = sides_of(options);
   const auto caches = read_cpu_caches();
@@ -180,10 +201,11 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   result.current = options.current.empty() ? options.plugin.string() : options.current;
   result.filter = resolve_filter(options, sides);
   result.measure = options.measure;
-  result.settings = {options.threshold_percent, options.alpha};
+  result.settings = {options.threshold_percent, options.alpha, options.trim};
   result.repetitions = options.repetitions;
   result.min_time = options.min_time;
   result.seed = options.seed;
+  result.warmup_rounds = options.warmup_rounds;
   result.cpu_model = this_machine().cpu_model;
   result.caches = caches_text(caches);
   result.started = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
@@ -193,20 +215,44 @@ int run_gate(const GateOptions& options, std::ostream& out) {
                       result.current, result.filter);
 
   RoundOrder order(options.seed);
+  const auto out_dir = std::filesystem::absolute(options.out_dir);
+  // Warm-up rounds: each side once over the whole suite, not judged. They also find the cases.
+  ProcessValues base_cases, current_cases;
+  for (std::size_t i = 0; i < options.warmup_rounds; ++i) {
+    const auto round_start = SteadyClock::now();
+    const std::string name = fmt::format("warmup-{:02}", i + 1);
+    const bool base_first = i % 2 == 0;
+    for (const int which : base_first ? std::array{0, 1} : std::array{1, 0}) {
+      const GateSide& side = sides[static_cast<std::size_t>(which)];
+      (which == 0 ? base_cases : current_cases)
+          .merge(run_side(side, bench, out_dir / "warmup" / side.label / name));
+    }
+    progress_log().info("gate: {} ({} first) in {:.1f}s, not judged", name, base_first ? "base" : "current",
+                        std::chrono::duration<double>(SteadyClock::now() - round_start).count());
+  }
+  const auto keys = cases_on_both_sides(base_cases, current_cases, result.unpaired);
+  if (keys.empty()) {
+    throw InvalidInput(fmt::format("gate: no case measured on both sides (filter '{}')", result.filter));
+  }
+
+  // A judged round: case by case in a shuffled order, a process of that case on each side.
   const auto run_round = [&] {
     Round round;
     round.base_first = order.next_base_first();
     const auto round_start = SteadyClock::now();
     const std::string name = fmt::format("round-{:02}", result.rounds.size() + 1);
-    for (const int which : round.base_first ? std::array{0, 1} : std::array{1, 0}) {
-      const GateSide& side = sides[static_cast<std::size_t>(which)];
-      (which == 0 ? round.base : round.current) =
-          run_side(side, bench, std::filesystem::absolute(options.out_dir) / side.label / name);
+    for (const std::size_t c : shuffled_case_order(keys.size(), order.engine())) {
+      const BenchSettings one_case{exact_case_filter(keys[c]), options.repetitions, options.min_time};
+      for (const int which : round.base_first ? std::array{0, 1} : std::array{1, 0}) {
+        const GateSide& side = sides[static_cast<std::size_t>(which)];
+        (which == 0 ? round.base : round.current)
+            .merge(run_side(side, one_case, out_dir / side.label / name / fmt::format("case-{:02}", c + 1)));
+      }
     }
     round.seconds = std::chrono::duration<double>(SteadyClock::now() - round_start).count();
+    progress_log().info("gate: {} ({} first) in {:.1f}s", name, round.base_first ? "base" : "current",
+                        round.seconds);
     result.rounds.push_back(std::move(round));
-    progress_log().info("gate: {} ({} first) in {:.1f}s", name,
-                        result.rounds.back().base_first ? "base" : "current", result.rounds.back().seconds);
   };
   for (std::size_t i = 0; i < options.rounds; ++i) run_round();
   judge(result, caches);

@@ -37,7 +37,6 @@ Json case_json(const CaseVerdict& v, const CaseSeries& s) {
             {"p_regression", v.p_regression},
             {"p_regression_adjusted", v.p_regression_adjusted},
             {"p_pass", v.p_pass},
-            {"p_pass_adjusted", v.p_pass_adjusted},
             {"rounds_needed", v.rounds_needed ? Json(*v.rounds_needed) : Json(nullptr)},
             {"threshold_to_pass_percent", v.verdict == GateVerdict::inconclusive
                                               ? number_or_null(v.threshold_to_pass_percent)
@@ -80,11 +79,13 @@ Json gate_json(const GateResult& r) {
           {"measure", std::string(to_string(r.measure))},
           {"threshold_percent", r.settings.threshold_percent},
           {"alpha", r.settings.alpha},
-          {"test", "paired_t_log_ratio_one_sided"},
-          {"correction", "holm"},
+          {"test", "paired_trimmed_t_log_ratio_one_sided"},
+          {"trim", r.settings.trim},
+          {"correction", "holm_on_regression_intersection_union_on_pass"},
           {"repetitions", r.repetitions},
           {"min_time", r.min_time},
           {"seed", r.seed},
+          {"warmup_rounds", r.warmup_rounds},
           {"rounds_added_by_budget", r.budget_used},
           {"rounds", rounds},
           {"cases", cases},

@@ -47,11 +47,11 @@ std::string gate_summary_line(const GateResult& r) {
   const auto& j = r.judgement;
   return fmt::format(
       "gate: {} REGRESSION, {} INCONCLUSIVE, {} PASS of {} gated case(s), {} flagged; {} rounds, "
-      "ratio of {} current/base, paired t on log ratios, Holm alpha {}, threshold {}%; {:.0f} s "
-      "-> {} (exit {})",
+      "ratio of {} current/base, paired t on log ratios trimmed {:.0f}% per end, Holm alpha {}, "
+      "threshold {}%; {:.0f} s -> {} (exit {})",
       j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,
-      r.rounds.size(), measure_text(r.measure), r.settings.alpha, r.settings.threshold_percent,
-      r.seconds, overall(j.exit_code), j.exit_code);
+      r.rounds.size(), measure_text(r.measure), 100 * r.settings.trim, r.settings.alpha,
+      r.settings.threshold_percent, r.seconds, overall(j.exit_code), j.exit_code);
 }
 
 void print_gate_table(const GateResult& r, std::ostream& out) {
@@ -67,9 +67,9 @@ void print_gate_table(const GateResult& r, std::ostream& out) {
   }
   table.print(out);
   for (const auto& note : r.notes) out << "note: " << note << "\n";
-  out << fmt::format("CHANGE: geometric mean over the rounds of current/base - 1 ({}; + is slower). "
-                     "INTERVAL: Holm-adjusted. DETECTABLE: the slowdown caught with ~80% "
-                     "probability at this noise and K.\n",
+  out << fmt::format("CHANGE: trimmed geometric mean over the rounds of current/base - 1 ({}; + is "
+                     "slower). INTERVAL: lower bound Holm-adjusted, upper at alpha. DETECTABLE: "
+                     "the slowdown caught with ~80% probability at this noise and K.\n",
                      measure_text(r.measure));
 }
 
@@ -92,10 +92,10 @@ std::string gate_markdown(const GateResult& r) {
                       interval(v), v.noise_percent, v.detectable_percent, verdict);
   }
   md += fmt::format("\n<sub>{} current/base per round, {} paired rounds of fresh processes "
-                    "({} repetitions each), paired t interval on log ratios, Holm over the gated "
-                    "cases at alpha {}; {}; {:.0f} s.</sub>\n",
-                    measure_text(r.measure), r.rounds.size(), r.repetitions, r.settings.alpha,
-                    r.cpu_model, r.seconds);
+                    "({} repetitions each), paired t interval on log ratios trimmed {:.0f}% per "
+                    "end, Holm over the gated cases at alpha {}; {}; {:.0f} s.</sub>\n",
+                    measure_text(r.measure), r.rounds.size(), r.repetitions, 100 * r.settings.trim,
+                    r.settings.alpha, r.cpu_model, r.seconds);
   return md;
 }
 

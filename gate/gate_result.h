@@ -27,9 +27,11 @@ struct GateResult {
   int repetitions = 0;
   double min_time = 0;
   std::uint64_t seed = 0;
-  std::vector<Round> rounds;
+  std::size_t warmup_rounds = 0;       // run first and discarded (GateOptions::warmup_rounds)
+  std::vector<Round> rounds;           // the judged rounds
   std::vector<CaseSeries> series;      // the judged cases, in the judgement's order
   GateJudgement judgement;
+  std::vector<std::string> unpaired;   // case keys the warm-up found on one side only
   std::vector<std::string> notes;      // cases in one side only, a measure fallen back, ...
   std::string cpu_model;
   std::string caches;                  // e.g. "L2 1.0 MiB, L3 32.0 MiB"

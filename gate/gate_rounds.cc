@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "bench/format/bench_json.h"
@@ -37,6 +39,33 @@ void run_or_throw(const std::vector<std::string>& argv, const std::filesystem::p
 
 std::string_view to_string(GateMeasure measure) {
   return measure == GateMeasure::time ? "time" : "limit";
+}
+
+void ProcessValues::merge(const ProcessValues& other) {
+  time_ns.insert(other.time_ns.begin(), other.time_ns.end());
+  limit_time.insert(other.limit_time.begin(), other.limit_time.end());
+}
+
+std::string exact_case_filter(const std::string& key) {
+  constexpr std::string_view kAnyPlugin = "plugin/*/";
+  std::string filter = "^";
+  std::string_view rest = key;
+  if (rest.starts_with(kAnyPlugin)) {
+    filter += "plugin/[^/]+/";
+    rest.remove_prefix(kAnyPlugin.size());
+  }
+  for (const char c : rest) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) filter += '\\';
+    filter += c;
+  }
+  return filter + "$";
+}
+
+std::vector<std::size_t> shuffled_case_order(std::size_t count, std::mt19937_64& engine) {
+  std::vector<std::size_t> order(count);
+  for (std::size_t i = 0; i < count; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), engine);
+  return order;
 }
 
 std::string case_key(const std::string& name) {

@@ -1,4 +1,5 @@
-// judge_rounds(): the paired t interval on log ratios with Holm's adjustment (gate_rule.h).
+// judge_rounds(): the paired (trimmed) t interval on log ratios; Holm's adjustment on the
+// regression side (gate_rule.h).
 //
 // Why a t interval and not a bootstrap: the sample is K per-process ratios, K ~ 10. A percentile
 // bootstrap of 10 values has no tails beyond the largest value seen and covers well below its
@@ -32,6 +33,9 @@ void check(const std::vector<CaseRounds>& cases, const GateSettings& s) {
   if (!(s.alpha > 0 && s.alpha < 1)) {
     throw InvalidInput(fmt::format("--alpha: {} is not in (0, 1)", s.alpha));
   }
+  if (!(s.trim >= 0 && s.trim <= kMaxTrim)) {
+    throw InvalidInput(fmt::format("--trim: {} is not in [0, {}]", s.trim, kMaxTrim));
+  }
   for (const auto& c : cases) {
     if (c.ratios.size() < kMinRounds) {
       throw InvalidInput(fmt::format("case '{}': {} round(s), the gate needs at least {}", c.name,
@@ -49,19 +53,35 @@ void check(const std::vector<CaseRounds>& cases, const GateSettings& s) {
 }
 
 struct LogMoments {
-  double mean = 0, sd = 0, se = 0;
+  double mean = 0, sd = 0, se = 0;  // sd: winsorized when trimmed
   int df = 0;
 };
 
-LogMoments log_moments(const std::vector<double>& ratios) {
+std::size_t kept_rounds(std::size_t n, double trim) {
+  return n - 2 * static_cast<std::size_t>(std::floor(trim * static_cast<double>(n)));
+}
+
+// Yuen's trimmed mean of the log ratios: sorted, g = floor(trim n) dropped from each end, h = n - 2g
+// kept; mean = the mean of the kept, sd = the sd of the winsorized sample (each dropped value
+// replaced by the nearest kept one), se = sd sqrt(n) / h, df = h - 1. With trim 0 this is the
+// plain paired t: mean, s / sqrt(n), n - 1.
+LogMoments log_moments(const std::vector<double>& ratios, double trim) {
+  std::vector<double> y;
+  for (const double r : ratios) y.push_back(std::log(r));
+  std::sort(y.begin(), y.end());
+  const std::size_t n = y.size(), h = kept_rounds(n, trim), g = (n - h) / 2;
   LogMoments m;
-  const auto n = static_cast<double>(ratios.size());
-  for (const double r : ratios) m.mean += std::log(r) / n;
+  for (std::size_t i = g; i < n - g; ++i) m.mean += y[i] / static_cast<double>(h);
+  double winsorized_mean = 0;
+  for (double& v : y) {
+    v = std::clamp(v, y[g], y[n - g - 1]);
+    winsorized_mean += v / static_cast<double>(n);
+  }
   double squares = 0;
-  for (const double r : ratios) squares += (std::log(r) - m.mean) * (std::log(r) - m.mean);
-  m.sd = std::sqrt(squares / (n - 1));
-  m.se = m.sd / std::sqrt(n);
-  m.df = static_cast<int>(ratios.size()) - 1;
+  for (const double v : y) squares += (v - winsorized_mean) * (v - winsorized_mean);
+  m.sd = std::sqrt(squares / static_cast<double>(n - 1));
+  m.se = m.sd * std::sqrt(static_cast<double>(n)) / static_cast<double>(h);
+  m.df = static_cast<int>(h) - 1;
   return m;
 }
 
@@ -98,11 +118,12 @@ std::string_view to_string(GateVerdict verdict) {
 }
 
 std::optional<std::size_t> rounds_to_resolve(double distance, double sd, double level,
-                                             std::size_t from) {
+                                             std::size_t from, double trim) {
   if (!(distance > 0)) return std::nullopt;
   for (std::size_t n = std::max(from, kMinRounds); n <= kMaxRoundsAdvised; ++n) {
-    const double half_width =
-        student_t_quantile(1 - level, static_cast<int>(n) - 1) * sd / std::sqrt(static_cast<double>(n));
+    const std::size_t h = kept_rounds(n, trim);
+    const double half_width = student_t_quantile(1 - level, static_cast<int>(h) - 1) * sd *
+                              std::sqrt(static_cast<double>(n)) / static_cast<double>(h);
     if (half_width < distance) return n;
   }
   return std::nullopt;
@@ -113,9 +134,9 @@ GateJudgement judge_rounds(const std::vector<CaseRounds>& cases, const GateSetti
   const double limit = std::log1p(settings.threshold_percent / 100);
   GateJudgement judgement;
   std::vector<LogMoments> moments;
-  std::vector<double> p_regression, p_pass;  // of the gated cases, in order
+  std::vector<double> p_regression;  // of the gated cases, in order
   for (const auto& c : cases) {
-    const LogMoments m = log_moments(c.ratios);
+    const LogMoments m = log_moments(c.ratios, settings.trim);
     moments.push_back(m);
     CaseVerdict v;
     v.name = c.name;
@@ -134,38 +155,41 @@ GateJudgement judge_rounds(const std::vector<CaseRounds>& cases, const GateSetti
     if (c.flagged.empty()) {
       ++judgement.gated;
       p_regression.push_back(v.p_regression);
-      p_pass.push_back(v.p_pass);
     }
     judgement.cases.push_back(std::move(v));
   }
-  const auto regression_adjusted = holm_adjust(p_regression), pass_adjusted = holm_adjust(p_pass);
+  const auto regression_adjusted = holm_adjust(p_regression);
   const std::size_t m_gated = judgement.gated;
   const double bonferroni = settings.alpha / static_cast<double>(m_gated);
   std::size_t k = 0;
   for (std::size_t i = 0; i < judgement.cases.size(); ++i) {
     CaseVerdict& v = judgement.cases[i];
     const LogMoments& m = moments[i];
-    double level_low = bonferroni, level_high = bonferroni;
+    double level_low = bonferroni;
+    const double level_high = settings.alpha;  // the pass side needs no adjustment (gate_rule.h)
     if (v.flagged.empty()) {
       v.p_regression_adjusted = regression_adjusted[k];
-      v.p_pass_adjusted = pass_adjusted[k];
       ++k;
       level_low = holm_level(settings.alpha, v.p_regression, v.p_regression_adjusted, m_gated);
-      level_high = holm_level(settings.alpha, v.p_pass, v.p_pass_adjusted, m_gated);
       v.verdict = v.p_regression_adjusted < settings.alpha ? GateVerdict::regression
-                  : v.p_pass_adjusted < settings.alpha     ? GateVerdict::pass
-                                                            : GateVerdict::inconclusive;
+                  : v.p_pass < settings.alpha              ? GateVerdict::pass
+                                                           : GateVerdict::inconclusive;
     } else {
       v.verdict = GateVerdict::flagged;
     }
     v.ratio_low = std::exp(bound(m, level_low, -1));
     v.ratio_high = std::exp(bound(m, level_high, +1));
-    const double q_alpha = student_t_quantile(1 - bonferroni, m.df);
+    const double q_regression = student_t_quantile(1 - bonferroni, m.df);
     v.detectable_percent =
-        100 * std::expm1(limit + (q_alpha + student_t_quantile(kDetectionPower, m.df)) * m.se);
+        100 * std::expm1(limit + (q_regression + student_t_quantile(kDetectionPower, m.df)) * m.se);
     if (v.verdict == GateVerdict::inconclusive) {
-      v.rounds_needed = rounds_to_resolve(std::abs(m.mean - limit), m.sd, bonferroni, v.rounds + 1);
-      v.threshold_to_pass_percent = 100 * std::expm1(m.mean + q_alpha * m.se);
+      // Below the threshold the case heads for PASS (tested at alpha), above it for REGRESSION
+      // (tested at alpha / m at worst).
+      const double resolve_level = m.mean < limit ? settings.alpha : bonferroni;
+      v.rounds_needed =
+          rounds_to_resolve(std::abs(m.mean - limit), m.sd, resolve_level, v.rounds + 1, settings.trim);
+      v.threshold_to_pass_percent =
+          100 * std::expm1(m.mean + student_t_quantile(1 - settings.alpha, m.df) * m.se);
     }
     switch (v.verdict) {
       case GateVerdict::regression: ++judgement.regressions; break;

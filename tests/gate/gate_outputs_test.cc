@@ -118,7 +118,7 @@ TEST(GateOutputs, MarkdownSummaryHasTheVerdictTheCasesAndTheAdvice) {
 
 TEST(GateOutputs, GateJsonCarriesVerdictsRoundsAndBothMeasuresNoise) {
   const auto json = gate_json(known_result());
-  EXPECT_EQ(json["schema"], "ropecheck.gate/1");
+  EXPECT_EQ(json["schema"], "ropecheck.gate/2");
   EXPECT_EQ(json["summary"]["exit_code"], 1);
   EXPECT_EQ(json["summary"]["flagged"], 1);
   EXPECT_EQ(json["rounds"].size(), 4u);

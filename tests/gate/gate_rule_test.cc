@@ -1,5 +1,6 @@
 // The gate's statistics on known values: Student t against tables, the paired interval on log
-// ratios by hand, Holm across cases, INCONCLUSIVE with the rounds that would resolve it, flagged
+// ratios by hand (plain and trimmed), Holm across cases on the regression side and none on the
+// pass side, INCONCLUSIVE with the rounds that would resolve it, flagged
 // cases outside the family, the exit codes, and (RapidCheck) that a verdict and its interval
 // always say the same thing.
 //   build/tests/gate_rule_test
@@ -46,7 +47,7 @@ TEST(StudentT, CdfClosedFormsForOneAndTwoDegrees) {
 
 TEST(GateRule, PairedIntervalOnLogRatiosByHand) {
   // logs 0.10 +- {0, .02, -.02, .01, -.01}: mean 0.10, sd sqrt(0.001 / 4), se sd / sqrt(5).
-  const auto j = judge_rounds({{"a", from_logs({0.10, 0.12, 0.08, 0.11, 0.09}), ""}}, {5, 0.05});
+  const auto j = judge_rounds({{"a", from_logs({0.10, 0.12, 0.08, 0.11, 0.09}), ""}}, {5, 0.05, 0});
   const CaseVerdict& v = j.cases.at(0);
   const double se = std::sqrt(0.001 / 4) / std::sqrt(5.0), t = 2.131847;  // t_{0.95, 4}
   EXPECT_NEAR(v.ratio, std::exp(0.10), 1e-12);
@@ -62,7 +63,7 @@ TEST(GateRule, PairedIntervalOnLogRatiosByHand) {
 }
 
 TEST(GateRule, ThePassSideIsTheMirror) {
-  const auto j = judge_rounds({{"a", from_logs({0.00, 0.02, -0.02, 0.01, -0.01}), ""}}, {5, 0.05});
+  const auto j = judge_rounds({{"a", from_logs({0.00, 0.02, -0.02, 0.01, -0.01}), ""}}, {5, 0.05, 0});
   EXPECT_EQ(j.cases[0].verdict, GateVerdict::pass);
   EXPECT_LT(j.cases[0].ratio_high, 1.05);
   EXPECT_EQ(j.exit_code, kExitOk);
@@ -71,7 +72,7 @@ TEST(GateRule, ThePassSideIsTheMirror) {
 TEST(GateRule, StraddlingTheThresholdIsInconclusiveWithTheRoundsThatWouldResolveIt) {
   // Mean log 0.02 (2% slower), sd 0.05: at K = 4 the interval reaches past log(1.05).
   const std::vector<double> logs = {0.02 - 0.05, 0.02 + 0.05, 0.02 - 0.05, 0.02 + 0.05};
-  const auto j = judge_rounds({{"a", from_logs(logs), ""}}, {5, 0.05});
+  const auto j = judge_rounds({{"a", from_logs(logs), ""}}, {5, 0.05, 0});
   const CaseVerdict& v = j.cases[0];
   EXPECT_EQ(v.verdict, GateVerdict::inconclusive);
   EXPECT_EQ(j.exit_code, kExitInconclusive);
@@ -90,10 +91,10 @@ TEST(GateRule, StraddlingTheThresholdIsInconclusiveWithTheRoundsThatWouldResolve
 
 TEST(GateRule, RoundsToResolveByHand) {
   // distance = sd: t_{0.95, n-1} / sqrt(n) < 1 first at n = 5 (2.353 / 2 = 1.18; 2.132 / 2.236 = 0.95).
-  EXPECT_EQ(rounds_to_resolve(0.05, 0.05, 0.05, 3), 5u);
-  EXPECT_EQ(rounds_to_resolve(0.05, 0.05, 0.05, 7), 7u);  // never fewer than asked from
-  EXPECT_FALSE(rounds_to_resolve(0, 0.05, 0.05, 3).has_value());       // on the threshold
-  EXPECT_FALSE(rounds_to_resolve(1e-6, 0.05, 0.05, 3).has_value());    // beyond 1000 rounds
+  EXPECT_EQ(rounds_to_resolve(0.05, 0.05, 0.05, 3, 0), 5u);
+  EXPECT_EQ(rounds_to_resolve(0.05, 0.05, 0.05, 7, 0), 7u);  // never fewer than asked from
+  EXPECT_FALSE(rounds_to_resolve(0, 0.05, 0.05, 3, 0).has_value());       // on the threshold
+  EXPECT_FALSE(rounds_to_resolve(1e-6, 0.05, 0.05, 3, 0).has_value());    // beyond 1000 rounds
 }
 
 TEST(GateRule, HolmAcrossCasesTightensTheLevel) {
@@ -101,31 +102,95 @@ TEST(GateRule, HolmAcrossCasesTightensTheLevel) {
   // reject first, b is tested at alpha / 2 and its interval widens across the threshold.
   // t = (0.0658 - log 1.05) / (sd / sqrt 5) = 2.40: one-sided p ~ 0.037, in (0.025, 0.05).
   const auto b = from_logs({0.0658, 0.0858, 0.0458, 0.0758, 0.0558});
-  EXPECT_EQ(judge_rounds({{"b", b, ""}}, {5, 0.05}).cases[0].verdict, GateVerdict::regression);
+  EXPECT_EQ(judge_rounds({{"b", b, ""}}, {5, 0.05, 0}).cases[0].verdict, GateVerdict::regression);
   const auto noisy = from_logs({0.3, -0.3, 0.2, -0.2, 0.0});
-  const auto j = judge_rounds({{"b", b, ""}, {"noisy", noisy, ""}}, {5, 0.05});
+  const auto j = judge_rounds({{"b", b, ""}, {"noisy", noisy, ""}}, {5, 0.05, 0});
   EXPECT_EQ(j.gated, 2u);
   EXPECT_GT(j.cases[0].p_regression_adjusted, j.cases[0].p_regression);
   EXPECT_NEAR(j.cases[0].p_regression_adjusted, 2 * j.cases[0].p_regression, 1e-12);
   EXPECT_EQ(j.cases[0].verdict, GateVerdict::inconclusive);
   // A flagged case is reported but is not in the family: b is judged as if alone.
-  const auto f = judge_rounds({{"b", b, ""}, {"noisy", noisy, "working set near L3"}}, {5, 0.05});
+  const auto f = judge_rounds({{"b", b, ""}, {"noisy", noisy, "working set near L3"}}, {5, 0.05, 0});
   EXPECT_EQ(f.gated, 1u);
   EXPECT_EQ(f.cases[0].verdict, GateVerdict::regression);
   EXPECT_EQ(f.cases[1].verdict, GateVerdict::flagged);
 }
 
+TEST(GateRule, ThePassSideIsNotAdjustedForTheOtherCases) {
+  // The mirror of case b above: alone, p_pass ~ 0.037, in (alpha / 2, alpha). Beside a noisy case
+  // it still passes at alpha (intersection-union: the gate passes only if every case does), and
+  // its upper bound stays at t_{0.95, 4}.
+  const auto b = from_logs({0.0318, 0.0118, 0.0518, 0.0218, 0.0418});
+  const auto noisy = from_logs({0.3, -0.3, 0.2, -0.2, 0.0});
+  const auto alone = judge_rounds({{"b", b, ""}}, {5, 0.05, 0}).cases[0];
+  const auto j = judge_rounds({{"b", b, ""}, {"noisy", noisy, ""}}, {5, 0.05, 0});
+  EXPECT_GT(j.cases[0].p_pass, 0.025);
+  EXPECT_LT(j.cases[0].p_pass, 0.05);
+  EXPECT_EQ(j.cases[0].verdict, GateVerdict::pass);
+  EXPECT_DOUBLE_EQ(j.cases[0].ratio_high, alone.ratio_high);
+  const double se = std::sqrt(0.001 / 4) / std::sqrt(5.0);
+  EXPECT_NEAR(j.cases[0].ratio_high, std::exp(0.0318 + 2.131847 * se), 1e-6);
+  EXPECT_EQ(j.cases[1].verdict, GateVerdict::inconclusive);
+  EXPECT_EQ(j.exit_code, kExitInconclusive);  // one case unresolved: the gate does not pass
+}
+
+TEST(GateRule, TrimmedIntervalByHand) {
+  // 10 rounds, trim 0.2: g = 2 dropped from each end, h = 6 kept. Sorted logs: -0.30 (a process
+  // that ran 1.35x fast), -0.02, -0.01, 0, 0, 0.01, 0.01, 0.02, 0.03, 0.40 (one 1.5x slow).
+  const std::vector<double> logs = {0.01, -0.30, 0.0, 0.02, 0.40, -0.01, 0.01, -0.02, 0.0, 0.03};
+  const auto j = judge_rounds({{"a", from_logs(logs), ""}}, {5, 0.05, 0.2});
+  const CaseVerdict& v = j.cases[0];
+  const double kept_mean = (-0.01 + 0 + 0 + 0.01 + 0.01 + 0.02) / 6;  // 0.005
+  // Winsorized: -0.30 and -0.02 become -0.01; 0.03 and 0.40 become 0.02.
+  const std::vector<double> w = {-0.01, -0.01, -0.01, 0, 0, 0.01, 0.01, 0.02, 0.02, 0.02};
+  double wm = 0, squares = 0;
+  for (const double x : w) wm += x / 10;
+  for (const double x : w) squares += (x - wm) * (x - wm);
+  const double se = std::sqrt(squares / 9) * std::sqrt(10.0) / 6, t = 2.015048;  // t_{0.95, 5}
+  EXPECT_NEAR(v.ratio, std::exp(kept_mean), 1e-12);
+  EXPECT_NEAR(v.ratio_high, std::exp(kept_mean + t * se), 1e-6);
+  EXPECT_NEAR(v.ratio_low, std::exp(kept_mean - t * se), 1e-6);
+  EXPECT_NEAR(v.p_pass, student_t_cdf((kept_mean - std::log(1.05)) / se, 5), 1e-12);
+  EXPECT_EQ(v.verdict, GateVerdict::pass);
+  // The plain t on the same rounds: the two processes of their own make it unresolvable.
+  const auto plain = judge_rounds({{"a", from_logs(logs), ""}}, {5, 0.05, 0});
+  EXPECT_EQ(plain.cases[0].verdict, GateVerdict::inconclusive);
+}
+
+TEST(GateRule, TrimmingKeepsARealShiftOfEveryRound) {
+  // Every round 10% slower, two of them wildly: trimmed, still a REGRESSION.
+  std::vector<double> logs = {0.10, 0.09, 0.11, 0.10, 0.095, 0.105, 0.10, 0.09, 0.11, 0.10};
+  logs[3] = 0.6;
+  logs[7] = -0.4;
+  const auto j = judge_rounds({{"a", from_logs(logs), ""}}, {5, 0.05, 0.2});
+  EXPECT_EQ(j.cases[0].verdict, GateVerdict::regression);
+  EXPECT_GT(j.cases[0].ratio_low, 1.05);
+  EXPECT_EQ(judge_rounds({{"a", from_logs(logs), ""}}, {5, 0.05, 0}).cases[0].verdict,
+            GateVerdict::inconclusive);
+}
+
+TEST(GateRule, RoundsToResolveCountsTheTrimmedRounds) {
+  // trim 0.2 from n = 5 keeps 3 (df 2): t_{0.95, 2} sqrt(5) / 3 = 2.12 > 1, so more rounds than
+  // the plain t's 5 at distance = sd.
+  const auto n = rounds_to_resolve(0.05, 0.05, 0.05, 3, 0.2);
+  ASSERT_TRUE(n.has_value());
+  EXPECT_GT(*n, 5u);
+  const std::size_t h = *n - 2 * static_cast<std::size_t>(0.2 * static_cast<double>(*n));
+  EXPECT_LT(student_t_quantile(0.95, static_cast<int>(h) - 1) * std::sqrt(static_cast<double>(*n)) /
+                static_cast<double>(h), 1.0);
+}
+
 TEST(GateRule, RegressionWinsOverInconclusiveInTheExitCode) {
   const auto j = judge_rounds({{"slow", from_logs({0.4, 0.41, 0.39}), ""},
                                {"noisy", from_logs({0.3, -0.3, 0.0}), ""}},
-                              {5, 0.05});
+                              {5, 0.05, 0});
   EXPECT_EQ(j.regressions, 1u);
   EXPECT_EQ(j.inconclusive, 1u);
   EXPECT_EQ(j.exit_code, kExitFailed);
 }
 
 TEST(GateRule, ZeroNoiseIsAPoint) {
-  const auto j = judge_rounds({{"a", {1.2, 1.2, 1.2}, ""}, {"b", {0.9, 0.9, 0.9}, ""}}, {5, 0.05});
+  const auto j = judge_rounds({{"a", {1.2, 1.2, 1.2}, ""}, {"b", {0.9, 0.9, 0.9}, ""}}, {5, 0.05, 0});
   EXPECT_EQ(j.cases[0].verdict, GateVerdict::regression);
   EXPECT_DOUBLE_EQ(j.cases[0].ratio_low, 1.2);
   EXPECT_EQ(j.cases[1].verdict, GateVerdict::pass);
@@ -133,13 +198,15 @@ TEST(GateRule, ZeroNoiseIsAPoint) {
 
 TEST(GateRule, BadInputIsInvalidInput) {
   const std::vector<double> ok = {1, 1.01, 0.99};
-  EXPECT_THROW(judge_rounds({{"a", {1, 1}, ""}}, {5, 0.05}), InvalidInput);  // 2 rounds
-  EXPECT_THROW(judge_rounds({{"a", {1, 0, 1}, ""}}, {5, 0.05}), InvalidInput);
-  EXPECT_THROW(judge_rounds({{"a", {1, NAN, 1}, ""}}, {5, 0.05}), InvalidInput);
-  EXPECT_THROW(judge_rounds({{"a", ok, "flagged"}}, {5, 0.05}), InvalidInput);  // none gated
-  EXPECT_THROW(judge_rounds({}, {5, 0.05}), InvalidInput);
+  EXPECT_THROW(judge_rounds({{"a", {1, 1}, ""}}, {5, 0.05, 0}), InvalidInput);  // 2 rounds
+  EXPECT_THROW(judge_rounds({{"a", {1, 0, 1}, ""}}, {5, 0.05, 0}), InvalidInput);
+  EXPECT_THROW(judge_rounds({{"a", {1, NAN, 1}, ""}}, {5, 0.05, 0}), InvalidInput);
+  EXPECT_THROW(judge_rounds({{"a", ok, "flagged"}}, {5, 0.05, 0}), InvalidInput);  // none gated
+  EXPECT_THROW(judge_rounds({}, {5, 0.05, 0}), InvalidInput);
   EXPECT_THROW(judge_rounds({{"a", ok, ""}}, {0, 0.05}), InvalidInput);
   EXPECT_THROW(judge_rounds({{"a", ok, ""}}, {5, 1}), InvalidInput);
+  EXPECT_THROW(judge_rounds({{"a", ok, ""}}, {5, 0.05, 0.3}), InvalidInput);  // trim > 0.25
+  EXPECT_THROW(judge_rounds({{"a", ok, ""}}, {5, 0.05, -0.1}), InvalidInput);
 }
 
 TEST(GateBudget, MoreRoundsOnlyWhileInconclusiveWithoutRegressionAndWithinTheBudget) {
@@ -169,7 +236,7 @@ RC_GTEST_PROP(GateRule, VerdictAndIntervalAgree, ()) {
     for (std::size_t r = 0; r < rounds; ++r) logs.push_back(shift + spread * (*rc::gen::inRange(-1000, 1000) / 1000.0));
     input.push_back({"c" + std::to_string(c), from_logs(logs), ""});
   }
-  const GateSettings settings{5, 0.05};
+  const GateSettings settings{5, 0.05, 0.2};
   for (const auto& v : judge_rounds(input, settings).cases) {
     const double limit = 1.05;
     RC_ASSERT((v.verdict == GateVerdict::regression) == (v.ratio_low > limit * (1 + 1e-12)) ||

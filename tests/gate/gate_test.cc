@@ -1,6 +1,6 @@
 // `ropecheck gate` end to end, on the real binary: a large injected slowdown (60% through
 // ROPECHECK_BENCH_SLOWDOWN, a wrapper script as the current side) must exit 1 with its JUnit,
-// markdown and gate.json; `compare` judges the same rounds again as process-level samples; bad
+// markdown and gate.json, its warm-up round run but not judged; `compare` judges the same rounds again as process-level samples; bad
 // usage exits 2. No test here asserts a measured speed other than that large slowdown's verdict.
 //   build/tests/gate_test
 #include <gtest/gtest.h>
@@ -54,7 +54,8 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   ASSERT_EQ(json["cases"].size(), 1u);
   EXPECT_EQ(json["cases"][0]["verdict"], "REGRESSION");
   EXPECT_EQ(json["cases"][0]["rounds"], 6);
-  EXPECT_EQ(json["rounds"].size(), 6u);
+  EXPECT_EQ(json["rounds"].size(), 6u);  // judged; the warm-up round is not among them
+  EXPECT_EQ(json["warmup_rounds"], 1);
   EXPECT_EQ(json["summary"]["exit_code"], 1);
   // Orders come in balanced pairs.
   EXPECT_NE(json["rounds"][0]["order"], json["rounds"][1]["order"]);
@@ -62,8 +63,12 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   EXPECT_TRUE(contains(test::slurp(dir / "gate.md"), "ropecheck gate: REGRESSION"));
   for (const char* side : {"base", "current"}) {
     for (const char* round : {"round-01", "round-04"}) {
-      EXPECT_TRUE(fs::exists(out / side / round / "bench.json")) << side << "/" << round;
+      // One process per case and side in a round (the filter matches one case).
+      EXPECT_TRUE(fs::exists(out / side / round / "case-01" / "bench.json")) << side << "/" << round;
     }
+    EXPECT_FALSE(fs::exists(out / side / "round-07")) << side;
+    // Run, but kept apart from the judged rounds (and from what compare reads below).
+    EXPECT_TRUE(fs::exists(out / "warmup" / side / "warmup-01" / "bench.json")) << side;
   }
 
   // The same rounds as stored runs: compare takes one sample per process.

@@ -1,14 +1,18 @@
-// What the gate gates: the default rule's kernels and filter, working sets from the shape table,
-// cache sizes from a sysfs-like folder, and which working sets are flagged as on a cache boundary.
+// What the gate gates: the default rule's kernels and filter, the one-case filter of a judged
+// round's process, working sets from the shape table, cache sizes from a sysfs-like folder, and
+// which working sets are flagged as on a cache boundary.
 //   build/tests/gated_cases_test
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "gate/cache_boundary.h"
+#include "gate/gate_rounds.h"
 #include "gate/gated_cases.h"
 #include "tests/support/test_process.h"
 
@@ -28,6 +32,37 @@ TEST(GatedCases, FastestLevelPerFamilyAmongTheAvailable) {
   EXPECT_EQ(fastest_kernels({"kernel/scalar", "kernel/avx2", "kernel_bf16/scalar"}),
             (std::vector<std::string>{"kernel/avx2", "kernel_bf16/scalar"}));
   EXPECT_TRUE(fastest_kernels({"oracle_f64/scalar"}).empty());
+}
+
+TEST(GatedCases, ACaseFilterMatchesThatCaseAloneOnBothSides) {
+  const std::string name = "kernel/avx512/llama7b_prefill4096/interleaved/real_time/threads:1";
+  const std::regex one(exact_case_filter(case_key(name)));
+  EXPECT_TRUE(std::regex_search(name, one));
+  EXPECT_FALSE(std::regex_search(name + "0", one));
+  EXPECT_FALSE(std::regex_search("x" + name, one));
+  // Metacharacters are literal: "." matches only a dot.
+  const std::regex dotted(exact_case_filter("a.b/c+d"));
+  EXPECT_TRUE(std::regex_search("a.b/c+d", dotted));
+  EXPECT_FALSE(std::regex_search("axb/c+d", dotted));
+  EXPECT_FALSE(std::regex_search("a.b/cd", dotted));
+  // A plugin case: one filter text for two plugins that call themselves differently.
+  const std::string old_name = "plugin/rope_v1/llama7b_decode_at4095/interleaved/real_time/threads:1";
+  const std::string new_name = "plugin/my_rope_v2/llama7b_decode_at4095/interleaved/real_time/threads:1";
+  ASSERT_EQ(case_key(old_name), case_key(new_name));
+  const std::regex plugin(exact_case_filter(case_key(old_name)));
+  EXPECT_TRUE(std::regex_search(old_name, plugin));
+  EXPECT_TRUE(std::regex_search(new_name, plugin));
+  EXPECT_FALSE(std::regex_search("plugin/a/b/llama7b_decode_at4095/interleaved/real_time/threads:1", plugin));
+}
+
+TEST(GatedCases, EachRoundVisitsEveryCaseOnceInASeededOrder) {
+  std::mt19937_64 a(7), b(7);
+  const auto first = shuffled_case_order(10, a);
+  EXPECT_EQ(first, shuffled_case_order(10, b));  // the seed replays
+  auto sorted = first;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i);
+  EXPECT_NE(first, shuffled_case_order(10, a));  // and rounds differ
 }
 
 TEST(GatedCases, DefaultFilterMatchesExactlyTheRule) {
