@@ -144,6 +144,10 @@ void judge(GateResult& result, const std::vector<CacheLevel>& caches) {
   for (const auto& key : result.unpaired) {
     result.notes.push_back(fmt::format("{}: measured on one side only; not judged", key));
   }
+  if (caches.empty()) {
+    result.notes.push_back("this machine's cache sizes are unknown (no /sys/devices/system/cpu/cpu0/cache): "
+                           "no case could be flagged as on a cache boundary");
+  }
   std::vector<CaseRounds> cases;
   for (const auto& key : paired_cases(result.rounds, result.notes)) {
     CaseSeries s;

@@ -27,7 +27,7 @@ struct GateOptions {
   // Rounds run first and not judged (>= 1), each side once over the whole suite; the first also
   // finds the cases both sides have. The first processes of a gate run on a machine that has not
   // yet settled (page cache, frequency): in an A/A gate of bench/README.md the first round's
-  // ratios were the furthest from 1 in 6 of 10 cases.
+  // ratio was the furthest from 1 in 4 of 10 cases (1 expected by chance).
   std::size_t warmup_rounds = 1;
   int repetitions = 3;      // per case per process; their median is the process's value
   double min_time = 0.02;   // seconds per repetition

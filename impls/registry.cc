@@ -2,17 +2,21 @@
 // referenced by name, so no implementation can be dropped by the linker (no self-registration).
 #include "impls/registry.h"
 
+#include <fmt/format.h>
+
 #include <memory>
+#include <stdexcept>
+#include <string_view>
 #include <vector>
 
 namespace ropecheck {
 
-#define ROPE_IMPL(factory) std::unique_ptr<RopeImpl> factory();
-#define ROPE_MUTANT(factory) std::unique_ptr<RopeImpl> factory();
-#define SINUSOIDAL_IMPL(factory) std::unique_ptr<SinusoidalImpl> factory();
-#define SINUSOIDAL_MUTANT(factory) std::unique_ptr<SinusoidalImpl> factory();
-#define ATTENTION_IMPL(factory) std::unique_ptr<AttentionImpl> factory();
-#define ATTENTION_MUTANT(factory) std::unique_ptr<AttentionImpl> factory();
+#define ROPE_IMPL(first, second, factory) std::unique_ptr<RopeImpl> factory();
+#define ROPE_MUTANT(first, second, factory) std::unique_ptr<RopeImpl> factory();
+#define SINUSOIDAL_IMPL(first, second, factory) std::unique_ptr<SinusoidalImpl> factory();
+#define SINUSOIDAL_MUTANT(first, second, factory) std::unique_ptr<SinusoidalImpl> factory();
+#define ATTENTION_IMPL(first, second, factory) std::unique_ptr<AttentionImpl> factory();
+#define ATTENTION_MUTANT(first, second, factory) std::unique_ptr<AttentionImpl> factory();
 #include "impls/registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
@@ -29,7 +33,13 @@ struct Lists {
   std::vector<const Impl*> real;
   std::vector<const Impl*> mutants;
 
-  void add(std::unique_ptr<Impl> impl, bool mutant) {
+  // The listed id must be the one the implementation answers to: the list is where a reader
+  // looks an id up, so a line that says otherwise stops every run at its first use.
+  void add(std::string_view listed_id, std::unique_ptr<Impl> impl, bool mutant) {
+    if (impl->id() != listed_id) {
+      throw std::logic_error(fmt::format("impls/registry.inc lists '{}', but its factory makes '{}'",
+                                         listed_id, impl->id()));
+    }
     (mutant ? mutants : real).push_back(impl.get());
     owned.push_back(std::move(impl));
   }
@@ -45,12 +55,12 @@ struct Registry {
 const Registry& registry() {
   static const Registry all = [] {
     Registry r;
-#define ROPE_IMPL(factory) r.rope.add(factory(), false);
-#define ROPE_MUTANT(factory) r.rope.add(factory(), true);
-#define SINUSOIDAL_IMPL(factory) r.sinusoidal.add(factory(), false);
-#define SINUSOIDAL_MUTANT(factory) r.sinusoidal.add(factory(), true);
-#define ATTENTION_IMPL(factory) r.attention.add(factory(), false);
-#define ATTENTION_MUTANT(factory) r.attention.add(factory(), true);
+#define ROPE_IMPL(first, second, factory) r.rope.add(#first "/" #second, factory(), false);
+#define ROPE_MUTANT(first, second, factory) r.rope.add(#first "/" #second, factory(), true);
+#define SINUSOIDAL_IMPL(first, second, factory) r.sinusoidal.add(#first "/" #second, factory(), false);
+#define SINUSOIDAL_MUTANT(first, second, factory) r.sinusoidal.add(#first "/" #second, factory(), true);
+#define ATTENTION_IMPL(first, second, factory) r.attention.add(#first "/" #second, factory(), false);
+#define ATTENTION_MUTANT(first, second, factory) r.attention.add(#first "/" #second, factory(), true);
 #include "impls/registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT

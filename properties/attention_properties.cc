@@ -113,7 +113,7 @@ Problem permuted(const Problem& p, const std::vector<std::int64_t>& order) {
 
 PropertyResult matches_reference(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "attention_matches_reference", config, "fp32 bound", tracker, [&] {
+  return check_property(subject, config, "fp32 bound", tracker, [&] {
     const Problem p = pick_problem(true);
     const auto got = attend(*subject.attention, p);
     const auto reference = attend(*find_attention("attention/naive"), p);
@@ -131,8 +131,7 @@ PropertyResult matches_reference(const Subject& subject, const RunConfig& config
 
 PropertyResult equivariance_without_positions(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "attention_equivariant_without_positions", config, "fp32 bound",
-                        tracker, [&] {
+  return check_property(subject, config, "fp32 bound", tracker, [&] {
     // Seed 000: without positions, reordering the tokens reorders the outputs (full mask).
     const Problem p = pick_problem(false);
     std::vector<std::int64_t> order(static_cast<std::size_t>(p.shape.tokens));
@@ -159,7 +158,7 @@ PropertyResult rope_breaks_equivariance(const Subject& subject, const RunConfig&
   ErrorTracker tracker;
   RunConfig once = config;
   once.cases = 1;  // a fixed, non-degenerate problem: "this is awesome" vs "this awesome is"
-  return check_property(subject, "attention_rope_breaks_equivariance", once, "relative gap", tracker, [&] {
+  return check_property(subject, once, "relative gap", tracker, [&] {
     Problem p;
     p.shape = {6, 2, 2, 8, false};
     const std::size_t n = 6 * 2 * 8;
@@ -191,7 +190,7 @@ PropertyResult rope_breaks_equivariance(const Subject& subject, const RunConfig&
 
 PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "attention_rope_shift_invariant", config, "fp32 bound", tracker, [&] {
+  return check_property(subject, config, "fp32 bound", tracker, [&] {
     // softmax(R_m q . R_n k) depends on n - m only: shifting every position by c changes nothing
     // beyond rounding. Each rotated pair is within kNormBoundUnits eps32 |pair| of exact (fp64
     // angles), so each score within scale * sum|q||k| * 2 kNormBoundUnits eps32 per side; the two
@@ -240,7 +239,7 @@ PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& co
 
 PropertyResult causality(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "attention_causal", config, "changed outputs", tracker, [&] {
+  return check_property(subject, config, "changed outputs", tracker, [&] {
     // With the causal mask, output i depends on tokens 0..i only: change every later token and
     // rows 0..i stay the same bit for bit (masked keys add exact zeros).
     Problem p = pick_problem(false);

@@ -82,6 +82,10 @@ PropertyResult skipped_result(const Subject& subject, std::string_view property,
   return skipped;
 }
 
+PropertyResult skipped_result(const Subject& subject, const RunConfig& config, std::string reason) {
+  return skipped_result(subject, config.property_id, std::move(reason));
+}
+
 PropertyResult run_property(const Property& property, const Subject& subject,
                             const RunConfig& config) {
   if (!applies_to(property, subject)) {
@@ -96,6 +100,7 @@ PropertyResult run_property(const Property& property, const Subject& subject,
     }
   }
   RunConfig run_config = config;
+  run_config.property_id = std::string(property.id);
   if (subject.mutant) run_config.shrink = false;
   const auto start = std::chrono::steady_clock::now();
   PropertyResult result = property.run(subject, run_config);

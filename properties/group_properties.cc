@@ -31,10 +31,8 @@ std::vector<std::int64_t> sum(const std::vector<std::int64_t>& a, const std::vec
 }  // namespace
 
 PropertyResult inverse(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  return check_property(subject, "inverse", config, kPairUnits, tracker, [&] {
+  return check_rope_property(subject, config, kPairUnits,
+                             [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto back = rotated(impl, c.spec, rotated(impl, c.spec, c.q, c.q_heads, c.positions),
                               c.q_heads, negated(c.positions));
@@ -51,10 +49,8 @@ PropertyResult inverse(const Subject& subject, const RunConfig& config) {
 }
 
 PropertyResult composition(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  return check_property(subject, "composition", config, kPairUnits, tracker, [&] {
+  return check_rope_property(subject, config, kPairUnits,
+                             [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;
     const auto n = *position_ids(m.size());
@@ -121,10 +117,8 @@ Scores scores(const QkCase& c, const std::vector<float>& q, const std::vector<fl
 }  // namespace
 
 PropertyResult relative_position(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  return check_property(subject, "relative_position", config, "eps32*sum|q_p||k_p|", tracker, [&] {
+  return check_rope_property(subject, config, "eps32*sum|q_p||k_p|",
+                             [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;  // query positions
     const auto n = *position_ids(m.size());  // key positions

@@ -69,10 +69,10 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     return std::find(caps.layouts.begin(), caps.layouts.end(), l) != caps.layouts.end();
   };
   if (!has(Layout::interleaved) || !has(Layout::half_split)) {
-    return skipped_result(subject, "layout_equivalence", "needs both layouts");
+    return skipped_result(subject, config, "needs both layouts");
   }
   caps.layouts = {Layout::interleaved};  // the spec generator picks the Meta side's layout
-  return check_property(subject, "layout_equivalence", config, kPairUnits, tracker, [&] {
+  return check_property(subject, config, kPairUnits, tracker, [&] {
     const RopeSpec meta = *rope_spec(caps, Rotary::full);
     RopeSpec hf = meta;
     hf.layout = Layout::half_split;

@@ -35,12 +35,12 @@ PropertyResult long_range_decay_property(const Subject& subject, const RunConfig
   const RopeImpl& impl = *subject.rope;
   const auto caps = impl.capabilities();
   if (caps.max_head_dim < 256) {  // the statement is about d = 64, 128 and 256
-    return skipped_result(subject, "long_range_decay",
+    return skipped_result(subject, config,
                           fmt::format("needs head_dim 256, maximum is {}", caps.max_head_dim));
   }
   RunConfig once = config;
   once.cases = 1;  // nothing random: the curve is a fixed function of d
-  return check_property(subject, "long_range_decay", once, "envelope ratio", tracker, [&] {
+  return check_property(subject, once, "envelope ratio", tracker, [&] {
     RopeSpec spec;
     spec.layout = caps.layouts.front();
     spec.angle_precision = caps.angle_precisions.back();

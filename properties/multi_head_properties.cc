@@ -16,8 +16,7 @@ namespace {
 
 PropertyResult positions_break_equivariance(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "mha_positions_break_equivariance", config, "fp32 bound",
-                        tracker, [&] {
+  return check_property(subject, config, "fp32 bound", tracker, [&] {
     const MultiHeadCase c = pick_multi_head_case(false, kMinReorderTokens);
     const auto order = pick_reordering(c.tokens);
     const auto blind = reorder_gap(*subject.attention, c, PositionalKind::none, false, order);

@@ -27,10 +27,8 @@ void apply_qk(const RopeImpl& impl, const QkCase& c, std::vector<float>& q, std:
 }  // namespace
 
 PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  return check_property(subject, "oracle_agreement", config, kPairUnits, tracker, [&] {
+  return check_rope_property(subject, config, kPairUnits,
+                             [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_qk_case(caps, Rotary::any);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);
@@ -51,10 +49,8 @@ PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config)
 }
 
 PropertyResult norm_preservation(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  return check_property(subject, "norm_preservation", config, kPairUnits, tracker, [&] {
+  return check_rope_property(subject, config, kPairUnits,
+                             [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_qk_case(caps, Rotary::any);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);
@@ -88,10 +84,8 @@ PropertyResult norm_preservation(const Subject& subject, const RunConfig& config
 }
 
 PropertyResult identity_at_zero(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  return check_property(subject, "identity_at_zero", config, kPairUnits, tracker, [&] {
+  return check_rope_property(subject, config, kPairUnits,
+                             [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_rotation_case(caps, Rotary::any);
     c.positions.assign(c.positions.size(), 0);
     std::vector<float> q, k;
@@ -106,13 +100,11 @@ PropertyResult identity_at_zero(const Subject& subject, const RunConfig& config)
 }
 
 PropertyResult tail_untouched(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  if (!caps.partial_rotary) {
-    return skipped_result(subject, "tail_untouched", "partial rotary not supported");
+  if (!subject.rope->capabilities().partial_rotary) {
+    return skipped_result(subject, config, "partial rotary not supported");
   }
-  return check_property(subject, "tail_untouched", config, "changed bits", tracker, [&] {
+  return check_rope_property(subject, config, "changed bits",
+                             [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_qk_case(caps, Rotary::partial);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);

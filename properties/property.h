@@ -41,6 +41,9 @@ struct RunConfig {
   // Shrink a failure to a smallest counterexample. Off for mutants (run_property): their failure
   // is expected, the kill matrix needs only that they fail, and shrinking one took up to 40 s.
   bool shrink = true;
+  // The id of the property being run, set by run_property(): a property's code never writes its
+  // own id again (check_property() and skipped_result() read it here).
+  std::string property_id;
 };
 
 struct PropertyResult {
@@ -58,9 +61,10 @@ struct PropertyResult {
   double seconds = 0.0;
 };
 
-// A SKIPPED result with its reason.
+// A SKIPPED result with its reason; the second form inside a property (config.property_id).
 PropertyResult skipped_result(const Subject& subject, std::string_view property,
                               std::string reason);
+PropertyResult skipped_result(const Subject& subject, const RunConfig& config, std::string reason);
 
 enum class SubjectKind { rope, sinusoidal, attention };
 std::string_view to_string(SubjectKind kind);

@@ -18,13 +18,11 @@
 namespace ropecheck {
 
 PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  if (!caps.frequency_scaling) {
-    return skipped_result(subject, "linear_scaling_interpolates", "no frequency scaling");
+  if (!subject.rope->capabilities().frequency_scaling) {
+    return skipped_result(subject, config, "no frequency scaling");
   }
-  return check_property(subject, "linear_scaling_interpolates", config, kPairUnits, tracker, [&] {
+  return check_rope_property(subject, config, kPairUnits,
+                             [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto factor = *rc::gen::inRange<std::int64_t>(2, 17);
     RopeSpec plain = c.spec, scaled = c.spec;
@@ -57,13 +55,11 @@ PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConf
 }
 
 PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
-  const RopeImpl& impl = *subject.rope;
-  const auto caps = impl.capabilities();
-  if (!caps.frequency_scaling) {
-    return skipped_result(subject, "scaling_boundary", "no frequency scaling");
+  if (!subject.rope->capabilities().frequency_scaling) {
+    return skipped_result(subject, config, "no frequency scaling");
   }
-  return check_property(subject, "scaling_boundary", config, kPairUnits, tracker, [&] {
+  return check_rope_property(subject, config, kPairUnits,
+                             [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_qk_case(caps, Rotary::any);
     // A dynamic NTK or LongRoPE spec; sequence lengths L - 1, L, L + 1 around its L.
     const auto kind = *rc::gen::element(ScalingKind::dynamic_ntk, ScalingKind::longrope);

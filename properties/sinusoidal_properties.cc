@@ -61,7 +61,7 @@ namespace {
 
 PropertyResult bounded(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "sinusoidal_bounded", config, "|PE|", tracker, [&] {
+  return check_property(subject, config, "|PE|", tracker, [&] {
     const auto spec = *sinusoidal_spec();
     const auto positions = *rc::gen::container<std::vector<std::int64_t>>(
         *rc::gen::inRange<std::size_t>(1, 9),
@@ -79,7 +79,7 @@ PropertyResult bounded(const Subject& subject, const RunConfig& config) {
 
 PropertyResult pe_at_zero(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "sinusoidal_pe_at_zero", config, kUnits, tracker, [&] {
+  return check_property(subject, config, kUnits, tracker, [&] {
     const auto spec = *sinusoidal_spec();
     const auto pe = row(*subject.sinusoidal, spec, 0);
     for (std::size_t j = 0; j < pe.size(); ++j) {
@@ -94,7 +94,7 @@ PropertyResult pe_at_one_d512(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
   RunConfig once = config;
   once.cases = 1;  // a fixed table
-  return check_property(subject, "sinusoidal_pe_at_one_d512", once, kUnits, tracker, [&] {
+  return check_property(subject, once, kUnits, tracker, [&] {
     // Seed 003: PE(1) = (0.8414, 0.5403, 0.8218, 0.5696, ..., 0.0001, 0.9999) for d = 512. The
     // printed numbers are the exact values truncated to 4 decimals (sin 1 = 0.84147..., the last
     // cos is 0.99999999463, which fp32 rounds to 1.0f): so the exact value must truncate to the
@@ -124,7 +124,7 @@ PropertyResult pe_at_one_d512(const Subject& subject, const RunConfig& config) {
 
 PropertyResult unique(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "sinusoidal_unique", config, "eps32", tracker, [&] {
+  return check_property(subject, config, "eps32", tracker, [&] {
     // Distinct positions give distinct rows: ||PE(p1) - PE(p2)|| must be within the two rows'
     // error of the exact distance 2 sqrt(sum_i sin^2(w_i (p1 - p2) / 2)), and that exact
     // distance must exceed the error (cases where fp32 cannot separate the rows are discarded).
@@ -157,7 +157,7 @@ PropertyResult unique(const Subject& subject, const RunConfig& config) {
 
 PropertyResult shift_is_rotation(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "sinusoidal_shift_is_rotation", config, kUnits, tracker, [&] {
+  return check_property(subject, config, kUnits, tracker, [&] {
     // Seed 003: (sin, cos)(pos + k) = [[cos b, sin b], [-sin b, cos b]] (sin, cos)(pos),
     // b = w_i k, the same map for every pos. Applied exactly to the implementation's PE(pos),
     // whose pair error (norm <= sqrt(2) B(pos)) it carries over, against PE(pos + k) (B(pos + k)).
@@ -188,7 +188,7 @@ PropertyResult shift_is_rotation(const Subject& subject, const RunConfig& config
 
 PropertyResult dot_depends_on_abs_k(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, "sinusoidal_dot_depends_on_abs_k", config, kUnits, tracker, [&] {
+  return check_property(subject, config, kUnits, tracker, [&] {
     // Seed 003: PE(pos + k) . PE(pos) = sum_i cos(w_i k), whatever pos, and the same for -k.
     // Each element is off by at most its bound and every value is <= 1, so a dot product is off
     // by at most sum over elements of (B(pos) + B(pos + k)).

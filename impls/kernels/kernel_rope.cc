@@ -2,7 +2,9 @@
 // impls/kernels/rope_kernel.h at each ISA level, on fp32, bf16 and fp16 storage, one registry
 // entry per (storage, level) so that every property runs on every level this CPU has (the others
 // are listed as unavailable, with the reason). Angles are formed in double (fp64 angle precision: error flat in position).
+#include <cstddef>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "impls/kernels/rope_kernel.h"
@@ -18,6 +20,25 @@ using Fp32Kernel = void (*)(const kernels::RopeKernelProblem&);
 using Bf16Kernel = void (*)(const kernels::RopeKernelBf16Problem&);
 using Fp16Kernel = void (*)(const kernels::RopeKernelFp16Problem&);
 
+// Cache-line aligned storage for the scratch below. With malloc's 16-byte alignment, where the
+// table landed within a cache line depended on everything the process had allocated before (its
+// command line among it), and with it whether the vector loads and stores of the table split two
+// lines: kernel_bf16/avx512bf16 on llama3_8b_gqa_prefill512 ran 9% apart between two processes
+// of one build whose argv[0] differed in length (bench/README.md), which a gate reads as a
+// change of speed.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const noexcept { return true; }
+};
+
 // The frequencies and the cos/sin scratch table of the last spec this thread used. Decoding
 // applies RoPE to one token at a time: recomputing rotary_dim/2 powers and allocating per call
 // would cost more than rotating the token (the decode benchmark measures it).
@@ -27,8 +48,8 @@ struct KernelScratch {
   RopeScaling scaling;
   std::vector<double> theta;
   double scale = 1.0;
-  std::vector<float> table;
-  std::vector<double> angles;
+  std::vector<float, CacheLineAllocator<float>> table;
+  std::vector<double, CacheLineAllocator<double>> angles;
 
   void prepare(const RopeSpec& spec) {
     if (spec.rotary_dim == rotary_dim && spec.base == base && spec.scaling == scaling) return;

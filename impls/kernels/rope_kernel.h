@@ -48,7 +48,7 @@ struct RopeKernelArgs {
   const std::int64_t* positions;  // one per token, |m| <= 2^24
   const double* theta;            // rotary_dim / 2 inverse frequencies (scaled: frequency.h)
   double cos_sin_scale;           // the attention factor: cos/sin times it before the rounding
-  float* table;                   // scratch: 2 * rotary_dim floats (any alignment)
+  float* table;                   // scratch: 2 * rotary_dim floats (any alignment; 64 is fastest)
   double* angles;                 // scratch: 2 * rotary_dim doubles (see AngleState)
 };
 

@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -44,14 +45,17 @@ PropertyResult to_property_result(const rc::detail::TestResult& result, std::str
 void mistrust_if_vacuous(PropertyResult& result, const EvidenceCount& evidence);
 }  // namespace detail
 
-// `units` names the error unit reported; the property's lambda calls tracker.observe() per case
-// and RC_ASSERTs its verdict (with the numbers in the message).
+// Runs the property config.property_id (run_property() sets it) on `subject`. `units` names the
+// error unit reported; the property's lambda calls tracker.observe() per case and RC_ASSERTs its
+// verdict (with the numbers in the message).
 template <typename Testable>
-PropertyResult check_property(const Subject& subject, std::string_view property,
-                              const RunConfig& config, std::string_view units,
-                              ErrorTracker& tracker, Testable&& testable) {
+PropertyResult check_property(const Subject& subject, const RunConfig& config,
+                              std::string_view units, ErrorTracker& tracker, Testable&& testable) {
+  if (config.property_id.empty()) {
+    throw std::logic_error("check_property: no property id (run properties through run_property)");
+  }
   rc::detail::TestMetadata metadata;
-  metadata.id = subject.id + "/" + std::string(property);
+  metadata.id = subject.id + "/" + config.property_id;
   metadata.description = metadata.id;
   struct QuietListener : rc::detail::TestListener {
     void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
@@ -79,9 +83,20 @@ PropertyResult check_property(const Subject& subject, std::string_view property,
   }
   detail::mistrust_if_vacuous(out, evidence());
   out.subject = subject.id;
-  out.property = std::string(property);
+  out.property = config.property_id;
   out.units = std::string(units);
   return out;
+}
+
+// check_property() for a RoPE property: `body(impl, caps, tracker)` runs each case, with the
+// subject's implementation, its capabilities and the property's error tracker.
+template <typename Body>
+PropertyResult check_rope_property(const Subject& subject, const RunConfig& config,
+                                   std::string_view units, Body&& body) {
+  ErrorTracker tracker;
+  const RopeImpl& impl = *subject.rope;
+  const RopeCapabilities caps = impl.capabilities();
+  return check_property(subject, config, units, tracker, [&] { body(impl, caps, tracker); });
 }
 
 }  // namespace ropecheck
