@@ -199,6 +199,11 @@ void add_gate(CLI::App& app, Commands& c) {
                      "Percent slowdown a REGRESSION must exceed (whole interval above it), in (0, 100)")
       ->type_name("PCT")
       ->capture_default_str();
+  c.gate->add_option("--cpu", g.cpu,
+                     "The CPU both sides' bench processes are pinned to (-1: the highest-numbered "
+                     "one the gate may use)")
+      ->type_name("N")
+      ->capture_default_str();
   c.gate->add_option("--trim", g.trim,
                      "Fraction of each case's rounds dropped from each end before the t interval "
                      "(Yuen's trimmed mean; 0: plain paired t), in [0, 0.25]")

@@ -17,6 +17,7 @@
 #include "core/machine_info.h"
 #include "core/result_files.h"
 #include "gate/cache_boundary.h"
+#include "gate/cpu_pinning.h"
 #include "gate/child_process.h"
 #include "gate/gate_json.h"
 #include "gate/gate_junit.h"
@@ -144,6 +145,9 @@ void judge(GateResult& result, const std::vector<CacheLevel>& caches) {
   for (const auto& key : result.unpaired) {
     result.notes.push_back(fmt::format("{}: measured on one side only; not judged", key));
   }
+  if (result.cpu < 0) {
+    result.notes.push_back("bench processes were not pinned to one CPU: expect more noise (cpu_pinning.h)");
+  }
   if (caches.empty()) {
     result.notes.push_back("this machine's cache sizes are unknown (no /sys/devices/system/cpu/cpu0/cache): "
                            "no case could be flagged as on a cache boundary");
@@ -210,6 +214,14 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   result.min_time = options.min_time;
   result.seed = options.seed;
   result.warmup_rounds = options.warmup_rounds;
+  std::string unpinned;
+  if (const auto cpu = pin_to_one_cpu(options.cpu, unpinned)) {
+    result.cpu = *cpu;
+  } else if (options.cpu >= 0) {
+    throw InvalidInput(fmt::format("gate: --cpu {}: {}", options.cpu, unpinned));
+  } else {
+    progress_log().warn("gate: bench processes not pinned to a CPU ({}): expect more noise", unpinned);
+  }
   result.cpu_model = this_machine().cpu_model;
   result.caches = caches_text(caches);
   result.started = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));

@@ -41,6 +41,9 @@ struct GateOptions {
   // the next pair is expected to end within this many seconds of the start.
   double max_seconds = 0;
   std::uint64_t seed = 1;  // the round order's; recorded in gate.json
+  // The CPU every bench process of both sides runs on (cpu_pinning.h); -1: the highest-numbered
+  // CPU the gate may run on.
+  int cpu = -1;
   std::string filter;      // empty: the default rule (gated_cases.h)
   std::filesystem::path out_dir = "reports/out/gate";
   std::filesystem::path junit, markdown;  // empty: not written

@@ -86,6 +86,7 @@ Json gate_json(const GateResult& r) {
           {"min_time", r.min_time},
           {"seed", r.seed},
           {"warmup_rounds", r.warmup_rounds},
+          {"cpu", r.cpu >= 0 ? nlohmann::ordered_json(r.cpu) : nlohmann::ordered_json(nullptr)},
           {"rounds_added_by_budget", r.budget_used},
           {"rounds", rounds},
           {"cases", cases},

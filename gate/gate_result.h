@@ -28,6 +28,7 @@ struct GateResult {
   double min_time = 0;
   std::uint64_t seed = 0;
   std::size_t warmup_rounds = 0;       // run first and discarded (GateOptions::warmup_rounds)
+  int cpu = -1;                        // the CPU the bench processes were pinned to; -1: none
   std::vector<Round> rounds;           // the judged rounds
   std::vector<CaseSeries> series;      // the judged cases, in the judgement's order
   GateJudgement judgement;

@@ -56,6 +56,7 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   EXPECT_EQ(json["cases"][0]["rounds"], 6);
   EXPECT_EQ(json["rounds"].size(), 6u);  // judged; the warm-up round is not among them
   EXPECT_EQ(json["warmup_rounds"], 1);
+  EXPECT_TRUE(json["cpu"].is_number_integer()) << json["cpu"];  // pinned (cpu_pinning.h)
   EXPECT_EQ(json["summary"]["exit_code"], 1);
   // Orders come in balanced pairs.
   EXPECT_NE(json["rounds"][0]["order"], json["rounds"][1]["order"]);
@@ -102,6 +103,10 @@ TEST(Gate, BadUsageIsExit2) {
   const auto bad_threshold = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH,
                                           "--current", ROPECHECK_CLI_PATH, "--threshold", "0", "--out", out});
   EXPECT_EQ(bad_threshold.code, kExitUsage);
+  const auto bad_cpu = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH, "--current",
+                                    ROPECHECK_CLI_PATH, "--filter", kFilter, "--cpu", "100000", "--out", out});
+  EXPECT_EQ(bad_cpu.code, kExitUsage);
+  EXPECT_TRUE(contains(bad_cpu.err, "--cpu 100000")) << bad_cpu.err;
 }
 
 TEST(Gate, PluginModePairsTheTwoPluginsCasesWhateverTheyAreCalled) {
