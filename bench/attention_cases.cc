@@ -12,6 +12,7 @@
 #include "impls/attention/attention.h"
 #include "bench/random_data.h"
 #include "bench/same_run_limit.h"
+#include "core/tolerance.h"
 
 namespace ropecheck::bench {
 namespace {
@@ -26,9 +27,6 @@ double attention_flops(const AttentionProblem& p) {
   const auto t = static_cast<double>(p.tokens);
   return 2 * (2.0 * p.head_dim * t * (t + 1) / 2) * kAttentionHeads;
 }
-
-constexpr double kU = 0x1p-24;  // fp32 unit roundoff
-double gamma(double n) { return n * kU / (1 - n * kU); }
 
 // "" when attention_blas agrees with attention_naive on a small causal problem that crosses
 // attention_blas's 128-row blocks. The bound is the error model of the attention property
@@ -56,11 +54,11 @@ std::string check_against_naive(int head_dim) {
   double max_v = 0;
   for (float x : v) max_v = std::max(max_v, double{std::abs(x)});
   const double max_s = max_q * max_k / std::sqrt(static_cast<double>(head_dim));  // |S_ij| bound
-  const double ds = gamma(head_dim) * max_s + kU * max_s;           // error of one score
-  const double g = gamma(static_cast<double>(shape.tokens));        // a softmax or P V sum
-  const double e = 2 * ds + kU * 2 * max_s + 4 * kU + g;            // relative error of a P_ij
+  const double ds = gamma32(head_dim) * max_s + kUnitRoundoff32 * max_s;           // error of one score
+  const double g = gamma32(static_cast<double>(shape.tokens));        // a softmax or P V sum
+  const double e = 2 * ds + kUnitRoundoff32 * 2 * max_s + 4 * kUnitRoundoff32 + g;            // relative error of a P_ij
   for (std::size_t i = 0; i < n; ++i) {
-    const double bound = max_v * (e + g * (1 + e)) + 2 * kU * std::abs(want[i]);
+    const double bound = max_v * (e + g * (1 + e)) + 2 * kUnitRoundoff32 * std::abs(want[i]);
     if (!(std::abs(got[i] - want[i]) <= bound)) {  // NaN fails too
       return fmt::format("attention_blas differs from attention_naive at element {}: {} vs {} "
                          "(bound {:.3g})", i, got[i], want[i], bound);

@@ -101,7 +101,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   // it: a peer and a kernel at threads:1 then each have one core.
   setenv("ROPECHECK_PLUGIN_THREADS", "1", 1);
   benchmark::AddCustomContext("ropecheck_plugin_threads", "1");
-  const LoadedPlugins plugins = load_plugins(options.plugins, options.plugin_timeout);
+  const LoadedPlugins plugins = load_plugins(options.plugins, options.plugin_options);
   for (const auto& plugin : plugins) impls.push_back(plugin.get());
   bench::Suite suite;
   const auto table = bench::register_suite(suite, impls, options.threads);

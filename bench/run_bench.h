@@ -21,7 +21,7 @@ struct BenchOptions {
   // --plugin: timed beside the registry's, one thread (each call crosses to the plugin's worker
   // process through shared memory: the copies are part of what is timed).
   std::vector<std::filesystem::path> plugins;
-  double plugin_timeout = kDefaultPluginTimeoutSeconds;
+  PluginOptions plugin_options;
   std::filesystem::path out_dir = kDefaultOutDir;
 };
 

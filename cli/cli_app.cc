@@ -73,18 +73,24 @@ struct Commands {
   std::string verify_junit;
 };
 
-// --plugin PATH (repeatable) and --plugin-timeout SECONDS; load_plugin() judges both (exit 2).
+// --plugin PATH (repeatable), --plugin-timeout SECONDS and --plugin-threads N; load_plugin()
+// judges them (exit 2).
 void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& plugins,
-                        double& timeout) {
+                        PluginOptions& options) {
   command.add_option("--plugin", plugins,
                      "A RoPE kernel as a shared library (plugins/include/ropecheck/plugin.h), run in a "
                      "child process as implementation plugin/<name> (repeatable)")
       ->type_name("PATH.so")
       ->allow_extra_args(false);
-  command.add_option("--plugin-timeout", timeout,
+  command.add_option("--plugin-timeout", options.timeout_seconds,
                      "Seconds a plugin may take to answer one call before it is killed and the "
-                     "call FAILS (loading gets at least 120 s)")
+                     "property is HANG (loading gets at least 120 s); 0: 3 s plus 1 s per million "
+                     "elements of the call")
       ->type_name("SECONDS")
+      ->capture_default_str();
+  command.add_option("--plugin-threads", options.threads,
+                     "Threads an ABI 2 plugin may use in each call (its call->threads)")
+      ->type_name("N")
       ->capture_default_str();
 }
 
@@ -93,7 +99,7 @@ void add_list(CLI::App& app, Commands& c) {
       "list", "List the RoPE and sinusoidal implementations (capabilities, available here or "
               "not), the mutants and the properties.");
   c.list->add_flag("--json", c.list_options.json, "Print JSON (schema ropecheck.list/1)");
-  add_plugin_options(*c.list, c.list_options.plugins, c.list_options.plugin_timeout);
+  add_plugin_options(*c.list, c.list_options.plugins, c.list_options.plugin_options);
   c.list->footer("Exit: 0; 2 bad usage.");
 }
 
@@ -124,7 +130,7 @@ void add_verify(CLI::App& app, Commands& c) {
   c.verify->add_option("--reproduce", v.reproduce,
                        "Replay a failure: the reproduce string of a __REPRO line")
       ->type_name("STR");
-  add_plugin_options(*c.verify, v.plugins, v.plugin_timeout);
+  add_plugin_options(*c.verify, v.plugins, v.plugin_options);
   c.verify->add_option("--out", c.out_dir, "Directory for verify.json (created)")
       ->type_name("DIR")
       ->capture_default_str();
@@ -288,7 +294,7 @@ void add_bench(CLI::App& app, Commands& c) {
                       "A Google Benchmark flag passed through, e.g. --benchmark=--benchmark_enable_random_interleaving=true (repeatable)")
       ->type_name("FLAG")
       ->allow_extra_args(false);
-  add_plugin_options(*c.bench, b.plugins, b.plugin_timeout);
+  add_plugin_options(*c.bench, b.plugins, b.plugin_options);
   c.bench->footer("Exit: 0 ran; 1 a case failed its check against the oracle (not timed); 2 bad usage.");
 }
 

@@ -64,6 +64,11 @@ struct ErrorModel {
 ErrorModel error_model(const RopeSpec& spec, StorageType storage);
 
 inline constexpr double kEps32 = std::numeric_limits<float>::epsilon();  // 2^-23
+// fp32 unit roundoff u = eps32 / 2, and Higham's gamma_n = n u / (1 - n u): the relative error
+// bound of n roundings in a chain (a dot product of length n, a sum), what the attention and
+// multi-head bounds are built from.
+inline constexpr double kUnitRoundoff32 = kEps32 / 2;
+constexpr double gamma32(double n) { return n * kUnitRoundoff32 / (1 - n * kUnitRoundoff32); }
 
 // Rounding of c, s, two products and a sum (derivation above): 1.91 rounded up.
 inline constexpr double kRoundingUnits = 2.0;

@@ -1,7 +1,7 @@
 // The one-sided Mann-Whitney U test and Holm's correction, as pure functions: the statistics
 // behind `ropecheck compare` (compare_command.cc), checked against enumerated and hand-derived
 // values in tests/gate/compare_test.cc.
-//   build/compare_test --gtest_filter='MannWhitney*'
+//   build/tests/gate_tests --gtest_filter='MannWhitney*'
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,10 @@ namespace ropecheck {
 
 bool RopeCapabilities::supports(const RopeSpec& spec) const { return why_unsupported(spec).empty(); }
 
+bool RopeCapabilities::implements(ScalingKind kind) const {
+  return std::find(scaling_kinds.begin(), scaling_kinds.end(), kind) != scaling_kinds.end();
+}
+
 std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
   if (!available) return fmt::format("not available on this CPU: {}", unavailable_reason);
   if (std::find(layouts.begin(), layouts.end(), spec.layout) == layouts.end()) {
@@ -21,7 +25,7 @@ std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
       angle_precisions.end()) {
     return fmt::format("{} angles not supported", to_string(spec.angle_precision));
   }
-  if (!frequency_scaling && spec.scaling != RopeScaling{}) {
+  if (!implements(spec.scaling.kind)) {
     return fmt::format("frequency scaling ({}) not supported", describe(spec.scaling));
   }
   if (spec.head_dim > max_head_dim) {

@@ -7,6 +7,7 @@
 // input: they propagate through the rotation.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,13 +31,17 @@ struct RopeCapabilities {
   StorageType storage = StorageType::fp32;
   // Largest head_dim it handles: the spec generators stay at or below it (a plugin declares one).
   int max_head_dim = kMaxHeadDim;
-  // Takes specs with frequency scaling (scaling.h); plugin ABI 1 has no scaling parameters.
-  bool frequency_scaling = true;
+  // The frequency scaling kinds (scaling.h) it implements, none included: every kind for the
+  // built-ins; what a plugin declares (ABI 1: none only).
+  std::vector<ScalingKind> scaling_kinds{std::begin(kAllScalingKinds), std::end(kAllScalingKinds)};
+  // Largest |position| it handles (the position generators stay within it; a plugin declares one).
+  std::int64_t max_position = kMaxAbsPosition;
   // Runs in another process (a plugin's worker): its work is not this thread's CPU time, so the
   // bench times it on the wall clock, and its guard bytes are checked there (plugins/host/).
   bool out_of_process = false;
 
   bool supports(const RopeSpec& spec) const;
+  bool implements(ScalingKind kind) const;  // kind is in scaling_kinds
   std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported
 };
 

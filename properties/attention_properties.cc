@@ -16,9 +16,6 @@
 namespace ropecheck {
 namespace {
 
-constexpr double kU = 0x1p-24;  // fp32 unit roundoff
-double gamma(double n) { return n * kU / (1 - n * kU); }
-
 struct Problem {
   AttentionShape shape;
   std::vector<float> q, k, v;
@@ -70,21 +67,21 @@ std::vector<double> fp32_attention_bound(const Problem& p, const std::vector<flo
           abs_dot += std::abs(a * b);
         }
         score[static_cast<std::size_t>(j)] = dot * scale;
-        max_ds = std::max(max_ds, gamma(static_cast<double>(d)) * scale * abs_dot + kU * std::abs(dot * scale));
+        max_ds = std::max(max_ds, gamma32(static_cast<double>(d)) * scale * abs_dot + kUnitRoundoff32 * std::abs(dot * scale));
       }
       const double max = *std::max_element(score.begin(), score.end());
       double sum = 0;
       for (double x : score) sum += std::exp(x - max);
-      const double g = gamma(static_cast<double>(visible));
+      const double g = gamma32(static_cast<double>(visible));
       for (std::size_t c = 0; c < d; ++c) {
         double b = 0;
         for (std::int64_t j = 0; j < visible; ++j) {
           const double pij = std::exp(score[static_cast<std::size_t>(j)] - max) / sum;
-          const double e = 2 * max_ds + kU * (max - score[static_cast<std::size_t>(j)]) + 4 * kU + g;
+          const double e = 2 * max_ds + kUnitRoundoff32 * (max - score[static_cast<std::size_t>(j)]) + 4 * kUnitRoundoff32 + g;
           b += pij * std::abs(p.v[static_cast<std::size_t>(j * s.kv_heads + kvh) * d + c]) * (e + g * (1 + e));
         }
         const std::size_t at = static_cast<std::size_t>(i * s.q_heads + h) * d + c;
-        bound[at] = b + 2 * kU * std::abs(reference[at]);
+        bound[at] = b + 2 * kUnitRoundoff32 * std::abs(reference[at]);
       }
     }
   }
@@ -116,7 +113,7 @@ PropertyResult matches_reference(const Subject& subject, const RunConfig& config
   return check_property(subject, config, "fp32 bound", tracker, [&] {
     const Problem p = pick_problem(true);
     const auto got = attend(*subject.attention, p);
-    const auto reference = attend(*find_attention("attention/naive"), p);
+    const auto reference = attend(*find_attention("attention_naive/scalar"), p);
     const auto bound = fp32_attention_bound(p, reference);
     for (std::size_t j = 0; j < got.size(); ++j) {
       const double diff = std::abs(static_cast<double>(got[j]) - reference[j]);
@@ -225,7 +222,7 @@ PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& co
           const std::size_t at = static_cast<std::size_t>(i * s.q_heads + h) * d + x;
           // fp32 bounds of each run: the rotated problem's |q||k| sums are those of the unrotated
           // one up to rounding, so the unrotated bound is used, doubled for the two runs.
-          const double allowed = 2 * delta * max_v + 2 * fp32[at] + kU * (std::abs(out_a[at]) + std::abs(out_b[at]));
+          const double allowed = 2 * delta * max_v + 2 * fp32[at] + kUnitRoundoff32 * (std::abs(out_a[at]) + std::abs(out_b[at]));
           const double diff = std::abs(static_cast<double>(out_a[at]) - out_b[at]);
           tracker.observe(diff, allowed);
           if (!(diff <= allowed)) {

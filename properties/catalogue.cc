@@ -16,6 +16,7 @@ std::string_view to_string(Status status) {
     case Status::failed: return "FAILED";
     case Status::skipped: return "SKIPPED";
     case Status::mistrusted: return "MISTRUSTED";
+    case Status::hang: return "HANG";
   }
   return "?";
 }
@@ -23,9 +24,10 @@ std::string_view to_string(Status status) {
 std::span<const Property> property_catalogue() {
   static const std::vector<Property> all = [] {
     std::vector<Property> v;
-    for (const auto family : {pointwise_properties, group_properties, layout_equivalence_properties,
-                              scaling_properties, long_range_decay_properties, sinusoidal_properties,
-                              attention_properties, multi_head_properties}) {
+    for (const auto family :
+         {pointwise_properties, nonfinite_properties, call_history_properties, group_properties,
+          layout_equivalence_properties, scaling_properties, long_range_decay_properties,
+          sinusoidal_properties, attention_properties, multi_head_properties}) {
       for (const auto& p : family()) v.push_back(p);
     }
     return v;
@@ -98,6 +100,9 @@ PropertyResult run_property(const Property& property, const Subject& subject,
       return skipped_result(subject, property.id,
                             fmt::format("not available on this CPU: {}", caps.unavailable_reason));
     }
+  }
+  if (std::string why; subject.attention != nullptr && !subject.attention->available(&why)) {
+    return skipped_result(subject, property.id, fmt::format("not available on this CPU: {}", why));
   }
   RunConfig run_config = config;
   run_config.property_id = std::string(property.id);

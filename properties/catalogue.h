@@ -11,6 +11,8 @@ namespace ropecheck {
 
 // RoPE, one family per file:
 std::span<const Property> pointwise_properties();              // pointwise_properties.cc
+std::span<const Property> nonfinite_properties();              // nonfinite_property.cc
+std::span<const Property> call_history_properties();           // call_history_property.cc
 std::span<const Property> group_properties();                  // group_properties.cc
 std::span<const Property> layout_equivalence_properties();     // layout_equivalence_property.cc
 std::span<const Property> scaling_properties();                // scaling_properties.cc

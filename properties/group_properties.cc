@@ -53,7 +53,7 @@ PropertyResult composition(const Subject& subject, const RunConfig& config) {
                              [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;
-    const auto n = *position_ids(m.size());
+    const auto n = *position_ids(m.size(), position_limit(caps));
     const auto m_plus_n = sum(m, n);
     const auto twice = rotated(impl, c.spec, rotated(impl, c.spec, c.q, c.q_heads, n), c.q_heads, m);
     const auto once = rotated(impl, c.spec, c.q, c.q_heads, m_plus_n);
@@ -121,8 +121,8 @@ PropertyResult relative_position(const Subject& subject, const RunConfig& config
                              [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;  // query positions
-    const auto n = *position_ids(m.size());  // key positions
-    const auto shift = *signed_position();
+    const auto n = *position_ids(m.size(), position_limit(caps));  // key positions
+    const auto shift = *signed_position(position_limit(caps));
     const std::vector<std::int64_t> shifts(m.size(), shift);
     const auto n_minus_m = sum(n, negated(m));
 

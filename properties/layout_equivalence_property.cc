@@ -80,7 +80,7 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     const int kv_heads = *rc::gen::inRange(1, 3);
     const int q_heads = kv_heads * *rc::gen::inRange(1, 3);
     const auto tokens = *rc::gen::inRange<std::size_t>(1, 6);
-    const auto positions = *position_ids(tokens);
+    const auto positions = *position_ids(tokens, position_limit(caps));
     const auto x = *projection_operands(tokens * static_cast<std::size_t>(dim_in), caps.storage);
     const auto wq = *projection_operands(static_cast<std::size_t>(q_heads * meta.head_dim * dim_in),
                                          caps.storage);

@@ -18,8 +18,11 @@ namespace ropecheck {
 // benchdnn's statuses: a property that cannot apply to a subject is skipped with the reason,
 // never silently passed; one whose every case was vacuous (every position 0, rotary_dim 0, an
 // all-zero input: nothing a bug could change) is mistrusted, not passed.
-enum class Status { passed, failed, skipped, mistrusted };
+// hang: a call did not return within its watchdog (a plugin's): reported once, unshrunk, and a
+// failure like `failed` (failing() is true for both).
+enum class Status { passed, failed, skipped, mistrusted, hang };
 std::string_view to_string(Status status);
+constexpr bool failing(Status status) { return status == Status::failed || status == Status::hang; }
 
 // What a property runs on: a RoPE implementation, a sinusoidal table, or an attention.
 struct Subject {

@@ -18,8 +18,8 @@
 namespace ropecheck {
 
 PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConfig& config) {
-  if (!subject.rope->capabilities().frequency_scaling) {
-    return skipped_result(subject, config, "no frequency scaling");
+  if (!subject.rope->capabilities().implements(ScalingKind::linear)) {
+    return skipped_result(subject, config, "no linear scaling");
   }
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
@@ -55,14 +55,17 @@ PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConf
 }
 
 PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config) {
-  if (!subject.rope->capabilities().frequency_scaling) {
-    return skipped_result(subject, config, "no frequency scaling");
+  // The kinds that switch at original_max_position, of those it implements.
+  std::vector<ScalingKind> switching;
+  for (const ScalingKind kind : {ScalingKind::dynamic_ntk, ScalingKind::longrope}) {
+    if (subject.rope->capabilities().implements(kind)) switching.push_back(kind);
   }
+  if (switching.empty()) return skipped_result(subject, config, "no dynamic NTK nor LongRoPE scaling");
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_qk_case(caps, Rotary::any);
     // A dynamic NTK or LongRoPE spec; sequence lengths L - 1, L, L + 1 around its L.
-    const auto kind = *rc::gen::element(ScalingKind::dynamic_ntk, ScalingKind::longrope);
+    const auto kind = *rc::gen::elementOf(switching);
     const RopeScaling scaling = *scaling_of(kind, c.spec.rotary_dim);
     const std::int64_t max_l = scaling.original_max_position;
     std::vector<std::vector<float>> outputs;

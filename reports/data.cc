@@ -103,9 +103,14 @@ class Reader {
 };
 
 // `schema` is the newest version the reader knows; `oldest` the oldest it still reads.
-void expect_schema(const Reader& doc, const char* schema, const char* oldest = nullptr) {
+// The schema is the current one or an older one this reader still reads the same.
+void expect_schema(const Reader& doc, const char* schema,
+                   std::initializer_list<const char*> older = {}) {
   const std::string found = doc.string("schema");
-  if (found == schema || (oldest != nullptr && found == oldest)) return;
+  if (found == schema) return;
+  for (const char* old : older) {
+    if (found == old) return;
+  }
   doc.fail(fmt::format("schema '{}', expected '{}'", found, schema));
 }
 
@@ -119,8 +124,8 @@ bool file_exists(const fs::path& file) {
 VerifyData read_verify_data(const fs::path& file) {
   const Json doc = parse_file(file);
   const Reader r(file, doc, "");
-  // 2 added the MISTRUSTED status; a verify.json of version 1 reads the same.
-  expect_schema(r, "ropecheck.verify/2", "ropecheck.verify/1");
+  // 2 added the MISTRUSTED status, 3 HANG; older files read the same.
+  expect_schema(r, "ropecheck.verify/3", {"ropecheck.verify/2", "ropecheck.verify/1"});
   VerifyData v;
   v.file = file;
   const Reader tool = r.child("tool");

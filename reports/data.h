@@ -1,4 +1,4 @@
-// The inputs of `ropecheck report` as plain structs: verify.json (ropecheck.verify/2 or /1), bench.json
+// The inputs of `ropecheck report` as plain structs: verify.json (ropecheck.verify/3, /2 or /1), bench.json
 // (Google Benchmark JSON with ropecheck_* context keys) and accuracy.json (ropecheck.accuracy/1),
 // each optional. Reading checks every field the report uses, so that a malformed file is bad input
 // naming the file (exit 2), never a half-drawn report.

@@ -79,9 +79,13 @@ void attention_naive(const AttentionShape& s, std::span<const float> q, std::spa
   }
 }
 
-void softmax_row(float* x, std::int64_t n) {
-  static const bool use_avx512 = dispatched_isa() == Isa::avx512;
-  if (use_avx512) {
+Isa softmax_isa() {
+  static const Isa level = dispatched_isa() == Isa::avx512 ? Isa::avx512 : Isa::scalar;
+  return level;
+}
+
+void softmax_row(float* x, std::int64_t n, Isa level) {
+  if (level == Isa::avx512) {
     kernels::softmax_row_avx512(x, n);
   } else {
     kernels::softmax_row_scalar(x, n);
@@ -89,7 +93,8 @@ void softmax_row(float* x, std::int64_t n) {
 }
 
 void attention_blas(const AttentionShape& s, std::span<const float> q, std::span<const float> k,
-                    std::span<const float> v, std::span<float> out, std::int64_t block_rows) {
+                    std::span<const float> v, std::span<float> out, std::int64_t block_rows,
+                    Isa softmax) {
   validate(s, q, k, v, out);
   if (block_rows <= 0) throw InvalidInput(fmt::format("attention: block_rows {} <= 0", block_rows));
   const int d = s.head_dim;
@@ -112,7 +117,7 @@ void attention_blas(const AttentionShape& s, std::span<const float> q, std::span
       for (std::int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * cols;
         const std::int64_t visible = s.causal ? i0 + r + 1 : cols;
-        softmax_row(row, visible);
+        softmax_row(row, visible, softmax);
         std::fill(row + visible, row + cols, 0.0f);  // masked keys get no weight
       }
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), d,

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <span>
 
+#include "core/isa.h"
+
 namespace ropecheck {
 
 struct AttentionShape {
@@ -30,12 +32,16 @@ void validate(const AttentionShape& shape, std::span<const float> q, std::span<c
 void attention_naive(const AttentionShape& shape, std::span<const float> q,
                      std::span<const float> k, std::span<const float> v, std::span<float> out);
 
+// The softmax's ISA level: avx512 where the CPU has it (and ROPECHECK_ISA allows it), else
+// scalar (there is no AVX2 softmax).
+Isa softmax_isa();
+
 void attention_blas(const AttentionShape& shape, std::span<const float> q,
                     std::span<const float> k, std::span<const float> v, std::span<float> out,
-                    std::int64_t block_rows = 128);
+                    std::int64_t block_rows = 128, Isa softmax = softmax_isa());
 
-// In place over n scores: p_j = exp(x_j - max) / sum; all zeros when every x_j is -inf.
-// Dispatched to the best ISA level (ROPECHECK_ISA pins it).
-void softmax_row(float* x, std::int64_t n);
+// In place over n scores: p_j = exp(x_j - max) / sum; all zeros when every x_j is -inf. At the
+// given level (scalar or avx512; the CPU must have it).
+void softmax_row(float* x, std::int64_t n, Isa level = softmax_isa());
 
 }  // namespace ropecheck

@@ -1,9 +1,11 @@
-// Attention as the property suite sees it: an implementation (attention/naive, attention/blas,
-// mutants) that takes q, k, v, optionally rotates q and k with RoPE at the given positions (by the
-// dispatched fast kernel), then attends. Registered in impls/registry.inc like the RoPE ones.
+// Attention as the property suite sees it: an implementation (attention_naive/scalar,
+// attention_blas/<softmax level>, mutants) that takes q, k, v, optionally rotates q and k with
+// RoPE at the given positions (by the dispatched fast kernel), then attends. Registered in
+// impls/registry.inc like the RoPE ones.
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "impls/attention/attention.h"
@@ -17,6 +19,11 @@ class AttentionImpl {
   virtual ~AttentionImpl() = default;
   virtual std::string_view id() const = 0;
   virtual std::string_view summary() const = 0;
+  // Whether this CPU can run it; `why` says what is missing when it cannot.
+  virtual bool available(std::string* why = nullptr) const {
+    (void)why;
+    return true;
+  }
 
   // rope == nullptr: no positional encoding. Otherwise q and k (copies) are rotated first, at
   // `positions` (one per token), with spec.head_dim == shape.head_dim. Throws InvalidInput.

@@ -1,5 +1,6 @@
-// attention/naive and attention/blas as registry entries (the functions are in attention.cc),
-// and AttentionImpl::run: RoPE by the dispatched kernel level, then attention.
+// attention_naive/scalar and attention_blas at each softmax level as registry entries (the
+// functions are in attention.cc), and AttentionImpl::run: RoPE by the dispatched kernel level,
+// then attention.
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +35,7 @@ namespace {
 
 class NaiveAttention final : public AttentionImpl {
  public:
-  std::string_view id() const override { return "attention/naive"; }
+  std::string_view id() const override { return "attention_naive/scalar"; }
   std::string_view summary() const override {
     return "textbook softmax(QK^T/sqrt(d))V, double accumulation: the reference";
   }
@@ -46,24 +47,38 @@ class NaiveAttention final : public AttentionImpl {
   }
 };
 
+// One per softmax level, so that default verify runs each level this CPU has.
 class BlasAttention final : public AttentionImpl {
  public:
-  std::string_view id() const override { return "attention/blas"; }
+  explicit BlasAttention(Isa softmax)
+      : softmax_(softmax), id_("attention_blas/" + std::string(to_string(softmax))) {}
+  std::string_view id() const override { return id_; }
   std::string_view summary() const override {
-    return "OpenBLAS sgemm on blocks of query rows, stable vectorised softmax";
+    return softmax_ == Isa::avx512 ? "OpenBLAS sgemm on blocks of query rows, AVX-512 softmax (SLEEF)"
+                                   : "OpenBLAS sgemm on blocks of query rows, scalar softmax";
   }
+  bool available(std::string* why) const override { return cpu_supports(softmax_, why); }
 
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
               std::span<const float> v, std::span<float> out) const override {
     // Small blocks here so that the properties cross block boundaries on small problems too.
-    attention_blas(shape, q, k, v, out, 7);
+    attention_blas(shape, q, k, v, out, 7, softmax_);
   }
+
+ private:
+  Isa softmax_;
+  std::string id_;
 };
 
 }  // namespace
 
 std::unique_ptr<AttentionImpl> make_attention_naive() { return std::make_unique<NaiveAttention>(); }
-std::unique_ptr<AttentionImpl> make_attention_blas() { return std::make_unique<BlasAttention>(); }
+std::unique_ptr<AttentionImpl> make_attention_blas_scalar() {
+  return std::make_unique<BlasAttention>(Isa::scalar);
+}
+std::unique_ptr<AttentionImpl> make_attention_blas_avx512() {
+  return std::make_unique<BlasAttention>(Isa::avx512);
+}
 
 }  // namespace ropecheck

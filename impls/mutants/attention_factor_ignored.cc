@@ -8,7 +8,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class AttentionFactorIgnored final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/attention_factor_ignored"; }
   std::string_view summary() const override {
@@ -25,7 +25,7 @@ class Mutant final : public mutants::PairwiseMutant {
 }  // namespace
 
 std::unique_ptr<RopeImpl> make_mutant_attention_factor_ignored() {
-  return std::make_unique<Mutant>();
+  return std::make_unique<AttentionFactorIgnored>();
 }
 
 }  // namespace ropecheck

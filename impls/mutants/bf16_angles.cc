@@ -14,7 +14,7 @@ namespace {
 
 float to_bf16(float x) { return float_from_bf16(bf16_from_float(x)); }
 
-class Mutant final : public mutants::PairwiseMutant {
+class Bf16Angles final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/bf16_angles"; }
   std::string_view summary() const override {
@@ -32,6 +32,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_bf16_angles() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_bf16_angles() { return std::make_unique<Bf16Angles>(); }
 
 }  // namespace ropecheck

@@ -10,7 +10,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class Fp16Angles final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/fp16_angles"; }
   std::string_view summary() const override { return "forms m, theta and m*theta in fp16 (11-bit significand, max 65504)"; }
@@ -39,6 +39,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_fp16_angles() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_fp16_angles() { return std::make_unique<Fp16Angles>(); }
 
 }  // namespace ropecheck

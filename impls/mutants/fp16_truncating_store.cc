@@ -20,7 +20,7 @@ Fp16 truncating_fp16_from_float(float value) {
   return {static_cast<std::uint16_t>(sign | ((magnitude >> 13) - (112u << 10)))};  // BUG: truncated
 }
 
-class Mutant final : public mutants::PairwiseMutant {
+class Fp16TruncatingStore final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/fp16_truncating_store"; }
   std::string_view summary() const override {
@@ -35,6 +35,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_fp16_truncating_store() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_fp16_truncating_store() { return std::make_unique<Fp16TruncatingStore>(); }
 
 }  // namespace ropecheck

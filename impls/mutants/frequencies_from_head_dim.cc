@@ -9,7 +9,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class FrequenciesFromHeadDim final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/frequencies_from_head_dim"; }
   std::string_view summary() const override {
@@ -33,7 +33,7 @@ class Mutant final : public mutants::PairwiseMutant {
 }  // namespace
 
 std::unique_ptr<RopeImpl> make_mutant_frequencies_from_head_dim() {
-  return std::make_unique<Mutant>();
+  return std::make_unique<FrequenciesFromHeadDim>();
 }
 
 }  // namespace ropecheck

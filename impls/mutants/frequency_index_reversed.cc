@@ -8,7 +8,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class FrequencyIndexReversed final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/frequency_index_reversed"; }
   std::string_view summary() const override { return "pair i rotates with theta_(n-1-i): frequency index reversed"; }
@@ -23,6 +23,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_frequency_index_reversed() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_frequency_index_reversed() { return std::make_unique<FrequencyIndexReversed>(); }
 
 }  // namespace ropecheck

@@ -7,7 +7,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class PositionOffByOne final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/position_off_by_one"; }
   std::string_view summary() const override { return "rotates by (m + 1) theta: position off by one"; }
@@ -18,6 +18,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_position_off_by_one() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_position_off_by_one() { return std::make_unique<PositionOffByOne>(); }
 
 }  // namespace ropecheck

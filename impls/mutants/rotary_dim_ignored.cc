@@ -8,7 +8,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class RotaryDimIgnored final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/rotary_dim_ignored"; }
   std::string_view summary() const override { return "rotates every feature with head_dim frequencies: rotary_dim ignored, the tail rotated"; }
@@ -19,6 +19,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_rotary_dim_ignored() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_rotary_dim_ignored() { return std::make_unique<RotaryDimIgnored>(); }
 
 }  // namespace ropecheck

@@ -8,7 +8,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class RotateHalfUnpermuted final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/rotate_half_unpermuted"; }
   std::string_view summary() const override { return "rotate_half pairing on interleaved data: the weight permutation forgotten (seed 002)"; }
@@ -19,6 +19,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_rotate_half_unpermuted() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_rotate_half_unpermuted() { return std::make_unique<RotateHalfUnpermuted>(); }
 
 }  // namespace ropecheck

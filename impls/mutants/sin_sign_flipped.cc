@@ -7,7 +7,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class SinSignFlipped final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/sin_sign_flipped"; }
   std::string_view summary() const override { return "rotates by -m theta: sin sign flipped (transposed R_m)"; }
@@ -22,6 +22,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_sin_sign_flipped() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_sin_sign_flipped() { return std::make_unique<SinSignFlipped>(); }
 
 }  // namespace ropecheck

@@ -10,7 +10,7 @@
 namespace ropecheck {
 namespace {
 
-class Mutant final : public mutants::PairwiseMutant {
+class WritesPastEnd final : public mutants::PairwiseMutant {
  public:
   std::string_view id() const override { return "mutant/writes_past_end"; }
   std::string_view summary() const override {
@@ -31,6 +31,6 @@ class Mutant final : public mutants::PairwiseMutant {
 
 }  // namespace
 
-std::unique_ptr<RopeImpl> make_mutant_writes_past_end() { return std::make_unique<Mutant>(); }
+std::unique_ptr<RopeImpl> make_mutant_writes_past_end() { return std::make_unique<WritesPastEnd>(); }
 
 }  // namespace ropecheck

@@ -1,8 +1,11 @@
 // rotation_matrix/scalar: RoPE by its definition (seed 001, RoFormer eq. 15). For each position
 // build the block-diagonal rotary_dim x rotary_dim matrix R_m with 2x2 blocks
-// [[cos m t_i, -sin m t_i], [sin m t_i, cos m t_i]] and multiply every head vector by it, densely.
+// [[cos m t_i, -sin m t_i], [sin m t_i, cos m t_i]] and multiply every head vector by it.
 // Half-split data is permuted into pair order, multiplied, and permuted back (P^T R_m P).
-// O(rotary_dim^2) per head vector: the slow, obviously-correct reading of the formula.
+// The product sums each row over its own 2x2 block only: the structural zeros are not multiplied,
+// because 0 * NaN is NaN and a dense sum would spread one NaN over the whole head, which RoPE by
+// its definition does not (nonfinite_propagation). O(rotary_dim^2) memory per position: the
+// slow, obviously-correct reading of the formula.
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -36,7 +39,7 @@ class RotationMatrix final : public RopeImpl {
  public:
   std::string_view id() const override { return "rotation_matrix/scalar"; }
   std::string_view summary() const override {
-    return "the definition: dense block-diagonal R_m times x per head (seed 001)";
+    return "the definition: the block-diagonal matrix R_m built whole, times x per head (seed 001)";
   }
   RopeCapabilities capabilities() const override { return reference::capabilities(); }
 
@@ -53,7 +56,9 @@ class RotationMatrix final : public RopeImpl {
   }
 
  private:
-  // y = R x over the first rotary_dim features; the tail is left as it is.
+  // y = R x over the first rotary_dim features, row i summed over its block's columns j = 2
+  // floor(i/2) and j + 1 (every other entry of the row is a structural zero); the tail is left
+  // as it is.
   static void multiply(const RopeSpec& spec, const std::vector<float>& matrix,
                        std::span<float> head) {
     const auto r = static_cast<std::size_t>(spec.rotary_dim);
@@ -66,8 +71,9 @@ class RotationMatrix final : public RopeImpl {
     }
     std::vector<float> y(x);
     for (std::size_t i = 0; i < r; ++i) {
+      const std::size_t block = i & ~std::size_t{1};
       float sum = 0.0f;
-      for (std::size_t j = 0; j < r; ++j) sum += matrix[i * r + j] * x[j];
+      for (std::size_t j = block; j < block + 2; ++j) sum += matrix[i * r + j] * x[j];
       y[i] = sum;
     }
     if (spec.layout == Layout::half_split) {

@@ -4,9 +4,10 @@
  * give FAILED (or SKIPPED, or exit 2 for the ABI) with the reason, never a dead ropecheck.
  *   MISBEHAVE_CRASH        apply writes through a wild pointer: SIGSEGV in the worker
  *   MISBEHAVE_HANG         apply never returns: killed after --plugin-timeout
+ *   MISBEHAVE_HANG_ABOVE_64  correct up to head_dim 64, never returns above: HANG, reported once
  *   MISBEHAVE_OVERFLOW     rotates correctly, then writes one float past the end of q
  *   MISBEHAVE_UNSUPPORTED  declares every head_dim, returns UNSUPPORTED above 64
- *   MISBEHAVE_WRONG_ABI    claims ABI version 2
+ *   MISBEHAVE_WRONG_ABI    claims ABI version 3 (this ropecheck speaks 1 and 2)
  *   MISBEHAVE_FP16_NULL    declares fp16 (beside fp32) but leaves apply_fp16 NULL: refused
  */
 #define _POSIX_C_SOURCE 200809L /* pause() */
@@ -22,6 +23,8 @@
 #define PLUGIN_NAME "crash_rope"
 #elif defined(MISBEHAVE_HANG)
 #define PLUGIN_NAME "hang_rope"
+#elif defined(MISBEHAVE_HANG_ABOVE_64)
+#define PLUGIN_NAME "sometimes_hangs_rope"
 #elif defined(MISBEHAVE_OVERFLOW)
 #define PLUGIN_NAME "overflow_rope"
 #elif defined(MISBEHAVE_UNSUPPORTED)
@@ -35,7 +38,7 @@
 #endif
 
 #if defined(MISBEHAVE_WRONG_ABI)
-#define PLUGIN_ABI 2u
+#define PLUGIN_ABI 3u
 #else
 #define PLUGIN_ABI ROPECHECK_PLUGIN_ABI_VERSION
 #endif
@@ -48,6 +51,10 @@ static int32_t apply_f32(const ropecheck_plugin_spec* spec, float* q, int64_t q_
   *(volatile float*)address = q[0];
 #elif defined(MISBEHAVE_HANG)
   for (;;) pause(); /* a deadlock: waits for a wake-up that never comes */
+#elif defined(MISBEHAVE_HANG_ABOVE_64)
+  if (spec->head_dim > 64) {
+    for (;;) pause(); /* a loop bound that never ends for long heads */
+  }
 #elif defined(MISBEHAVE_UNSUPPORTED)
   if (spec->head_dim > 64) return ROPECHECK_PLUGIN_UNSUPPORTED;
 #endif

@@ -63,10 +63,10 @@ void GuardedBuffers::ensure_bytes(std::size_t bytes) {
 }
 
 void GuardedBuffers::prepare(std::size_t q_bytes, std::size_t k_bytes,
-                             std::size_t positions_bytes) {
-  const std::size_t sizes[3] = {q_bytes, k_bytes, positions_bytes};
+                             std::size_t positions_bytes, std::size_t factors_bytes) {
+  const std::size_t sizes[kBuffers] = {q_bytes, k_bytes, positions_bytes, factors_bytes};
   std::size_t at = 0;
-  for (int b = 0; b < 3; ++b) {
+  for (int b = 0; b < kBuffers; ++b) {
     Region& r = regions_[b];
     r.begin = at;
     r.data_begin = at + kGuardBytes;  // page aligned: at is a multiple of the page

@@ -1,5 +1,5 @@
 // The shared memory a plugin call works on: one memfd, mapped MAP_SHARED by the host and by the
-// worker, holding q, k and positions, each with at least 4 KiB of guard bytes (a position-keyed
+// worker, holding q, k, positions and a LongRoPE spec's factor arrays, each with at least 4 KiB of guard bytes (a position-keyed
 // pattern, ggml test-backend-ops' idea) before and after it. After the call the host reads the
 // guards back: any changed byte is a write outside the buffers, named by buffer and distance.
 #pragma once
@@ -22,10 +22,12 @@ class GuardedBuffers {
   int fd() const { return fd_; }
   std::uint64_t file_bytes() const { return mapped_bytes_; }
 
-  // Lays out the three buffers (growing the file when needed) and writes every guard byte.
-  void prepare(std::size_t q_bytes, std::size_t k_bytes, std::size_t positions_bytes);
+  // Lays out the four buffers (growing the file when needed) and writes every guard byte.
+  void prepare(std::size_t q_bytes, std::size_t k_bytes, std::size_t positions_bytes,
+               std::size_t factors_bytes = 0);
 
-  enum Buffer { q = 0, k = 1, positions = 2 };
+  enum Buffer { q = 0, k = 1, positions = 2, factors = 3 };
+  static constexpr int kBuffers = 4;
   std::byte* data(Buffer b) const { return base_ + regions_[b].data_begin; }
   std::uint64_t offset(Buffer b) const { return regions_[b].data_begin; }
 
@@ -50,7 +52,7 @@ class GuardedBuffers {
   int fd_ = -1;
   std::byte* base_ = nullptr;
   std::size_t mapped_bytes_ = 0;
-  Region regions_[3] = {{"q"}, {"k"}, {"positions"}};
+  Region regions_[kBuffers] = {{"q"}, {"k"}, {"positions"}, {"factors"}};
 };
 
 }  // namespace ropecheck

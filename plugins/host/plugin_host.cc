@@ -13,9 +13,10 @@
 #include <mutex>
 #include <vector>
 
+#include "core/errors.h"
+#include "core/frequency.h"
 #include "plugins/host/plugin_guarded_buffers.h"
 #include "plugins/host/plugin_process.h"
-#include "core/errors.h"
 #include "ropecheck/plugin.h"
 
 namespace ropecheck {
@@ -29,6 +30,23 @@ constexpr std::uint32_t kKnownLayouts =
 constexpr std::uint32_t kKnownAngles = (1u << ROPECHECK_ANGLES_FP32) | (1u << ROPECHECK_ANGLES_FP64);
 constexpr std::uint32_t kKnownDtypes =
     ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_BF16 | ROPECHECK_DTYPE_FP16;
+constexpr std::uint32_t kKnownScalingKinds = (1u << (ROPECHECK_SCALING_LONGROPE + 1)) - 1;
+
+// The ABI's scaling kinds are ScalingKind's values (core/scaling.h), in its order.
+static_assert(ROPECHECK_SCALING_NONE == static_cast<int>(ScalingKind::none));
+static_assert(ROPECHECK_SCALING_LINEAR == static_cast<int>(ScalingKind::linear));
+static_assert(ROPECHECK_SCALING_NTK == static_cast<int>(ScalingKind::ntk));
+static_assert(ROPECHECK_SCALING_DYNAMIC_NTK == static_cast<int>(ScalingKind::dynamic_ntk));
+static_assert(ROPECHECK_SCALING_YARN == static_cast<int>(ScalingKind::yarn));
+static_assert(ROPECHECK_SCALING_LLAMA3 == static_cast<int>(ScalingKind::llama3));
+static_assert(ROPECHECK_SCALING_LONGROPE == static_cast<int>(ScalingKind::longrope));
+
+// ABI 2 grew the spec after ABI 1's last field and named capability words that were reserved:
+// what an ABI 1 library reads stays where it was.
+static_assert(offsetof(ropecheck_plugin_spec, scaling) == 32);
+static_assert(offsetof(ropecheck_plugin_spec, factor) == 64);  // ABI 1's sizeof
+static_assert(offsetof(ropecheck_plugin_capabilities, scaling_kinds) == 24);  // old reserved[0]
+static_assert(sizeof(ropecheck_plugin_capabilities) == 64);
 
 // ABI 1 is frozen in binary: apply_fp16 took the place of reserved[0], so the size and every
 // earlier offset must stay those of the first version 1 header (abi_version and struct_size,
@@ -66,12 +84,17 @@ std::string judge(const LoadReport& r) {
                          ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::null_entry: return fmt::format("{}() returned NULL", ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::wrong_abi:
-      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks version {}",
-                         r.abi_version, ROPECHECK_PLUGIN_ABI_VERSION);
+      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {} and {}",
+                         r.abi_version, ROPECHECK_PLUGIN_ABI_V1, ROPECHECK_PLUGIN_ABI_V2);
     case LoadStage::bad_struct:
-      return fmt::format("ropecheck_plugin_v1 is malformed: struct_size {} (at least {} needed) "
-                         "or query_capabilities is NULL",
-                         r.struct_size, plugin_protocol::kMinStructSize);
+      return r.abi_version == ROPECHECK_PLUGIN_ABI_V2
+                 ? fmt::format("ropecheck_plugin_v2 is malformed: struct_size {} (at least {} "
+                               "needed) or query_capabilities or apply is NULL",
+                               r.struct_size, plugin_protocol::kMinStructSizeV2)
+                 : fmt::format("ropecheck_plugin_v1 is malformed: struct_size {} (at least {} "
+                               "needed) or query_capabilities is NULL",
+                               r.struct_size, plugin_protocol::kMinStructSize);
+    case LoadStage::init_failed:
     case LoadStage::query_failed: return r.detail;
   }
   if (r.name_truncated != 0 || !valid_name(r.name)) {
@@ -103,6 +126,14 @@ std::string judge(const LoadReport& r) {
     return fmt::format("capabilities: max_head_dim {} (0 for no limit, else even and >= 4)",
                        caps.max_head_dim);
   }
+  if ((caps.scaling_kinds & ~kKnownScalingKinds) != 0) {
+    return fmt::format("capabilities: scaling_kinds mask {:#x} (bits 0 to {}: ROPECHECK_SCALING_*)",
+                       caps.scaling_kinds, ROPECHECK_SCALING_LONGROPE);
+  }
+  if (caps.max_position < 0) {
+    return fmt::format("capabilities: max_position {} (0 for ropecheck's limit, else positive)",
+                       caps.max_position);
+  }
   return {};
 }
 
@@ -126,9 +157,25 @@ RopeCapabilities to_capabilities(const LoadReport& r) {
                  : (r.caps.dtypes & ROPECHECK_DTYPE_BF16) != 0 ? StorageType::bf16
                                                                : StorageType::fp16;
   if (r.caps.max_head_dim != 0) caps.max_head_dim = std::min(caps.max_head_dim, r.caps.max_head_dim);
-  caps.frequency_scaling = false;  // ABI 1's scaling fields are reserved (zero)
-  caps.out_of_process = true;      // every call goes to the worker child (plugin_process.h)
+  if (r.caps.max_position != 0) caps.max_position = std::min(caps.max_position, r.caps.max_position);
+  // Unscaled always; the declared kinds beside it (none for ABI 1, whose worker zeroes the mask).
+  caps.scaling_kinds = {ScalingKind::none};
+  for (const ScalingKind kind : kAllScalingKinds) {
+    if (kind != ScalingKind::none && (r.caps.scaling_kinds & (1u << static_cast<int>(kind))) != 0) {
+      caps.scaling_kinds.push_back(kind);
+    }
+  }
+  caps.out_of_process = true;  // every call goes to the worker child (plugin_process.h)
   return caps;
+}
+
+// "[0, 7, 4096]", the first 16 and a count beyond them.
+std::string positions_text(PositionIds positions) {
+  constexpr std::size_t kShown = 16;
+  const std::size_t shown = std::min(positions.size(), kShown);
+  std::string text = fmt::format("[{}", fmt::join(positions.first(shown), ", "));
+  if (positions.size() > shown) text += fmt::format(", ... {} in all", positions.size());
+  return text + "]";
 }
 
 // memcpy with a size of 0 may see a null pointer (a q-only call's empty k), which memcpy forbids.
@@ -136,8 +183,11 @@ void copy_bytes(void* to, const void* from, std::size_t bytes) {
   if (bytes != 0) std::memcpy(to, from, bytes);
 }
 
+// The spec as the ABI carries it; the LongRoPE factor arrays travel in shared memory (the worker
+// sets the pointers). Each scaling parameter is set for the kinds that read it, zero otherwise
+// (plugin.h), and the attention factor is resolved here, as frequency.h resolves it.
 ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
-  ropecheck_plugin_spec s{};  // reserved scaling fields: zero in ABI 1
+  ropecheck_plugin_spec s{};
   s.struct_size = sizeof s;
   s.head_dim = spec.head_dim;
   s.rotary_dim = spec.rotary_dim;
@@ -146,7 +196,33 @@ ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
   s.angle_precision =
       spec.angle_precision == AnglePrecision::fp32 ? ROPECHECK_ANGLES_FP32 : ROPECHECK_ANGLES_FP64;
   s.base = spec.base;
+  const RopeScaling& scaling = spec.scaling;
+  const ScalingKind kind = scaling.kind;
+  s.scaling_kind = static_cast<std::int32_t>(kind);
+  s.attention_factor = attention_factor(spec);
+  if (kind == ScalingKind::none) return s;
+  s.factor = scaling.factor;
+  if (kind != ScalingKind::linear && kind != ScalingKind::ntk) {
+    s.original_max_position = scaling.original_max_position;
+  }
+  if (kind == ScalingKind::dynamic_ntk || kind == ScalingKind::longrope) {
+    s.sequence_length = scaling.sequence_length;
+  }
+  if (kind == ScalingKind::yarn) {
+    s.beta_fast = scaling.beta_fast;
+    s.beta_slow = scaling.beta_slow;
+    s.yarn_truncate = scaling.truncate ? 1 : 0;
+  }
+  if (kind == ScalingKind::llama3) {
+    s.low_freq_factor = scaling.low_freq_factor;
+    s.high_freq_factor = scaling.high_freq_factor;
+  }
   return s;
+}
+
+// The wait for a worker's exit or load: the fixed timeout, else the watchdog's base.
+double worker_seconds(const PluginOptions& options) {
+  return options.timeout_seconds > 0 ? options.timeout_seconds : kWatchdogBaseSeconds;
 }
 
 class PluginRope final : public RopeImpl {
@@ -190,13 +266,25 @@ class PluginRope final : public RopeImpl {
   void call(std::uint32_t dtype, std::string_view function, const RopeSpec& spec,
             HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) const {
     const std::lock_guard lock(mutex_);  // one worker, one request in flight
-    memory_->prepare(q.data.size_bytes(), k.data.size_bytes(), positions.size_bytes());
+    if (info_.abi_version == ROPECHECK_PLUGIN_ABI_V2) function = "apply";  // one for every dtype
+    // LongRoPE's two factor arrays, one after the other; nothing for the other kinds.
+    std::vector<double> factors;
+    if (spec.scaling.kind == ScalingKind::longrope) {
+      factors = spec.scaling.short_factor;
+      factors.insert(factors.end(), spec.scaling.long_factor.begin(), spec.scaling.long_factor.end());
+    }
+    const std::size_t factor_bytes = factors.size() * sizeof(double);
+    memory_->prepare(q.data.size_bytes(), k.data.size_bytes(), positions.size_bytes(), factor_bytes);
     copy_bytes(memory_->data(GuardedBuffers::q), q.data.data(), q.data.size_bytes());
     copy_bytes(memory_->data(GuardedBuffers::k), k.data.data(), k.data.size_bytes());
     copy_bytes(memory_->data(GuardedBuffers::positions), positions.data(), positions.size_bytes());
+    copy_bytes(memory_->data(GuardedBuffers::factors), factors.data(), factor_bytes);
     plugin_protocol::CallMessage message;
     message.dtype = dtype;
+    message.threads = options_.threads;
     message.spec = to_plugin_spec(spec);
+    message.factors_offset = memory_->offset(GuardedBuffers::factors);
+    message.factors_count = factors.size() / 2;
     message.tokens = q.tokens;
     message.q_heads = q.heads;
     message.k_heads = k.heads;
@@ -205,19 +293,32 @@ class PluginRope final : public RopeImpl {
     message.k_offset = memory_->offset(GuardedBuffers::k);
     message.positions_offset = memory_->offset(GuardedBuffers::positions);
 
+    // The watchdog: fixed by --plugin-timeout, or from the call's size.
+    const double seconds = options_.timeout_seconds > 0
+                               ? options_.timeout_seconds
+                               : watchdog_seconds(q.data.size() + k.data.size());
     std::int32_t status = ROPECHECK_PLUGIN_ERROR;
     try {
       if (!worker_) worker_ = restart();
-      status = worker_->call(message, function);
+      status = worker_->call(message, function, seconds);
+    } catch (const PluginHang& e) {
+      worker_.reset();  // killed: the next call starts a fresh worker
+      // The input that hung, in the message: the property harness reports it unshrunk.
+      throw PluginHang(fmt::format("{}; the call: {}, tokens {}, q_heads {}, k_heads {}, positions {}",
+                                   e.what(), describe(spec), q.tokens, q.heads, k.heads,
+                                   positions_text(positions)));
     } catch (const PluginFailure&) {
       worker_.reset();  // spent: the next call starts a fresh worker
       throw;
     }
     std::string damage = memory_->damage();
-    if (!positions.empty() && std::memcmp(memory_->data(GuardedBuffers::positions),
-                                          positions.data(), positions.size_bytes()) != 0) {
-      damage += damage.empty() ? "modified positions (read-only)" : "; modified positions (read-only)";
-    }
+    const auto read_only_changed = [&](GuardedBuffers::Buffer buffer, const void* original,
+                                       std::size_t bytes, std::string_view name) {
+      if (bytes == 0 || std::memcmp(memory_->data(buffer), original, bytes) == 0) return;
+      damage += fmt::format("{}modified {} (read-only)", damage.empty() ? "" : "; ", name);
+    };
+    read_only_changed(GuardedBuffers::positions, positions.data(), positions.size_bytes(), "positions");
+    read_only_changed(GuardedBuffers::factors, factors.data(), factor_bytes, "the LongRoPE factors");
     if (!damage.empty()) {
       worker_.reset();  // it scribbled on shared memory: trust nothing it holds
       throw PluginFailure(fmt::format("plugin {} ({})", damage, function));
@@ -236,7 +337,8 @@ class PluginRope final : public RopeImpl {
 
   // A new worker after a failure; one that no longer loads is a failure of this call.
   std::unique_ptr<WorkerProcess> restart() const {
-    auto worker = std::make_unique<WorkerProcess>(info_.path, memory_->fd(), options_.timeout_seconds);
+    auto worker = std::make_unique<WorkerProcess>(info_.path, memory_->fd(), worker_seconds(options_),
+                                                  options_.threads);
     if (auto why = judge(worker->report()); !why.empty()) {
       throw PluginFailure(fmt::format("plugin could not be restarted: {}", why));
     }
@@ -255,11 +357,20 @@ class PluginRope final : public RopeImpl {
 
 }  // namespace
 
+double watchdog_seconds(std::size_t elements) {
+  return kWatchdogBaseSeconds + kWatchdogSecondsPerElement * static_cast<double>(elements);
+}
+
 std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
                                       const PluginOptions& options) {
-  if (!(options.timeout_seconds > 0) || !std::isfinite(options.timeout_seconds)) {
-    throw InvalidInput(fmt::format("--plugin-timeout must be a positive number of seconds, got {}",
+  if (!(options.timeout_seconds >= 0) || !std::isfinite(options.timeout_seconds)) {
+    throw InvalidInput(fmt::format("--plugin-timeout must be a number of seconds >= 0 (0: from "
+                                   "each call's size), got {}",
                                    options.timeout_seconds));
+  }
+  if (options.threads < 1 || options.threads > kMaxPluginThreads) {
+    throw InvalidInput(fmt::format("--plugin-threads must be 1 to {}, got {}", kMaxPluginThreads,
+                                   options.threads));
   }
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
@@ -272,7 +383,8 @@ std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
   auto memory = std::make_unique<GuardedBuffers>();
   std::unique_ptr<WorkerProcess> worker;
   try {
-    worker = std::make_unique<WorkerProcess>(absolute, memory->fd(), options.timeout_seconds);
+    worker = std::make_unique<WorkerProcess>(absolute, memory->fd(), worker_seconds(options),
+                                             options.threads);
   } catch (const PluginFailure& e) {
     throw InvalidInput(fmt::format("plugin '{}' failed while loading: {}", path.string(), e.what()));
   }
@@ -285,6 +397,7 @@ std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
   info.abi_version = worker->report().abi_version;
   info.dtypes = worker->report().caps.dtypes;
   info.max_head_dim = worker->report().caps.max_head_dim;
+  info.description = worker->report().description;
   return std::make_unique<PluginRope>(std::move(info), options, std::move(memory), std::move(worker));
 }
 

@@ -5,6 +5,7 @@
 // restarted for the next call), never the harness's death.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -15,14 +16,25 @@
 
 namespace ropecheck {
 
-// Where --plugin-timeout starts: long enough for any honest kernel on a tiny case under ASan.
-inline constexpr double kDefaultPluginTimeoutSeconds = 10.0;
+// The watchdog of one call, unless --plugin-timeout fixes one: a base that covers an honest
+// kernel's slowest call on a property's case (a framework's lazy set-up, a sanitizer), plus time
+// in proportion to the call's elements, about a thousand times what a scalar kernel needs. A
+// property's case (at most 8 tokens x 9 heads x 256) gets about 3 s, a 4096-token prefill 36 s.
+inline constexpr double kWatchdogBaseSeconds = 3.0;
+inline constexpr double kWatchdogSecondsPerElement = 1e-6;
+double watchdog_seconds(std::size_t elements);
+
+inline constexpr int kMaxPluginThreads = 1024;
 
 struct PluginOptions {
-  // Longest wait for the worker to answer one apply (loading the library gets at least 120 s:
-  // a framework's cold dlopen is slow); past it the worker is killed and the call fails "did
-  // not answer within N s". Positive, may be fractional.
-  double timeout_seconds = kDefaultPluginTimeoutSeconds;
+  // Longest wait for the worker to answer one apply; 0 (the default): watchdog_seconds() of the
+  // call's q and k elements. Past it the worker is killed and the call fails "did not answer
+  // within N s" (PluginHang). Loading the library gets at least 120 s: a framework's cold dlopen
+  // is slow. Non-negative, may be fractional.
+  double timeout_seconds = 0;
+  // Threads an ABI 2 plugin may use in a call (call->threads, and init's max_threads); 1 to
+  // kMaxPluginThreads. ABI 1 has no such field (the PyTorch peers read ROPECHECK_PLUGIN_THREADS).
+  int threads = 1;
 };
 
 // The plugin did something a correct kernel never does: crashed (by a signal or exit), did not
@@ -33,6 +45,13 @@ class PluginFailure : public std::runtime_error {
   explicit PluginFailure(const std::string& what) : std::runtime_error(what) {}
 };
 
+// The plugin did not answer within its watchdog (and was killed): the property harness reports
+// it once as HANG, with the case that hung, and makes no further call for that property.
+class PluginHang : public PluginFailure {
+ public:
+  explicit PluginHang(const std::string& what) : PluginFailure(what) {}
+};
+
 // What the worker read from the library (list --plugin shows it).
 struct PluginInfo {
   std::filesystem::path path;
@@ -40,6 +59,7 @@ struct PluginInfo {
   std::uint32_t abi_version = 0;
   std::uint32_t dtypes = 0;  // ROPECHECK_DTYPE_* bits
   int max_head_dim = 0;      // 0: no limit declared
+  std::string description;   // what an ABI 2 init said it chose ("" without one)
 };
 
 // Loads the plugin in a worker child and checks what it declares. Throws InvalidInput (the CLI's

@@ -1,7 +1,6 @@
 // WorkerProcess (plugin_process.h): fork, request/reply with a deadline, and the wording of a
 // worker's death. fork() rather than exec of a worker binary: any host (ropecheck, a test, a
 // benchmark) can then run plugins, and ASan builds need nothing extra.
-#include <algorithm>
 #include "plugins/host/plugin_process.h"
 
 #include <fmt/format.h>
@@ -11,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -40,7 +40,7 @@ std::string signal_name(int sig) {
 }  // namespace
 
 WorkerProcess::WorkerProcess(const std::filesystem::path& path, int memory_fd,
-                             double timeout_seconds)
+                             double timeout_seconds, int max_threads)
     : timeout_seconds_(timeout_seconds) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
@@ -57,7 +57,7 @@ WorkerProcess::WorkerProcess(const std::filesystem::path& path, int memory_fd,
   }
   if (pid_ == 0) {
     close(fds[0]);
-    run_plugin_worker(fds[1], memory_fd, path_text.c_str());
+    run_plugin_worker(fds[1], memory_fd, path_text.c_str(), max_threads);
   }
   close(fds[1]);
   channel_ = fds[0];
@@ -92,12 +92,12 @@ void WorkerProcess::reap(bool kill_first) {
 }
 
 std::int32_t WorkerProcess::call(const plugin_protocol::CallMessage& message,
-                                 std::string_view function) {
+                                 std::string_view function, double seconds) {
   if (pid_ <= 0) throw PluginFailure("plugin worker is gone");
   const ssize_t sent = send(channel_, &message, sizeof message, MSG_NOSIGNAL);
   if (sent != static_cast<ssize_t>(sizeof message)) fail_dead(function);
   plugin_protocol::ReplyMessage reply;
-  receive(&reply, sizeof reply, function, timeout_seconds_);
+  receive(&reply, sizeof reply, function, seconds);
   return reply.status;
 }
 
@@ -125,8 +125,8 @@ void WorkerProcess::receive(void* message, std::size_t bytes, std::string_view d
 
 void WorkerProcess::fail_silent(std::string_view during, double seconds) {
   reap(true);
-  throw PluginFailure(fmt::format("plugin did not answer within {:g} s ({}); the worker was killed",
-                                  seconds, during));
+  throw PluginHang(fmt::format("plugin did not answer within {:.3g} s ({}); the worker was killed",
+                               seconds, during));
 }
 
 void WorkerProcess::fail_dead(std::string_view during) {

@@ -16,18 +16,22 @@ namespace ropecheck {
 
 class WorkerProcess {
  public:
-  // Forks the worker for `path` on the memory file `memory_fd` and waits for its LoadReport.
-  // Throws PluginFailure when it dies or stays silent for timeout_seconds while loading.
-  WorkerProcess(const std::filesystem::path& path, int memory_fd, double timeout_seconds);
+  // Forks the worker for `path` on the memory file `memory_fd` and waits for its LoadReport
+  // (max_threads: what an ABI 2 init is told). Throws PluginFailure when it dies or stays silent
+  // for timeout_seconds (at least 120 s) while loading; timeout_seconds is also how long a dead
+  // worker's exit is awaited.
+  WorkerProcess(const std::filesystem::path& path, int memory_fd, double timeout_seconds,
+                int max_threads);
   ~WorkerProcess();  // closes the channel (the worker then exits) and reaps it
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   const plugin_protocol::LoadReport& report() const { return report_; }
 
-  // One apply: the status the plugin returned. PluginFailure on a crash or a hang (the worker is
-  // killed and reaped first); the object is then spent.
-  std::int32_t call(const plugin_protocol::CallMessage& message, std::string_view function);
+  // One apply, waiting up to `seconds`: the status the plugin returned. PluginFailure on a crash,
+  // PluginHang past the wait (the worker is killed and reaped first); the object is then spent.
+  std::int32_t call(const plugin_protocol::CallMessage& message, std::string_view function,
+                    double seconds);
 
  private:
   // Waits up to `seconds` for exactly one message of this size.

@@ -14,12 +14,13 @@ namespace ropecheck::plugin_protocol {
 
 // How far the worker got loading the library; everything after `loaded` is the parent's to judge.
 enum class LoadStage : std::uint32_t {
-  loaded,         // entry called, ABI version 1 read, capabilities queried
+  loaded,         // entry called, ABI version 1 or 2 read, initialised, capabilities queried
   dlopen_failed,  // detail: dlerror()
   no_entry,       // the library has no ROPECHECK_PLUGIN_ENTRY_SYMBOL
   null_entry,     // the entry function returned NULL
-  wrong_abi,      // abi_version is not ROPECHECK_PLUGIN_ABI_VERSION (abi_version holds it)
-  bad_struct,     // struct_size too small, or no query_capabilities
+  wrong_abi,      // abi_version is neither 1 nor 2 (abi_version holds it)
+  bad_struct,     // struct_size too small, or a required function NULL
+  init_failed,    // ABI 2 init returned non-OK (detail: the status and its description)
   query_failed,   // query_capabilities returned non-OK (detail: the status)
 };
 
@@ -27,10 +28,13 @@ enum class LoadStage : std::uint32_t {
 // the first reserved pointer within ABI 1, so a struct_size that ends before it is still a valid
 // version 1 struct (without fp16), and the worker reads apply_fp16 only when struct_size covers it.
 inline constexpr std::size_t kMinStructSize = offsetof(ropecheck_plugin_v1, apply_fp16);
+// ABI 2: every field before the reserved pointers.
+inline constexpr std::size_t kMinStructSizeV2 = offsetof(ropecheck_plugin_v2, reserved);
 
 inline constexpr std::size_t kMaxNameBytes = 64;
 inline constexpr std::size_t kMaxSummaryBytes = 400;
 inline constexpr std::size_t kMaxDetailBytes = 400;
+inline constexpr std::size_t kMaxDescriptionBytes = 200;  // what an ABI 2 init says it chose
 
 struct LoadReport {
   LoadStage stage = LoadStage::loaded;
@@ -44,11 +48,15 @@ struct LoadReport {
   char name[kMaxNameBytes + 1] = {};
   char summary[kMaxSummaryBytes + 1] = {};
   char detail[kMaxDetailBytes + 1] = {};
+  char description[kMaxDescriptionBytes + 1] = {};
 };
 
-// One apply: the spec and shape, and where q, k and positions lie in the shared memory file.
+// One apply: the spec and shape, and where q, k, positions and a LongRoPE spec's factor arrays
+// (short_factor, then long_factor, rotary_dim/2 doubles each) lie in the shared memory file. The
+// spec's pointers are NULL here: the worker points them into its own mapping.
 struct CallMessage {
   std::uint32_t dtype = ROPECHECK_DTYPE_FP32;  // one of ROPECHECK_DTYPE_*
+  std::int32_t threads = 1;                    // ABI 2's call->threads
   ropecheck_plugin_spec spec{};
   std::int64_t tokens = 0;
   std::int64_t q_heads = 0;
@@ -57,6 +65,8 @@ struct CallMessage {
   std::uint64_t q_offset = 0;
   std::uint64_t k_offset = 0;
   std::uint64_t positions_offset = 0;
+  std::uint64_t factors_offset = 0;
+  std::uint64_t factors_count = 0;  // 0, or rotary_dim/2 (each array)
 };
 
 struct ReplyMessage {

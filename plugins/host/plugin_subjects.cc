@@ -3,17 +3,15 @@
 
 #include <fmt/format.h>
 
-
 #include "core/errors.h"
-#include "plugins/host/plugin_host.h"
 
 namespace ropecheck {
 
 LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
-                           double timeout_seconds) {
+                           const PluginOptions& options) {
   LoadedPlugins loaded;
   for (const auto& path : paths) {
-    std::shared_ptr<const RopeImpl> plugin = load_plugin(path, PluginOptions{timeout_seconds});
+    std::shared_ptr<const RopeImpl> plugin = load_plugin(path, options);
     for (const auto& other : loaded) {
       if (other->id() == plugin->id()) {
         throw InvalidInput(fmt::format("plugins '{}' and '{}' are both named {}", path.string(),
@@ -26,15 +24,19 @@ LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
 }
 
 std::vector<std::string> plugin_arguments(const std::vector<std::filesystem::path>& paths,
-                                          double timeout_seconds) {
+                                          const PluginOptions& options) {
   std::vector<std::string> args;
   for (const auto& path : paths) {
     std::error_code ignored;
     const auto absolute = std::filesystem::absolute(path, ignored);
     args.insert(args.end(), {"--plugin", (absolute.empty() ? path : absolute).string()});
   }
-  if (!paths.empty() && timeout_seconds != kDefaultPluginTimeoutSeconds) {
-    args.insert(args.end(), {"--plugin-timeout", fmt::format("{:g}", timeout_seconds)});
+  if (paths.empty()) return args;
+  if (options.timeout_seconds != PluginOptions{}.timeout_seconds) {
+    args.insert(args.end(), {"--plugin-timeout", fmt::format("{:g}", options.timeout_seconds)});
+  }
+  if (options.threads != PluginOptions{}.threads) {
+    args.insert(args.end(), {"--plugin-threads", std::to_string(options.threads)});
   }
   return args;
 }

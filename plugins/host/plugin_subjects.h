@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "impls/rope_impl.h"
+#include "plugins/host/plugin_host.h"
 
 namespace ropecheck {
 
@@ -15,11 +16,13 @@ using LoadedPlugins = std::vector<std::shared_ptr<const RopeImpl>>;
 
 // Throws InvalidInput for a plugin that does not load (load_plugin()) and for two plugins with
 // the same name (their ids would collide).
-LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths, double timeout_seconds);
+LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
+                           const PluginOptions& options);
 
-// {"--plugin", PATH, ..., "--plugin-timeout", T}; T only when it is not the default; {} without
-// plugins. Paths made absolute, so that the command replays from any directory.
+// {"--plugin", PATH, ..., "--plugin-timeout", T, "--plugin-threads", N}; T and N only when they
+// are not the defaults (0: the watchdog from each call's size; 1 thread); {} without plugins. Paths made absolute, so that the command replays from
+// any directory.
 std::vector<std::string> plugin_arguments(const std::vector<std::filesystem::path>& paths,
-                                          double timeout_seconds);
+                                          const PluginOptions& options);
 
 }  // namespace ropecheck

@@ -70,6 +70,13 @@ void close_other_files(int keep_a, int keep_b) {
   }
 }
 
+// The loaded plugin, whichever ABI it speaks (exactly one of v1, v2 is set).
+struct Plugin {
+  const ropecheck_plugin_v1* v1 = nullptr;
+  const ropecheck_plugin_v2* v2 = nullptr;
+  void* context = nullptr;  // what an ABI 2 init stored
+};
+
 // apply_fp16, or nullptr when the plugin's struct_size ends before it: nothing past struct_size
 // is ever read (see plugin_protocol::kMinStructSize).
 ropecheck_plugin_apply_fp16_fn apply_fp16_of(const ropecheck_plugin_v1& p) {
@@ -77,7 +84,68 @@ ropecheck_plugin_apply_fp16_fn apply_fp16_of(const ropecheck_plugin_v1& p) {
   return present ? p.apply_fp16 : nullptr;
 }
 
-LoadReport load(const char* path, const ropecheck_plugin_v1** plugin) {
+LoadStage load_v1(const ropecheck_plugin_v1* p, LoadReport& report, Plugin& plugin) {
+  if (p->struct_size < plugin_protocol::kMinStructSize || p->query_capabilities == nullptr) {
+    return LoadStage::bad_struct;
+  }
+  copy_bounded(report.name, plugin_protocol::kMaxNameBytes, p->name, &report.name_truncated);
+  copy_bounded(report.summary, plugin_protocol::kMaxSummaryBytes, p->summary, nullptr);
+  report.has_apply_f32 = p->apply_f32 != nullptr;
+  report.has_apply_bf16 = p->apply_bf16 != nullptr;
+  report.has_apply_fp16 = apply_fp16_of(*p) != nullptr;
+  ropecheck_plugin_capabilities caps{};
+  caps.struct_size = sizeof caps;
+  const std::int32_t status = p->query_capabilities(&caps);
+  if (status != ROPECHECK_PLUGIN_OK) {
+    std::snprintf(report.detail, sizeof report.detail, "query_capabilities returned %d",
+                  static_cast<int>(status));
+    return LoadStage::query_failed;
+  }
+  // ABI 1 has no scaling nor position limit: what its reserved words hold means nothing.
+  caps.scaling_kinds = 0;
+  caps.max_position = 0;
+  report.caps = caps;
+  plugin.v1 = p;
+  return LoadStage::loaded;
+}
+
+LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& report, Plugin& plugin) {
+  if (p->struct_size < plugin_protocol::kMinStructSizeV2 || p->query_capabilities == nullptr ||
+      p->apply == nullptr) {
+    return LoadStage::bad_struct;
+  }
+  copy_bounded(report.name, plugin_protocol::kMaxNameBytes, p->name, &report.name_truncated);
+  copy_bounded(report.summary, plugin_protocol::kMaxSummaryBytes, p->summary, nullptr);
+  // One apply for every storage: which ones it serves is what the capabilities declare.
+  report.has_apply_f32 = report.has_apply_bf16 = report.has_apply_fp16 = 1;
+  if (p->init != nullptr) {
+    ropecheck_plugin_init_args args{};
+    args.struct_size = sizeof args;
+    args.max_threads = max_threads;
+    args.description = report.description;
+    args.description_bytes = sizeof report.description;
+    const std::int32_t status = p->init(&args, &plugin.context);
+    report.description[sizeof report.description - 1] = '\0';  // whatever init wrote
+    if (status != ROPECHECK_PLUGIN_OK) {
+      std::snprintf(report.detail, sizeof report.detail, "init returned %d: %s",
+                    static_cast<int>(status), report.description);
+      return LoadStage::init_failed;
+    }
+  }
+  ropecheck_plugin_capabilities caps{};
+  caps.struct_size = sizeof caps;
+  const std::int32_t status = p->query_capabilities(plugin.context, &caps);
+  if (status != ROPECHECK_PLUGIN_OK) {
+    std::snprintf(report.detail, sizeof report.detail, "query_capabilities returned %d",
+                  static_cast<int>(status));
+    return LoadStage::query_failed;
+  }
+  report.caps = caps;
+  plugin.v2 = p;
+  return LoadStage::loaded;
+}
+
+LoadReport load(const char* path, int max_threads, Plugin& plugin) {
   LoadReport report;
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
@@ -90,42 +158,31 @@ LoadReport load(const char* path, const ropecheck_plugin_v1** plugin) {
     report.stage = LoadStage::no_entry;
     return report;
   }
-  ropecheck_plugin_entry_fn entry;
+  // The entry returns a pointer to a struct whose first two fields, in every version, are
+  // abi_version and struct_size: nothing else is read before they say which version it is.
+  using Entry = const void* (*)();
+  Entry entry;
   static_assert(sizeof entry == sizeof symbol);
   std::memcpy(&entry, &symbol, sizeof entry);  // object pointer -> function pointer, POSIX's way
-  const ropecheck_plugin_v1* p = entry();
-  if (p == nullptr) {
+  const void* returned = entry();
+  if (returned == nullptr) {
     report.stage = LoadStage::null_entry;
     return report;
   }
-  // abi_version and struct_size are the two fields every version shares; nothing else is read
-  // before they say this is version 1 and large enough.
-  report.abi_version = p->abi_version;
-  report.struct_size = p->struct_size;
-  if (p->abi_version != ROPECHECK_PLUGIN_ABI_VERSION) {
-    report.stage = LoadStage::wrong_abi;
-    return report;
+  const auto* header = static_cast<const std::uint32_t*>(returned);
+  report.abi_version = header[0];
+  report.struct_size = header[1];
+  switch (report.abi_version) {
+    case ROPECHECK_PLUGIN_ABI_V1:
+      report.stage = load_v1(static_cast<const ropecheck_plugin_v1*>(returned), report, plugin);
+      break;
+    case ROPECHECK_PLUGIN_ABI_V2:
+      report.stage =
+          load_v2(static_cast<const ropecheck_plugin_v2*>(returned), max_threads, report, plugin);
+      break;
+    default:
+      report.stage = LoadStage::wrong_abi;
   }
-  if (p->struct_size < plugin_protocol::kMinStructSize || p->query_capabilities == nullptr) {
-    report.stage = LoadStage::bad_struct;
-    return report;
-  }
-  copy_bounded(report.name, plugin_protocol::kMaxNameBytes, p->name, &report.name_truncated);
-  copy_bounded(report.summary, plugin_protocol::kMaxSummaryBytes, p->summary, nullptr);
-  report.has_apply_f32 = p->apply_f32 != nullptr;
-  report.has_apply_bf16 = p->apply_bf16 != nullptr;
-  report.has_apply_fp16 = apply_fp16_of(*p) != nullptr;
-  ropecheck_plugin_capabilities caps{};
-  caps.struct_size = sizeof caps;
-  const std::int32_t status = p->query_capabilities(&caps);
-  if (status != ROPECHECK_PLUGIN_OK) {
-    report.stage = LoadStage::query_failed;
-    std::snprintf(report.detail, sizeof report.detail, "query_capabilities returned %d",
-                  static_cast<int>(status));
-    return report;
-  }
-  report.caps = caps;
-  *plugin = p;
   return report;
 }
 
@@ -135,8 +192,9 @@ bool send_message(int channel, const Message& message) {
          static_cast<ssize_t>(sizeof message);
 }
 
-std::int32_t apply(const ropecheck_plugin_v1& plugin, const CallMessage& call, std::byte* base) {
-  const ropecheck_plugin_spec spec = call.spec;  // a copy: the plugin cannot alter the host's
+std::int32_t apply_v1(const ropecheck_plugin_v1& plugin, const CallMessage& call, std::byte* base) {
+  ropecheck_plugin_spec spec = call.spec;  // a copy: the plugin cannot alter the host's
+  spec.struct_size = offsetof(ropecheck_plugin_spec, factor);  // the fields ABI 1 has
   const auto* positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
   if (call.dtype == ROPECHECK_DTYPE_BF16 || call.dtype == ROPECHECK_DTYPE_FP16) {
     // Both 16-bit storages pass uint16_t bit patterns; only the function differs.
@@ -152,13 +210,37 @@ std::int32_t apply(const ropecheck_plugin_v1& plugin, const CallMessage& call, s
                           call.tokens);
 }
 
-[[noreturn]] void serve(int channel, int memory_fd, const ropecheck_plugin_v1& plugin) {
+std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* base) {
+  ropecheck_plugin_spec spec = call.spec;  // a copy: the plugin cannot alter the host's
+  if (call.factors_count != 0) {
+    const auto* factors = reinterpret_cast<const double*>(base + call.factors_offset);
+    spec.short_factor = factors;
+    spec.long_factor = factors + call.factors_count;
+  }
+  ropecheck_plugin_call c{};
+  c.struct_size = sizeof c;
+  c.dtype = call.dtype;
+  c.spec = &spec;
+  c.q = base + call.q_offset;
+  c.q_heads = call.q_heads;
+  c.k = base + call.k_offset;
+  c.k_heads = call.k_heads;
+  c.positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
+  c.tokens = call.tokens;
+  c.threads = call.threads;
+  return plugin.v2->apply(plugin.context, &c);
+}
+
+[[noreturn]] void serve(int channel, int memory_fd, const Plugin& plugin) {
   void* mapping = MAP_FAILED;
   std::uint64_t mapped_bytes = 0;
   for (;;) {
     CallMessage call;
     const ssize_t got = recv(channel, &call, sizeof call, 0);
-    if (got == 0) _exit(0);  // the host closed the channel: done
+    if (got == 0) {  // the host closed the channel: done
+      if (plugin.v2 != nullptr && plugin.v2->teardown != nullptr) plugin.v2->teardown(plugin.context);
+      _exit(0);
+    }
     if (got < 0) _exit(kExitChannelBroken);
     if (got != static_cast<ssize_t>(sizeof call)) _exit(kExitBadMessage);
     if (call.file_bytes != mapped_bytes) {  // the host grew the file since the last call
@@ -167,15 +249,16 @@ std::int32_t apply(const ropecheck_plugin_v1& plugin, const CallMessage& call, s
       if (mapping == MAP_FAILED) _exit(kExitMapFailed);
       mapped_bytes = call.file_bytes;
     }
+    auto* base = static_cast<std::byte*>(mapping);
     ReplyMessage reply;
-    reply.status = apply(plugin, call, static_cast<std::byte*>(mapping));
+    reply.status = plugin.v2 != nullptr ? apply_v2(plugin, call, base) : apply_v1(*plugin.v1, call, base);
     if (!send_message(channel, reply)) _exit(kExitChannelBroken);
   }
 }
 
 }  // namespace
 
-void run_plugin_worker(int channel, int memory_fd, const char* path) {
+void run_plugin_worker(int channel, int memory_fd, const char* path, int max_threads) {
   // Nothing here may return into the host's stack (this is a fork of it), so nothing throws.
   const pid_t host = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // a worker never outlives ropecheck
@@ -183,11 +266,11 @@ void run_plugin_worker(int channel, int memory_fd, const char* path) {
   default_crash_signals();
   close_other_files(channel, memory_fd);
   dup2(STDERR_FILENO, STDOUT_FILENO);  // the plugin's prints must not mix into the result table
-  const ropecheck_plugin_v1* plugin = nullptr;
-  const LoadReport report = load(path, &plugin);
+  Plugin plugin;
+  const LoadReport report = load(path, max_threads, plugin);
   if (!send_message(channel, report)) _exit(kExitChannelBroken);
-  if (plugin == nullptr) _exit(0);
-  serve(channel, memory_fd, *plugin);
+  if (report.stage != LoadStage::loaded) _exit(0);
+  serve(channel, memory_fd, plugin);
 }
 
 }  // namespace ropecheck

@@ -162,12 +162,14 @@ rc::Gen<RopeScaling> scaling_of(ScalingKind kind, int rotary_dim) {
 }
 
 rc::Gen<RopeScaling> rope_scaling(const RopeCapabilities& caps, int rotary_dim) {
-  if (!caps.frequency_scaling) return rc::gen::just(RopeScaling{});
-  // none half the time (shrinks to it), each method otherwise.
+  std::vector<ScalingKind> scaled;  // the kinds it implements besides none
+  for (const ScalingKind kind : caps.scaling_kinds) {
+    if (kind != ScalingKind::none) scaled.push_back(kind);
+  }
+  if (scaled.empty()) return rc::gen::just(RopeScaling{});
+  // none half the time (shrinks to it), each method it implements otherwise.
   const auto kind = rc::gen::weightedOneOf<ScalingKind>(
-      {{6, rc::gen::just(ScalingKind::none)},
-       {6, rc::gen::element(ScalingKind::linear, ScalingKind::ntk, ScalingKind::dynamic_ntk,
-                            ScalingKind::yarn, ScalingKind::llama3, ScalingKind::longrope)}});
+      {{6, rc::gen::just(ScalingKind::none)}, {6, rc::gen::elementOf(scaled)}});
   return rc::gen::mapcat(kind, [=](ScalingKind k) { return scaling_of(k, rotary_dim); });
 }
 
@@ -195,17 +197,21 @@ rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary) {
   });
 }
 
-rc::Gen<std::int64_t> signed_position() {
-  // Magnitude and sign apart, so that shrinking goes to 0 rather than to -2^20.
-  return rc::gen::apply([](std::int64_t magnitude, bool negative) { return negative ? -magnitude : magnitude; },
-                        rc::gen::inRange<std::int64_t>(0, kMaxGeneratedPosition + 1),
-                        rc::gen::arbitrary<bool>());
+std::int64_t position_limit(const RopeCapabilities& caps) {
+  return std::max<std::int64_t>(1, std::min(kMaxGeneratedPosition, caps.max_position / 4));
 }
 
-rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count) {
+rc::Gen<std::int64_t> signed_position(std::int64_t limit) {
+  // Magnitude and sign apart, so that shrinking goes to 0 rather than to -limit.
+  return rc::gen::apply([](std::int64_t magnitude, bool negative) { return negative ? -magnitude : magnitude; },
+                        rc::gen::inRange<std::int64_t>(0, limit + 1), rc::gen::arbitrary<bool>());
+}
+
+rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count, std::int64_t limit) {
   using Positions = std::vector<std::int64_t>;
   const auto n = static_cast<std::int64_t>(count);
-  const std::int64_t max = kMaxGeneratedPosition;
+  // A run of n contiguous positions needs n - 1 of room.
+  const std::int64_t max = std::max(limit, n - 1);
   // Decoding: a contiguous run starting at an offset (prefix caching, the KV cache).
   auto contiguous = rc::gen::map(rc::gen::inRange<std::int64_t>(0, max - n + 1),
                                  [n](std::int64_t offset) {
@@ -214,7 +220,7 @@ rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count) {
                                    return p;
                                  });
   // Any values: sorted ones have gaps (packed sequences), repeats (tree decoding), negatives.
-  auto values = rc::gen::container<Positions>(count, signed_position());
+  auto values = rc::gen::container<Positions>(count, signed_position(max));
   auto sorted = rc::gen::map(values, [](Positions p) {
     std::sort(p.begin(), p.end());
     return p;

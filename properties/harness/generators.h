@@ -39,8 +39,8 @@ rc::Gen<std::vector<float>> storage_floats(std::size_t count, StorageType storag
 // A spec the implementation supports. `partial`: true forces rotary_dim < head_dim, false forces
 // rotary_dim == head_dim, unset (the default) picks either.
 enum class Rotary { any, full, partial };
-// Frequency scaling is picked half the time (every kind, its parameters around the published
-// values), never for an implementation without caps.frequency_scaling.
+// Frequency scaling is picked half the time (each kind in caps.scaling_kinds, its parameters
+// around the published values), never for an implementation that implements none.
 rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary = Rotary::any);
 
 // A scaling for a spec with this rotary_dim (LongRoPE's arrays have rotary_dim/2 entries).
@@ -49,11 +49,16 @@ rc::Gen<RopeScaling> rope_scaling(const RopeCapabilities& caps, int rotary_dim);
 // override one time in eight.
 rc::Gen<RopeScaling> scaling_of(ScalingKind kind, int rotary_dim);
 
-// One position in [-kMaxGeneratedPosition, kMaxGeneratedPosition], shrinking towards 0.
-rc::Gen<std::int64_t> signed_position();
+// Largest |position| generated for an implementation: kMaxGeneratedPosition, or a quarter of the
+// max_position it declares (a plugin's), so that the sums m + n + c stay within it.
+std::int64_t position_limit(const RopeCapabilities& caps);
 
-// `count` positions in [-kMaxGeneratedPosition, kMaxGeneratedPosition].
-rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count);
+// One position in [-limit, limit], shrinking towards 0.
+rc::Gen<std::int64_t> signed_position(std::int64_t limit = kMaxGeneratedPosition);
+
+// `count` positions in [-limit, limit].
+rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count,
+                                                std::int64_t limit = kMaxGeneratedPosition);
 
 // How counterexamples print them.
 void showValue(const RopeSpec& spec, std::ostream& os);

@@ -19,25 +19,33 @@ constexpr std::uint32_t kGuardBits = 0x7fa5a5a5u;
 
 thread_local EvidenceCount current;
 
-std::vector<float> with_guard(const std::vector<float>& x) {
-  std::vector<float> buffer(x.size() + kGuardFloats);
-  std::copy(x.begin(), x.end(), buffer.begin());
-  for (std::size_t i = x.size(); i < buffer.size(); ++i) std::memcpy(&buffer[i], &kGuardBits, sizeof(float));
+// x at `shift` floats into a buffer, guard floats before it and kGuardFloats after it.
+std::vector<float> with_guard(const std::vector<float>& x, std::size_t shift) {
+  std::vector<float> buffer(shift + x.size() + kGuardFloats);
+  for (float& g : buffer) std::memcpy(&g, &kGuardBits, sizeof(float));
+  std::copy(x.begin(), x.end(), buffer.begin() + static_cast<std::ptrdiff_t>(shift));
   return buffer;
 }
 
 // Copies the tensor back into x; RC_FAILs when a guard float changed.
-void check_guard(const RopeImpl& impl, const std::vector<float>& buffer, std::vector<float>& x,
-                 const char* name) {
-  for (std::size_t i = x.size(); i < buffer.size(); ++i) {
+void check_guard(const RopeImpl& impl, const std::vector<float>& buffer, std::size_t shift,
+                 std::vector<float>& x, const char* name) {
+  const std::size_t end = shift + x.size();
+  for (std::size_t i = 0; i < buffer.size(); ++i) {
+    if (i == shift) i = end;  // the tensor itself
+    if (i >= buffer.size()) break;
     std::uint32_t bits = 0;
     std::memcpy(&bits, &buffer[i], sizeof(bits));
-    if (bits != kGuardBits) {
-      RC_FAIL(fmt::format("{} wrote past the end of {} ({} floats): guard float {} after the end "
-                          "changed to {:#010x}", impl.id(), name, x.size(), i - x.size(), bits));
+    if (bits == kGuardBits) continue;
+    if (i < shift) {
+      RC_FAIL(fmt::format("{} wrote before the start of {}: guard float {} before it changed to "
+                          "{:#010x}", impl.id(), name, shift - i, bits));
     }
+    RC_FAIL(fmt::format("{} wrote past the end of {} ({} floats): guard float {} after the end "
+                        "changed to {:#010x}", impl.id(), name, x.size(), i - end, bits));
   }
-  std::copy(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(x.size()), x.begin());
+  std::copy(buffer.begin() + static_cast<std::ptrdiff_t>(shift),
+            buffer.begin() + static_cast<std::ptrdiff_t>(end), x.begin());
 }
 
 // "" when the call can show a bug, else why not.
@@ -65,7 +73,7 @@ std::string vacuity(const RopeSpec& spec, const std::vector<float>& q, const std
 
 void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float>& q,
                    std::int64_t q_heads, std::vector<float>& k, std::int64_t k_heads,
-                   std::span<const std::int64_t> positions, Evidence evidence) {
+                   std::span<const std::int64_t> positions, Evidence evidence, std::size_t shift) {
   const auto why_vacuous = vacuity(spec, q, k, positions, evidence);
   ++current.calls;
   if (why_vacuous.empty()) {
@@ -74,17 +82,18 @@ void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float
     current.first_vacuous = why_vacuous;
   }
   const auto tokens = static_cast<std::int64_t>(positions.size());
-  auto q_buffer = with_guard(q);
-  auto k_buffer = with_guard(k);
-  const HeadTensor q_view{std::span(q_buffer).first(q.size()), tokens, q_heads, spec.head_dim};
+  auto q_buffer = with_guard(q, shift);
+  auto k_buffer = with_guard(k, shift);
+  const HeadTensor q_view{std::span(q_buffer).subspan(shift, q.size()), tokens, q_heads, spec.head_dim};
   if (k.empty()) {
     impl.apply(spec, q_view, positions);
   } else {
-    impl.apply(spec, q_view, HeadTensor{std::span(k_buffer).first(k.size()), tokens, k_heads, spec.head_dim},
+    impl.apply(spec, q_view,
+               HeadTensor{std::span(k_buffer).subspan(shift, k.size()), tokens, k_heads, spec.head_dim},
                positions);
   }
-  check_guard(impl, q_buffer, q, "q");
-  check_guard(impl, k_buffer, k, "k");
+  check_guard(impl, q_buffer, shift, q, "q");
+  check_guard(impl, k_buffer, shift, k, "k");
 }
 
 void reset_evidence() { current = {}; }

@@ -21,11 +21,14 @@ namespace ropecheck {
 enum class Evidence { rotation, input };
 
 // impl.apply(spec, q, k, positions) on q and k in place ([tokens][heads][head_dim] each; k may
-// be empty), each inside a buffer with guard bytes after it. RC_FAILs (inside a property) when a
-// guard byte changed, naming the tensor and how far past its end the write went.
+// be empty), each inside a buffer with guard bytes after it, and `shift` guard floats before it
+// (0 by default: a property can move the tensors to other addresses and alignments). RC_FAILs
+// (inside a property) when a guard byte changed, naming the tensor and how far past its end (or
+// before its start) the write went.
 void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float>& q,
                    std::int64_t q_heads, std::vector<float>& k, std::int64_t k_heads,
-                   std::span<const std::int64_t> positions, Evidence evidence = Evidence::rotation);
+                   std::span<const std::int64_t> positions, Evidence evidence = Evidence::rotation,
+                   std::size_t shift = 0);
 
 // The evidence of the calls made on this thread since the last reset (check_property() resets
 // it before a property and reads it after).

@@ -37,10 +37,8 @@
 namespace ropecheck {
 namespace {
 
-constexpr double kU = 0x1p-24;           // fp32 unit roundoff
 constexpr double kTinyWeight = 0x1p-148;  // a subnormal exponential's absolute error (step 5)
 constexpr double kReferenceSlack = 1 + 0x1p-26;  // step 8
-double gamma(double n) { return n * kU / (1 - n * kU); }
 
 // out = x w and abs_out = |x| |w| in double, row-major [rows][inner] x [inner][cols].
 void matmul(const std::vector<double>& x, std::span<const float> w, std::size_t rows,
@@ -126,8 +124,8 @@ MultiHeadReference multi_head_reference(const MultiHeadWeights& w, std::span<con
   matmul(xs, w.w_q, T, dm, H * d, q, dq);
   matmul(xs, w.w_k, T, dm, G * d, k, dk);
   matmul(xs, w.w_v, T, dm, G * d, v, dv);
-  const double a = absolute ? kU : 0.0;
-  const double projection = gamma(static_cast<double>(dm)) * (1 + a) + a;
+  const double a = absolute ? kUnitRoundoff32 : 0.0;
+  const double projection = gamma32(static_cast<double>(dm)) * (1 + a) + a;
   for (auto* e : {&dq, &dk, &dv}) {
     for (double& y : *e) y *= projection;
   }
@@ -144,8 +142,8 @@ MultiHeadReference multi_head_reference(const MultiHeadWeights& w, std::span<con
 
   // 4-6. Attention per q head and query row.
   const double scale = 1 / std::sqrt(static_cast<double>(d));
-  const double g_scores = gamma(static_cast<double>(d + 2)), g_keys = gamma(static_cast<double>(T));
-  const double r = (1 + 2 * kU) * (1 + gamma(2)) / ((1 - 2 * kU) * (1 - g_keys)) - 1;
+  const double g_scores = gamma32(static_cast<double>(d + 2)), g_keys = gamma32(static_cast<double>(T));
+  const double r = (1 + 2 * kUnitRoundoff32) * (1 + gamma32(2)) / ((1 - 2 * kUnitRoundoff32) * (1 - g_keys)) - 1;
   std::vector<double> o(T * H * d), d_o(T * H * d);
   std::vector<double> s(T), ds(T), p(T);
   for (std::size_t h = 0; h < H; ++h) {
@@ -167,7 +165,7 @@ MultiHeadReference multi_head_reference(const MultiHeadWeights& w, std::span<con
       for (std::size_t j = 0; j < visible; ++j) {
         p[j] = std::exp(s[j] - max);
         sum += p[j];
-        D = std::max(D, ds[j] + kU * (max - s[j] + 2 * max_ds));
+        D = std::max(D, ds[j] + kUnitRoundoff32 * (max - s[j] + 2 * max_ds));
       }
       const double E = std::expm1(2 * D) * (1 + r) + r;
       for (std::size_t c = 0; c < d; ++c) {
@@ -186,7 +184,7 @@ MultiHeadReference multi_head_reference(const MultiHeadWeights& w, std::span<con
   // 7. The output projection of the merged heads.
   MultiHeadReference ref;
   const std::size_t n = H * d;
-  const double g_out = gamma(static_cast<double>(n));
+  const double g_out = gamma32(static_cast<double>(n));
   ref.out.assign(T * dm, 0.0);
   ref.bound.assign(T * dm, 0.0);
   for (std::size_t t = 0; t < T; ++t) {

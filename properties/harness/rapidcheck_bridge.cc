@@ -63,9 +63,9 @@ std::unordered_map<std::string, rc::detail::Reproduce> reproduce_map(const RunCo
 PropertyResult to_property_result(const rc::detail::TestResult& result, std::string_view key,
                                   const ErrorTracker& tracker) {
   PropertyResult out;
-  out.worst_ratio = tracker.worst_ratio;
-  out.worst_error = tracker.worst_error;
-  out.bound = tracker.bound;
+  out.worst_ratio = tracker.worst.ratio;
+  out.worst_error = tracker.worst.error;
+  out.bound = tracker.worst.bound;
   if (result.is<rc::detail::SuccessResult>()) {
     out.status = Status::passed;
     out.cases = result.get<rc::detail::SuccessResult>().numSuccess;
@@ -74,6 +74,20 @@ PropertyResult to_property_result(const rc::detail::TestResult& result, std::str
     out.status = Status::failed;
     out.cases = failure.numSuccess;
     out.message = without_assertion_source(failure.description);
+    // The row's numbers are the shrunk counterexample's, the one the message describes; the
+    // first failing case (before shrinking) is named beside them when it differs.
+    const Observed& shrunk = tracker.last_failing;
+    if (shrunk.any) {
+      out.worst_ratio = shrunk.ratio;
+      out.worst_error = shrunk.error;
+      out.bound = shrunk.bound;
+      const Observed& first = tracker.first_failing;
+      if (first.any && tracker.failing_cases > 1 && first.ratio != shrunk.ratio) {
+        out.message += fmt::format("\n(worst/bound {:.3g} in the shrunk case above; {:.3g} in the "
+                                   "first failing case, before shrinking)",
+                                   shrunk.ratio, first.ratio);
+      }
+    }
     std::ostringstream example;
     for (const auto& [type, value] : failure.counterExample) example << type << ": " << value << "\n";
     out.counterexample = example.str();

@@ -9,30 +9,45 @@
 #include <string>
 #include <string_view>
 
+#include "core/errors.h"
+#include "plugins/host/plugin_host.h"
 #include "properties/harness/guarded_apply.h"
 #include "properties/property.h"
-#include "core/errors.h"
 
 namespace ropecheck {
 
-// The worst observed error against its bound over every case a property runs.
-struct ErrorTracker {
-  double worst_ratio = 0.0;
-  double worst_error = 0.0;
+// One error against its bound: the worst of a case, or of a run.
+struct Observed {
+  double ratio = 0.0;
+  double error = 0.0;
   double bound = 0.0;
-  bool observed = false;
+  bool any = false;
 
-  // Keeps the case with the largest error / bound (the first case while all errors are 0, so
-  // that a report shows the bound the zeros were held to).
+  // Keeps the larger error / bound (the first while all errors are 0, so that a report shows the
+  // bound the zeros were held to).
+  void observe(double error_now, double bound_now) {
+    double r = bound_now > 0 ? error_now / bound_now : (error_now > 0 ? INFINITY : 0.0);
+    if (std::isnan(r)) r = INFINITY;
+    if (!any || r > ratio) *this = {r, error_now, bound_now, true};
+  }
+};
+
+// The errors a property observed: over every case it ran, in the case running now, and in its
+// first and last failing cases. RapidCheck shrinks by running smaller cases until none fails,
+// so the last failing case is the shrunk counterexample the message shows: a failed property
+// reports that case's numbers and names the first failing case's beside them.
+struct ErrorTracker {
+  Observed worst, this_case, first_failing, last_failing;
+  int failing_cases = 0;
+
   void observe(double error, double bound_at_case) {
-    double ratio = bound_at_case > 0 ? error / bound_at_case : (error > 0 ? INFINITY : 0.0);
-    if (std::isnan(ratio)) ratio = INFINITY;
-    if (!observed || ratio > worst_ratio) {
-      observed = true;
-      worst_ratio = ratio;
-      worst_error = error;
-      bound = bound_at_case;
-    }
+    worst.observe(error, bound_at_case);
+    this_case.observe(error, bound_at_case);
+  }
+  void begin_case() { this_case = {}; }
+  void end_failing_case() {
+    if (failing_cases++ == 0) first_failing = this_case;
+    last_failing = this_case;
   }
 };
 
@@ -65,12 +80,28 @@ PropertyResult check_property(const Subject& subject, const RunConfig& config,
   // A case the implementation declines (UnsupportedCase: a plugin's UNSUPPORTED) is discarded,
   // neither passed nor failed; the property is then SKIPPED naming the first such case.
   std::string unsupported;
-  auto declining = [&unsupported, &testable] {
+  // A call that hung (PluginHang, after its watchdog) fails its case; every later case, which
+  // is shrinking's, is discarded without a call, so that the hung case is reported as found,
+  // after one watchdog period rather than one per shrinking step.
+  std::string hang;
+  auto declining = [&unsupported, &hang, &testable, &tracker] {
+    if (!hang.empty()) RC_DISCARD("a call hung: no more calls for this property");
+    tracker.begin_case();
     try {
       testable();
     } catch (const UnsupportedCase& e) {
       if (unsupported.empty()) unsupported = e.what();
       RC_DISCARD(e.what());
+    } catch (const PluginHang& e) {
+      hang = e.what();
+      tracker.end_failing_case();
+      throw;
+    } catch (const rc::detail::CaseResult& result) {  // RC_ASSERT, RC_FAIL, RC_DISCARD, RC_SUCCEED
+      if (result.type == rc::detail::CaseResult::Type::Failure) tracker.end_failing_case();
+      throw;
+    } catch (...) {  // anything else thrown fails the case too
+      tracker.end_failing_case();
+      throw;
     }
   };
   reset_evidence();
@@ -80,6 +111,10 @@ PropertyResult check_property(const Subject& subject, const RunConfig& config,
   if (!unsupported.empty() && !result.template is<rc::detail::FailureResult>()) {
     out.status = Status::skipped;
     out.message = unsupported;
+  }
+  if (!hang.empty()) {
+    out.status = Status::hang;
+    out.message = hang + " (the case that hung, not shrunk: shrinking makes no call after a hang)";
   }
   detail::mistrust_if_vacuous(out, evidence());
   out.subject = subject.id;

@@ -19,7 +19,7 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
   c.tokens = *rc::gen::inRange<std::int64_t>(1, 9);
   c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4);
   c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4);
-  c.positions = *position_ids(static_cast<std::size_t>(c.tokens));
+  c.positions = *position_ids(static_cast<std::size_t>(c.tokens), position_limit(caps));
   c.storage = caps.storage;
   c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage);
   c.k = pick_tensor(c.spec, c.tokens, c.k_heads, c.storage);

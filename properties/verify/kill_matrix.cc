@@ -27,7 +27,7 @@ KillMatrix kill_matrix(const VerifyRun& run) {
           matrix.properties.begin());
       row.cells[column] = result.status;
       if (result.status != Status::skipped) ++row.ran;
-      if (result.status == Status::failed) row.killed_by.push_back(result.property);
+      if (failing(result.status)) row.killed_by.push_back(result.property);
     }
     matrix.mutants.push_back(std::move(row));
   }

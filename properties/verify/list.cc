@@ -54,7 +54,7 @@ void print_plugins(const Json& plugins, std::ostream& out) {
   out << fmt::format("\nPlugins ({}), each run in a child process:\n", plugins.size());
   // STORAGE beside DTYPES: which of the declared dtypes the properties judge it as (plugin.h).
   TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "STORAGE", "PARTIAL", "MAX HEAD_DIM",
-                   "PATH"});
+                   "SCALING", "PATH"});
   for (const auto& p : plugins) {
     const auto& caps = p["capabilities"];
     const auto& info = p["plugin"];
@@ -64,8 +64,12 @@ void print_plugins(const Json& plugins, std::ostream& out) {
                    joined(info["dtypes"]), caps["storage"].get<std::string>(),
                    caps["partial_rotary"].get<bool>() ? "yes" : "no",
                    max_head_dim == 0 ? "any" : std::to_string(max_head_dim),
-                   info["path"].get<std::string>()});
+                   joined(caps["scaling_kinds"]), info["path"].get<std::string>()});
     table.add_note("    " + p["summary"].get<std::string>());
+    // What an ABI 2 init chose at run time (a CPU variant, a backend).
+    if (const auto chose = info["description"].get<std::string>(); !chose.empty()) {
+      table.add_note("    init: " + chose);
+    }
   }
   table.print(out);
 }
@@ -110,7 +114,7 @@ void print_text(const Json& list, std::ostream& out) {
 }  // namespace
 
 int run_list(const ListOptions& options, std::ostream& out) {
-  const LoadedPlugins loaded = load_plugins(options.plugins, options.plugin_timeout);
+  const LoadedPlugins loaded = load_plugins(options.plugins, options.plugin_options);
   std::vector<const RopeImpl*> plugins;
   for (const auto& p : loaded) plugins.push_back(p.get());
   const Json list = list_json(plugins);

@@ -15,7 +15,7 @@ namespace ropecheck {
 struct ListOptions {
   bool json = false;
   std::vector<std::filesystem::path> plugins;  // --plugin: loaded (in a child) and listed
-  double plugin_timeout = kDefaultPluginTimeoutSeconds;
+  PluginOptions plugin_options;  // --plugin-timeout, --plugin-threads
 };
 
 // Prints the registry (implementations, mutants) and the property catalogue, and the --plugin

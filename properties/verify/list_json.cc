@@ -19,12 +19,16 @@ Json capabilities_json(const RopeCapabilities& caps) {
   std::vector<std::string> layouts, precisions;
   for (const auto layout : caps.layouts) layouts.emplace_back(to_string(layout));
   for (const auto precision : caps.angle_precisions) precisions.emplace_back(to_string(precision));
+  std::vector<std::string> scaling_kinds;
+  for (const auto kind : caps.scaling_kinds) scaling_kinds.emplace_back(to_string(kind));
   return {{"layouts", layouts},
           {"angle_precisions", precisions},
           {"storage", std::string(to_string(caps.storage))},
           {"partial_rotary", caps.partial_rotary},
           {"max_head_dim", caps.max_head_dim},
-          {"frequency_scaling", caps.frequency_scaling},
+          {"frequency_scaling", caps.scaling_kinds.size() > 1},
+          {"scaling_kinds", scaling_kinds},
+          {"max_position", caps.max_position},
           {"out_of_process", caps.out_of_process},
           {"isa", caps.isa},
           {"available", caps.available},
@@ -56,7 +60,8 @@ Json plugin_json(const RopeImpl& impl) {
     entry["plugin"] = {{"path", info->path.string()},
                        {"abi_version", info->abi_version},
                        {"dtypes", dtypes},
-                       {"max_head_dim", info->max_head_dim}};
+                       {"max_head_dim", info->max_head_dim},
+                       {"description", info->description}};
   }
   return entry;
 }
@@ -85,7 +90,11 @@ Json list_json() {
     sinusoidal.push_back(plain_json(*impl, "sinusoidal"));
   }
   for (const AttentionImpl* impl : attention_implementations()) {
-    attention.push_back(plain_json(*impl, "attention"));
+    Json entry = plain_json(*impl, "attention");
+    std::string why;
+    entry["available"] = impl->available(&why);
+    entry["unavailable_reason"] = why;
+    attention.push_back(std::move(entry));
   }
   for (const RopeImpl* impl : rope_mutants()) mutants.push_back(rope_json(*impl));
   for (const SinusoidalImpl* impl : sinusoidal_mutants()) {

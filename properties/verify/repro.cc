@@ -64,7 +64,7 @@ std::vector<std::string> verify_command_line(const VerifyOptions& options) {
   if (options.mutants) args.emplace_back("--mutants");
   if (!options.isa.empty()) args.insert(args.end(), {"--isa", options.isa});
   if (!options.reproduce.empty()) args.insert(args.end(), {"--reproduce", options.reproduce});
-  const auto plugins = plugin_arguments(options.plugins, options.plugin_timeout);
+  const auto plugins = plugin_arguments(options.plugins, options.plugin_options);
   args.insert(args.end(), plugins.begin(), plugins.end());
   args.insert(args.end(), {"--out", options.out_dir.string()});
   return args;

@@ -79,7 +79,7 @@ void print_section(const char* title, const VerifyPlan& plan, const VerifyRun& r
                      std::to_string(r.cases), ratio_cell(r), error_cell(r),
                      fmt::format("{:.3f}s", r.seconds)});
       ++rows;
-      if (r.status == Status::failed) add_failure_notes(table, r, plan.config);
+      if (failing(r.status)) add_failure_notes(table, r, plan.config);
       if (r.status == Status::skipped || r.status == Status::mistrusted) {
         table.add_note(fmt::format("    reason: {}", r.message));
       }
@@ -119,7 +119,7 @@ void print_kill_matrix(const KillMatrix& matrix, std::ostream& out) {
     std::vector<std::string> cells = {row.mutant};
     for (const auto& cell : row.cells) {
       cells.emplace_back(!cell                      ? ""
-                         : *cell == Status::failed ? "X"
+                         : failing(*cell)          ? "X"
                          : *cell == Status::passed ? "."
                                                    : "-");
     }

@@ -25,9 +25,9 @@ struct VerifyOptions {
   std::filesystem::path junit_out;  // --junit: also write JUnit XML here (verify_junit.h)
   // --plugin: shared libraries speaking plugins/include/ropecheck/plugin.h, verified as `plugin/<name>`
   // (without --impl, only they are verified); each runs in a child that is killed after
-  // plugin_timeout seconds without an answer.
+  // plugin_options.timeout_seconds without an answer.
   std::vector<std::filesystem::path> plugins;
-  double plugin_timeout = kDefaultPluginTimeoutSeconds;
+  PluginOptions plugin_options;
   // Recorded in verify.json; empty: the equivalent `ropecheck verify ...` command is recorded.
   std::vector<std::string> command_line;
 };

@@ -52,7 +52,7 @@ Json result_json(const SubjectResults& subject, const PropertyResult& r, const R
           {"message", r.message},
           {"counterexample", r.counterexample},
           {"reproduce", r.reproduce},
-          {"repro_command", r.status == Status::failed ? repro_command(r, config) : ""},
+          {"repro_command", failing(r.status) ? repro_command(r, config) : ""},
           {"seconds", r.seconds}};
 }
 

@@ -18,7 +18,7 @@
 namespace ropecheck {
 
 // 2: the MISTRUSTED status and summary.mistrusted (1 had PASSED, FAILED, SKIPPED only).
-inline constexpr const char* kVerifySchemaId = "ropecheck.verify/2";
+inline constexpr const char* kVerifySchemaId = "ropecheck.verify/3";
 
 struct VerifyRecord {
   std::vector<std::string> command_line;

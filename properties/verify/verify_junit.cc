@@ -13,9 +13,9 @@ JUnitTestCase property_case(const PropertyResult& r) {
   t.classname = "ropecheck.verify." + r.subject;
   t.name = r.property;
   t.seconds = r.seconds;
-  if (r.status == Status::failed) {
+  if (failing(r.status)) {
     t.outcome = JUnitTestCase::Outcome::failure;
-    t.message = r.message;
+    t.message = r.status == Status::hang ? "HANG: " + r.message : r.message;
     t.details = r.message;
     if (!r.counterexample.empty()) t.details += "\ncounterexample: " + r.counterexample;
     if (!r.reproduce.empty()) {

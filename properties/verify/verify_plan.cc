@@ -134,8 +134,8 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
   plan.mutants = options.mutants;
 
   const auto properties = select_properties(options);
-  plan.plugins = load_plugins(options.plugins, options.plugin_timeout);  // InvalidInput: exit 2
-  plan.config.replay_args = plugin_arguments(options.plugins, options.plugin_timeout);
+  plan.plugins = load_plugins(options.plugins, options.plugin_options);  // InvalidInput: exit 2
+  plan.config.replay_args = plugin_arguments(options.plugins, options.plugin_options);
   for (auto& subject : select_subjects(options, plan.plugins)) {
     VerifyJob job{std::move(subject), {}};
     for (const Property* p : properties) {

@@ -15,6 +15,7 @@ VerifySummary summarize(const VerifyRun& run, const KillMatrix& matrix) {
         case Status::skipped: ++summary.skipped; break;
         case Status::mistrusted: ++summary.mistrusted; break;
         case Status::failed:
+        case Status::hang:
           ++summary.failed;
           if (!subject.judged_as_mutant) ++summary.unexpected_failures;
           break;

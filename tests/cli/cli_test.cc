@@ -177,7 +177,7 @@ TEST(CliVerify, OneImplOnePropertyPassesAndWritesMatchingJson) {
   EXPECT_NE(run.err.find(impl), std::string::npos) << "no progress line on stderr";
 
   const Json doc = read_json(out / "verify.json");
-  EXPECT_EQ(doc["schema"], "ropecheck.verify/2");
+  EXPECT_EQ(doc["schema"], "ropecheck.verify/3");
   EXPECT_EQ(doc["seed"], 7);
   EXPECT_EQ(doc["cases"], 10);
   EXPECT_EQ(doc["mutants"], false);

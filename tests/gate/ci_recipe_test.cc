@@ -5,7 +5,7 @@
 // ASan beside other tests, a sub-microsecond decode case once showed 160% between-round noise at
 // 200% and 3 rounds). The recipe must exit 1 between the commits and 0 for a commit against
 // itself (a 50% threshold: no A/A verdict here depends on this machine's noise).
-//   build/tests/ci_recipe_test
+//   build/tests/gate_tests --gtest_filter='CiRecipe.*'
 #include <gtest/gtest.h>
 
 #include <cstdlib>

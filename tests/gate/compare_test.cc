@@ -1,8 +1,8 @@
 // `ropecheck compare`, the CI gate: the Mann-Whitney U statistics against enumerated and
 // hand-derived values, the bench.json reader on bad input, and run_compare end to end on small
 // synthetic Google Benchmark files.
-//   cmake --build build --target compare_test && build/compare_test
-//   ctest --test-dir build -R compare
+//   cmake --build build --target gate_tests && build/tests/gate_tests --gtest_filter='Compare*:MannWhitney*:BenchJson*'
+//   ctest --test-dir build -R 'Compare|MannWhitney|BenchJson'
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -32,6 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::ScratchDir;
+using test::contains;
 using Json = nlohmann::json;
 
 // ---- Mann-Whitney U --------------------------------------------------------------------------
@@ -241,10 +242,6 @@ std::string invalid_input_message(const std::function<void()>& f) {
   }
   ADD_FAILURE() << "no InvalidInput";
   return {};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 std::string fmt_round(std::size_t i) { return "round-0" + std::to_string(i + 1); }

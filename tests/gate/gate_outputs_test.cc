@@ -1,7 +1,7 @@
 // The gate's outputs for CI on known verdicts: JUnit XML valid against the schema CI systems read
 // (tests/support/junit.xsd, checked with xmllint) with the right counts and elements, the same
 // the markdown summary, and gate.json.
-//   build/tests/gate_outputs_test
+//   build/tests/gate_tests --gtest_filter='GateOutputs.*'
 #include <gtest/gtest.h>
 
 #include <string>
@@ -18,10 +18,7 @@ namespace ropecheck {
 namespace {
 
 using test::ScratchDir;
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using test::contains;
 
 std::size_t occurrences(const std::string& text, const std::string& part) {
   std::size_t n = 0;

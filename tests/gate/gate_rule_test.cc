@@ -3,7 +3,7 @@
 // pass side, INCONCLUSIVE with the rounds that would resolve it, flagged
 // cases outside the family, the exit codes, and (RapidCheck) that a verdict and its interval
 // always say the same thing.
-//   build/tests/gate_rule_test
+//   build/tests/gate_tests --gtest_filter='GateRule.*:GateBudget.*:StudentT.*'
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 

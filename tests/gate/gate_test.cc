@@ -2,7 +2,7 @@
 // ROPECHECK_BENCH_SLOWDOWN, a wrapper script as the current side) must exit 1 with its JUnit,
 // markdown and gate.json, its warm-up round run but not judged; `compare` judges the same rounds again as process-level samples; bad
 // usage exits 2. No test here asserts a measured speed other than that large slowdown's verdict.
-//   build/tests/gate_test
+//   build/tests/gate_tests --gtest_filter='Gate.*'
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -18,15 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::ScratchDir;
+using test::contains;
 
 // One small, always available case: the scalar fp32 kernel on an in-cache prefill (milliseconds
 // a call; a sub-microsecond decode case can be too noisy under ASan beside other tests for a
 // verdict in a few rounds).
 constexpr const char* kFilter = "^kernel/scalar/gpt2_small_prefill512/interleaved/";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // An executable script that runs the real binary with ROPECHECK_BENCH_SLOWDOWN set.
 fs::path slowed_wrapper(const fs::path& dir, const std::string& setting) {

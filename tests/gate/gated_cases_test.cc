@@ -1,7 +1,7 @@
 // What the gate gates: the default rule's kernels and filter, the one-case filter of a judged
 // round's process, working sets from the shape table, cache sizes from a sysfs-like folder, and
 // which working sets are flagged as on a cache boundary.
-//   build/tests/gated_cases_test
+//   build/tests/gate_tests --gtest_filter='GatedCases.*'
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "core/errors.h"
@@ -18,27 +18,21 @@
 namespace ropecheck {
 namespace {
 
-float from_bits(std::uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 TEST(Bf16Conversion, RoundsToNearestEven) {
   EXPECT_EQ(bf16_from_float(1.0f), 0x3F80);
-  EXPECT_EQ(bf16_from_float(from_bits(0x3F808000u)), 0x3F80);  // tie, even stays
-  EXPECT_EQ(bf16_from_float(from_bits(0x3F818000u)), 0x3F82);  // tie, odd rounds up to even
-  EXPECT_EQ(bf16_from_float(from_bits(0x3F808001u)), 0x3F81);  // above the tie
-  EXPECT_EQ(bf16_from_float(from_bits(0x3F807FFFu)), 0x3F80);  // below the tie
+  EXPECT_EQ(bf16_from_float(std::bit_cast<float>(0x3F808000u)), 0x3F80);  // tie, even stays
+  EXPECT_EQ(bf16_from_float(std::bit_cast<float>(0x3F818000u)), 0x3F82);  // tie, odd rounds up to even
+  EXPECT_EQ(bf16_from_float(std::bit_cast<float>(0x3F808001u)), 0x3F81);  // above the tie
+  EXPECT_EQ(bf16_from_float(std::bit_cast<float>(0x3F807FFFu)), 0x3F80);  // below the tie
   EXPECT_EQ(bf16_from_float(-0.0f), 0x8000);
   EXPECT_EQ(bf16_from_float(std::numeric_limits<float>::max()), 0x7F80);  // past the largest: Inf
   EXPECT_EQ(bf16_from_float(kBf16Max), 0x7F7F);
   EXPECT_EQ(bf16_from_float(-INFINITY), 0xFF80);
   // A NaN whose carry would reach the exponent stays a NaN, sign kept.
-  const std::uint16_t nan = bf16_from_float(from_bits(0xFFFFFFFFu));
+  const std::uint16_t nan = bf16_from_float(std::bit_cast<float>(0xFFFFFFFFu));
   EXPECT_TRUE(std::isnan(float_from_bf16(nan)));
   EXPECT_EQ(nan & 0x8000, 0x8000);
-  EXPECT_TRUE(std::isnan(float_from_bf16(bf16_from_float(from_bits(0x7F800001u)))));  // signalling
+  EXPECT_TRUE(std::isnan(float_from_bf16(bf16_from_float(std::bit_cast<float>(0x7F800001u)))));  // signalling
 }
 
 TEST(Bf16Conversion, EveryBf16RoundTripsAndEveryRoundingIsNearest) {
@@ -50,9 +44,9 @@ TEST(Bf16Conversion, EveryBf16RoundTripsAndEveryRoundingIsNearest) {
     if ((h & 0x7FFF) >= 0x7F7F) continue;  // the next one up is Inf
     const std::uint32_t bits = h << 16;
     const std::uint16_t even = (h & 1) ? static_cast<std::uint16_t>(h + 1) : static_cast<std::uint16_t>(h);
-    EXPECT_EQ(bf16_from_float(from_bits(bits | 0x8000u)), even) << h;
-    EXPECT_EQ(bf16_from_float(from_bits(bits | 0x7FFFu)), h) << h;
-    EXPECT_EQ(bf16_from_float(from_bits(bits | 0x8001u)), h + 1) << h;
+    EXPECT_EQ(bf16_from_float(std::bit_cast<float>(bits | 0x8000u)), even) << h;
+    EXPECT_EQ(bf16_from_float(std::bit_cast<float>(bits | 0x7FFFu)), h) << h;
+    EXPECT_EQ(bf16_from_float(std::bit_cast<float>(bits | 0x8001u)), h + 1) << h;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,18 +20,6 @@
 
 namespace ropecheck {
 namespace {
-
-float from_bits(std::uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-std::uint32_t to_bits(float f) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
 
 std::uint16_t fp16_bits(float f) { return fp16_from_float(f).bits; }
 
@@ -53,7 +42,7 @@ TEST(Fp16Conversion, KnownValues) {
   EXPECT_EQ(fp16_bits(std::numeric_limits<float>::denorm_min()), 0x0000);
   // NaNs stay NaNs, quiet, with their sign (a signalling payload must not become Inf).
   for (const std::uint32_t nan : {0x7F800001u, 0x7FC00000u, 0xFFFFFFFFu, 0x7F802000u}) {
-    const std::uint16_t h = fp16_bits(from_bits(nan));
+    const std::uint16_t h = fp16_bits(std::bit_cast<float>(nan));
     EXPECT_TRUE(std::isnan(float_from_fp16({h}))) << std::hex << nan;
     EXPECT_EQ(h & 0x0200, 0x0200) << std::hex << nan;  // quiet bit
     EXPECT_EQ(h >> 15, nan >> 31) << std::hex << nan;
@@ -74,8 +63,8 @@ TEST(Fp16Conversion, EveryFp16RoundTripsAndEveryMidpointTiesToEven) {
     const float mid = (f + next) / 2;
     const std::uint32_t even = (h & 1) ? h + 1 : h;
     EXPECT_EQ(fp16_bits(mid), even) << h;
-    EXPECT_EQ(fp16_bits(from_bits(to_bits(mid) - 1)), h) << h;
-    EXPECT_EQ(fp16_bits(from_bits(to_bits(mid) + 1)), h + 1) << h;
+    EXPECT_EQ(fp16_bits(std::bit_cast<float>(std::bit_cast<std::uint32_t>(mid) - 1)), h) << h;
+    EXPECT_EQ(fp16_bits(std::bit_cast<float>(std::bit_cast<std::uint32_t>(mid) + 1)), h + 1) << h;
   }
 }
 
@@ -83,13 +72,13 @@ TEST(Fp16Conversion, EveryFp16RoundTripsAndEveryMidpointTiesToEven) {
 // The compiler's _Float16 (libgcc's or F16C's conversion): an independent rounding.
 TEST(Fp16Conversion, AgreesWithTheCompilersFloat16) {
   for (std::uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 4099) {
-    const float f = from_bits(static_cast<std::uint32_t>(bits));
+    const float f = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
     if (std::isnan(f)) continue;
     const _Float16 theirs = static_cast<_Float16>(f);
     std::uint16_t their_bits;
     std::memcpy(&their_bits, &theirs, sizeof their_bits);
     ASSERT_EQ(fp16_bits(f), their_bits) << std::hexfloat << f;
-    ASSERT_EQ(to_bits(float_from_fp16({their_bits})), to_bits(static_cast<float>(theirs)));
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(float_from_fp16({their_bits})), std::bit_cast<std::uint32_t>(static_cast<float>(theirs)));
   }
 }
 #endif

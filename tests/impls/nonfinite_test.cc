@@ -65,8 +65,8 @@ TEST_P(NonFinite, PropagatesAndStaysContained) {
     }
     EXPECT_TRUE(same_bits(y[(1 * kHeads + 0) * d + 7], payload_nan))
         << "the tail's NaN payload must pass through bit for bit";
-    // Rows without non-finite rotary input match the clean run bit for bit. (rotation_matrix is
-    // a dense product, so a NaN may reach other features of its own row — never another row.)
+    // Rows without non-finite rotary input match the clean run bit for bit. (Within a row, the
+    // pairs beside a NaN keep their bound too: the nonfinite_propagation property checks that.)
     for (std::size_t row = 0; row < static_cast<std::size_t>(kTokens * kHeads); ++row) {
       if (row == 0 || row == 2 * kHeads + 1) continue;
       for (std::size_t j = 0; j < static_cast<std::size_t>(spec.rotary_dim); ++j) {

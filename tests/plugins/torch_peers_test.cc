@@ -6,7 +6,7 @@
 //
 // Re-pinning (after a change of the tolerance model, tolerance.h): run
 //   build/ropecheck verify --plugin build/plugins/torch_hf.so --plugin build/plugins/torch_llama.so
-//   build/torch_peers_test --gtest_filter='*Scan*'    (prints the scan tables)
+//   build/tests/plugins_tests --gtest_filter='*Scan*'    (prints the scan tables)
 // and copy the verdicts, the shrunk counterexample positions and the scan's bins into the tables
 // below (kVerdicts, kScan). Nothing here is widened to make a peer pass: every expectation is
 // a measurement, and each can fail.
@@ -71,6 +71,8 @@ constexpr Verdict kVerdicts[] = {
     {kHf, "norm_preservation", "PASSED", 0},
     {kHf, "identity_at_zero", "PASSED", 0},
     {kHf, "tail_untouched", "PASSED", 0},  // partial rotary as Phi: slice, rotate, cat
+    {kHf, "nonfinite_propagation", "PASSED", 0},
+    {kHf, "call_history_independence", "PASSED", 0},
     {kHf, "inverse", "PASSED", 0},
     {kHf, "composition", "PASSED", 0},
     {kHf, "relative_position", "PASSED", 0},
@@ -82,6 +84,8 @@ constexpr Verdict kVerdicts[] = {
     {kMeta, "norm_preservation", "PASSED", 0},
     {kMeta, "identity_at_zero", "PASSED", 0},
     {kMeta, "tail_untouched", "SKIPPED", 0},  // Meta's code has no partial rotary
+    {kMeta, "nonfinite_propagation", "PASSED", 0},
+    {kMeta, "call_history_independence", "PASSED", 0},
     {kMeta, "inverse", "PASSED", 0},
     {kMeta, "composition", "PASSED", 0},
     {kMeta, "relative_position", "PASSED", 0},

@@ -33,6 +33,12 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/fp16_truncating_store", {"oracle_agreement", "norm_preservation"}},
       // one float stored past the end: the harness's guard bytes, whatever the property
       {"mutant/writes_past_end", {"oracle_agreement", "identity_at_zero", "tail_untouched"}},
+      // NaN, Inf and overflows stored as 0: only non-finite and huge inputs show it
+      {"mutant/nonfinite_scrubbed", {"nonfinite_propagation"}},
+      // one NaN poisons its whole head: only the pairs beside a NaN show it
+      {"mutant/nan_spreads_across_head", {"nonfinite_propagation"}},
+      // dynamic NTK's grown base kept after a long call: only a call after a longer one shows it
+      {"mutant/dynamic_ntk_base_kept", {"call_history_independence"}},
       // seed 001's attention: rotated q, k overwritten by unrotated ones -> position-blind
       {"mutant/attention_unrotated_qk",
        {"attention_rope_breaks_equivariance", "mha_positions_break_equivariance"}},

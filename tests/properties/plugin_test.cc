@@ -1,8 +1,9 @@
 // The plugin ABI end to end: the example plugins (examples/plugin/, built into
 // ROPECHECK_PLUGIN_DIR) loaded in-process through load_plugin() and verified through the real
-// binary (ROPECHECK_CLI_PATH): the good one (and fp16_rope, on fp16 storage) passes everything,
-// the broken one (and fp16_truncating_rope) fails with a counterexample, the crashing, hanging and overflowing ones FAIL without killing ropecheck, and
-// the unloadable ones exit 2.   ctest -L plugin   (or build/plugin_test --gtest_filter=...)
+// binary (ROPECHECK_CLI_PATH): the good one (and fp16_rope, on fp16 storage, and ABI 2's
+// scaled_rope with every scaling kind) passes everything, the broken one (and
+// fp16_truncating_rope, llama3_unsmoothed_rope) fails with a counterexample, the crashing,
+// hanging and overflowing ones FAIL without killing ropecheck, and the unloadable ones exit 2.   ctest -R Plugin   (or build/tests/properties_tests --gtest_filter='Plugin*')
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -14,10 +15,12 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "properties/harness/rope_harness.h"
 #include "properties/property.h"
 #include "properties/verify/repro.h"
 #include "core/errors.h"
@@ -25,6 +28,7 @@
 #include "ropecheck/plugin.h"
 #include "plugins/host/plugin_host.h"
 #include "core/storage.h"
+#include "core/tolerance.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -164,16 +168,61 @@ TEST(PluginLoad, Fp16PluginRotatesThroughFp16StorageWithinOneRounding) {
   }
 }
 
+TEST(PluginLoad, Abi2PluginDeclaresItsScalingKindsAndSaysWhatItsInitChose) {
+  PluginOptions options;
+  options.threads = 3;
+  const auto impl = load_plugin(plugin("scaled_rope"), options);
+  EXPECT_EQ(impl->id(), "plugin/scaled_rope");
+  ASSERT_NE(plugin_info(*impl), nullptr);
+  EXPECT_EQ(plugin_info(*impl)->abi_version, 2u);
+  // init saw max_threads = --plugin-threads.
+  EXPECT_NE(plugin_info(*impl)->description.find("up to 3 threads"), std::string::npos)
+      << plugin_info(*impl)->description;
+  const auto caps = impl->capabilities();
+  for (const ScalingKind kind : kAllScalingKinds) EXPECT_TRUE(caps.implements(kind)) << to_string(kind);
+  // An ABI 1 plugin: unscaled only.
+  const auto good = load_plugin(plugin("good_rope"));
+  EXPECT_EQ(good->capabilities().scaling_kinds, std::vector<ScalingKind>{ScalingKind::none});
+}
+
+// Every scaling parameter and the attention factor reach the kernel: an ABI 2 plugin agrees with
+// the oracle on a spec of each kind, within the fp64-angle bound.
+TEST(PluginLoad, Abi2PluginRotatesEveryScalingKindAsTheOracle) {
+  const auto impl = load_plugin(plugin("scaled_rope"));
+  for (const ScalingKind kind : kAllScalingKinds) {
+    Problem p(64, Layout::interleaved, 48);
+    p.spec.base = 500000.0;
+    RopeScaling& s = p.spec.scaling;
+    s.kind = kind;
+    s.factor = kind == ScalingKind::none ? 1.0 : 8.0;
+    s.original_max_position = 4096;
+    s.sequence_length = 6000;  // past L: dynamic NTK grows, LongRoPE takes its long factors
+    if (kind == ScalingKind::longrope) {  // rotary_dim/2 = 24 entries each
+      s.short_factor.assign(24, 1.5);
+      for (int i = 0; i < 24; ++i) s.long_factor.push_back(1.0 + 0.5 * i);
+    }
+    const auto tokens = static_cast<std::int64_t>(p.positions.size());
+    const auto want = oracle_rope(p.spec, p.q, tokens, p.q_heads, p.positions);
+    const std::vector<float> input = p.q;
+    p.apply(*impl);
+    const auto model = error_model(p.spec, StorageType::fp32);
+    const auto worst = worst_rotary_error(
+        p.spec, StorageType::fp32, input, p.q, want, p.q_heads, p.positions,
+        [&](std::size_t t, double theta) { return rotation_bound_units(model, p.positions[t], theta); });
+    EXPECT_LE(worst.ratio, 1.0) << to_string(kind) << ": " << worst.where;
+  }
+}
+
 TEST(PluginLoad, UnloadablePluginsAreInvalidInputNamingTheProblem) {
   EXPECT_NE(load_error(plugin("no_such_plugin")).find("no such file"), std::string::npos);
   EXPECT_NE(load_error(plugin("not_a_plugin")).find("exports no 'ropecheck_plugin_entry'"),
             std::string::npos);
-  EXPECT_NE(load_error(plugin("wrong_abi_rope")).find("speaks plugin ABI version 2; this "
-                                                      "ropecheck speaks version 1"),
+  EXPECT_NE(load_error(plugin("wrong_abi_rope")).find("speaks plugin ABI version 3; this "
+                                                      "ropecheck speaks versions 1 and 2"),
             std::string::npos);
   EXPECT_NE(load_error(plugin("fp16_null_rope")).find("declares fp16 but apply_fp16 is NULL"),
             std::string::npos);
-  EXPECT_NE(load_error(plugin("good_rope"), PluginOptions{0.0}).find("--plugin-timeout"),
+  EXPECT_NE(load_error(plugin("good_rope"), PluginOptions{-1.0}).find("--plugin-timeout"),
             std::string::npos);
   // A file that is not a shared library at all: dlopen's own reason.
   EXPECT_NE(load_error(ROPECHECK_PLUGIN_DIR "/../CMakeCache.txt").find("cannot be loaded"),
@@ -260,15 +309,16 @@ std::map<std::string, std::string> statuses(const Json& json, const std::string&
 }
 
 // `ropecheck verify --plugin NAME.so --cases 30` passes every RoPE property of the catalogue.
-void expect_whole_catalogue_passes(const std::string& name) {
+// An ABI 1 plugin carries no frequency scaling: the scaling properties say so by skipping.
+void expect_whole_catalogue_passes(const std::string& name, bool scaled = false) {
   const auto v = verify_plugin(name, {"--cases", "30"});
   EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
   const auto found = statuses(v.json, "plugin/" + name);
-  // ABI 1 carries no frequency scaling: the scaling properties say so by skipping.
   const std::set<std::string> need_scaling = {"linear_scaling_interpolates", "scaling_boundary"};
   for (const auto& id : rope_property_ids()) {
     ASSERT_TRUE(found.count(id)) << id << " not run\n" << v.run.out;
-    EXPECT_EQ(found.at(id), need_scaling.count(id) ? "SKIPPED" : "PASSED") << id << "\n" << v.run.out;
+    const bool skipped = !scaled && need_scaling.count(id) != 0;
+    EXPECT_EQ(found.at(id), skipped ? "SKIPPED" : "PASSED") << id << "\n" << v.run.out;
   }
   // Only the plugin: --plugin without --impl leaves the registry out.
   EXPECT_EQ(v.run.out.find("rotation_matrix/scalar"), std::string::npos) << v.run.out;
@@ -278,6 +328,20 @@ TEST(PluginCli, GoodPluginPassesTheWholeRopeCatalogue) { expect_whole_catalogue_
 
 // Judged as fp16 storage: fp16-range inputs, subnormals included, and the fp16 rounding term.
 TEST(PluginCli, Fp16PluginPassesTheWholeRopeCatalogue) { expect_whole_catalogue_passes("fp16_rope"); }
+
+// ABI 2: every scaling kind generated for it, the scaling properties run rather than skip.
+TEST(PluginCli, Abi2ScaledPluginPassesTheWholeRopeCatalogue) {
+  expect_whole_catalogue_passes("scaled_rope", /*scaled=*/true);
+}
+
+// Llama 3's smooth band snapped to its ends: only the scaled specs can see it.
+TEST(PluginCli, Abi2PluginWithALlama3BugFailsOracleAgreementOnALlama3Spec) {
+  const auto v = verify_plugin("llama3_unsmoothed_rope", {"--property", "oracle_agreement"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_EQ(statuses(v.json, "plugin/llama3_unsmoothed_rope").at("oracle_agreement"), "FAILED")
+      << v.run.out;
+  EXPECT_NE(v.run.out.find("scaling=llama3"), std::string::npos) << v.run.out;
+}
 
 // The same plugin with a truncating narrowing: up to one fp16 ulp, twice the bound's rounding.
 TEST(PluginCli, Fp16TruncatingPluginFailsOracleAgreement) {
@@ -323,8 +387,38 @@ TEST(PluginCli, HangingPluginFailsAfterTheTimeout) {
   const auto v = verify_plugin("hang_rope", {"--cases", "5", "--plugin-timeout", "0.2",
                                              "--property", "identity_at_zero"});
   EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_EQ(statuses(v.json, "plugin/hang_rope").at("identity_at_zero"), "HANG") << v.run.out;
   EXPECT_NE(v.run.out.find("plugin did not answer within 0.2 s"), std::string::npos) << v.run.out;
   EXPECT_NE(v.run.out.find("--plugin-timeout 0.2"), std::string::npos) << v.run.out;  // __REPRO
+}
+
+// Hangs only above head_dim 64, with the default watchdog (from each call's size): every
+// property that meets such a case is HANG, reported once with the case that hung (not shrunk:
+// no call is made after the hang, so no further watchdog period is waited), and verify goes on.
+TEST(PluginCli, PluginThatHangsOnSomeInputsIsHangOncePerPropertyWithTheInput) {
+  const auto v = verify_plugin("sometimes_hangs_rope",
+                               {"--property", "oracle_agreement", "--property", "norm_preservation"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  const auto found = statuses(v.json, "plugin/sometimes_hangs_rope");
+  for (const char* property : {"oracle_agreement", "norm_preservation"}) {
+    EXPECT_EQ(found.at(property), "HANG") << property << "\n" << v.run.out;
+  }
+  for (const auto& r : v.json.at("results")) {
+    const std::string message = r.at("message");
+    EXPECT_NE(message.find("did not answer within 3"), std::string::npos) << message;
+    EXPECT_NE(message.find("not shrunk"), std::string::npos) << message;
+    // The input that hung: a head_dim above 64, in the message.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(message, m, std::regex("the call: head_dim=([0-9]+)"))) << message;
+    EXPECT_GT(std::stoi(m[1]), 64) << message;
+    EXPECT_FALSE(r.at("repro_command").get<std::string>().empty());
+  }
+  std::size_t hangs = 0;  // one watchdog period per property: one kill each
+  for (auto at = v.run.out.find("did not answer within"); at != std::string::npos;
+       at = v.run.out.find("did not answer within", at + 1)) {
+    ++hangs;
+  }
+  EXPECT_EQ(hangs, 2u) << v.run.out;
 }
 
 TEST(PluginCli, OverflowingPluginFailsNamingTheWrite) {
@@ -347,7 +441,7 @@ TEST(PluginCli, UnloadablePluginsExit2WithAClearMessage) {
   };
   for (const auto& c : {Case{plugin("no_such_plugin"), "no such file"},
                         Case{plugin("not_a_plugin"), "exports no 'ropecheck_plugin_entry'"},
-                        Case{plugin("wrong_abi_rope"), "speaks plugin ABI version 2"},
+                        Case{plugin("wrong_abi_rope"), "speaks plugin ABI version 3"},
                         Case{plugin("fp16_null_rope"), "declares fp16 but apply_fp16 is NULL"}}) {
     for (const char* command : {"verify", "list"}) {
       const auto run = ropecheck_cli({command, "--plugin", c.plugin});
@@ -358,6 +452,23 @@ TEST(PluginCli, UnloadablePluginsExit2WithAClearMessage) {
   const auto bad_timeout = ropecheck_cli({"verify", "--plugin", plugin("good_rope"),
                                           "--plugin-timeout", "-1"});
   EXPECT_EQ(bad_timeout.code, 2) << bad_timeout.err;
+  const auto bad_threads = ropecheck_cli({"verify", "--plugin", plugin("scaled_rope"),
+                                          "--plugin-threads", "0"});
+  EXPECT_EQ(bad_threads.code, 2) << bad_threads.err;
+  EXPECT_NE(bad_threads.err.find("--plugin-threads"), std::string::npos) << bad_threads.err;
+}
+
+TEST(PluginCli, ListShowsAnAbi2PluginsScalingKindsAndWhatItsInitChose) {
+  const auto text = ropecheck_cli({"list", "--plugin", plugin("scaled_rope")});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("yarn"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("init: double-precision reference"), std::string::npos) << text.out;
+  const auto json = ropecheck_cli({"list", "--json", "--plugin", plugin("scaled_rope")});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto plugins = Json::parse(json.out).at("plugins");
+  ASSERT_EQ(plugins.size(), 1u);
+  EXPECT_EQ(plugins[0].at("plugin").at("abi_version"), 2);
+  EXPECT_EQ(plugins[0].at("capabilities").at("scaling_kinds").size(), std::size(kAllScalingKinds));
 }
 
 TEST(PluginCli, ListShowsThePluginsCapabilities) {

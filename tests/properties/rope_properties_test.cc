@@ -6,20 +6,16 @@
 
 #include "properties/catalogue.h"
 #include "impls/registry.h"
+#include "tests/support/property_case.h"
 #include "tests/support/test_config.h"
 
 namespace ropecheck {
 namespace {
 
-struct Case {
-  const RopeImpl* impl;
-  const Property* property;
-};
+using RopeCase = PropertyCase<RopeImpl>;
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.impl->id() << " x " << c.property->id; }
-
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
+std::vector<RopeCase> all_rope_cases() {
+  std::vector<RopeCase> cases;
   for (const RopeImpl* impl : rope_implementations()) {
     for (const Property& property : property_catalogue()) {
       if (property.kind != SubjectKind::rope) continue;
@@ -35,7 +31,7 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-class RopeProperty : public ::testing::TestWithParam<Case> {};
+class RopeProperty : public ::testing::TestWithParam<RopeCase> {};
 
 TEST_P(RopeProperty, Holds) {
   const auto [impl, property] = GetParam();
@@ -50,11 +46,8 @@ TEST_P(RopeProperty, Holds) {
   RecordProperty("worst_ratio", std::to_string(result.worst_ratio));
 }
 
-INSTANTIATE_TEST_SUITE_P(ImplsAndProperties, RopeProperty, ::testing::ValuesIn(all_cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return test_name(std::string(info.param.impl->id())) + "__" +
-                                  std::string(info.param.property->id);
-                         });
+INSTANTIATE_TEST_SUITE_P(ImplsAndProperties, RopeProperty, ::testing::ValuesIn(all_rope_cases()),
+                         property_case_name<RopeImpl>);
 
 }  // namespace
 }  // namespace ropecheck

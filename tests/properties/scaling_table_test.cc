@@ -16,8 +16,6 @@
 namespace ropecheck {
 namespace {
 
-constexpr double kU32 = 0x1p-24;  // fp32 unit roundoff
-
 // A spec with `kind` and random dims, base and parameters.
 RopeSpec scaled_spec(ScalingKind kind) {
   RopeSpec spec;
@@ -141,7 +139,7 @@ RC_GTEST_PROP(ScalingTable, HfFp32TableIsWithinTheFp32AngleModel, ()) {
     const double truth = static_cast<double>(oracle[i]);
     const double relative = std::abs(static_cast<double>(hf[i]) - truth) / truth;
     // angle units per radian (in eps32 = 2u) minus the product's own u.
-    const double allowed = (2 * (angle_units_per_radian(model.angles, truth) + model.blend_units) - 1) * kU32;
+    const double allowed = (2 * (angle_units_per_radian(model.angles, truth) + model.blend_units) - 1) * kUnitRoundoff32;
     RC_ASSERT(relative <= allowed);
   }
 }

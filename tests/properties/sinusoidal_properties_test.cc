@@ -7,27 +7,23 @@
 #include "properties/catalogue.h"
 #include "core/errors.h"
 #include "impls/registry.h"
+#include "tests/support/property_case.h"
 #include "tests/support/test_config.h"
 
 namespace ropecheck {
 namespace {
 
-struct Case {
-  const SinusoidalImpl* impl;
-  const Property* property;
-};
+using SinusoidalCase = PropertyCase<SinusoidalImpl>;
 
-void PrintTo(const Case& c, std::ostream* os) { *os << c.impl->id() << " x " << c.property->id; }
-
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
+std::vector<SinusoidalCase> all_sinusoidal_cases() {
+  std::vector<SinusoidalCase> cases;
   for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
     for (const Property& property : sinusoidal_properties()) cases.push_back({impl, &property});
   }
   return cases;
 }
 
-class SinusoidalProperty : public ::testing::TestWithParam<Case> {};
+class SinusoidalProperty : public ::testing::TestWithParam<SinusoidalCase> {};
 
 TEST_P(SinusoidalProperty, Holds) {
   const auto [impl, property] = GetParam();
@@ -39,11 +35,8 @@ TEST_P(SinusoidalProperty, Holds) {
   RecordProperty("worst_ratio", std::to_string(result.worst_ratio));
 }
 
-INSTANTIATE_TEST_SUITE_P(ImplsAndProperties, SinusoidalProperty, ::testing::ValuesIn(all_cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return test_name(std::string(info.param.impl->id())) + "__" +
-                                  std::string(info.param.property->id);
-                         });
+INSTANTIATE_TEST_SUITE_P(ImplsAndProperties, SinusoidalProperty, ::testing::ValuesIn(all_sinusoidal_cases()),
+                         property_case_name<SinusoidalImpl>);
 
 // Golden values, computed by hand: d = 4, base 10000, pos 2: w = (1, 0.01).
 TEST(SinusoidalGolden, SmallTableByHand) {

@@ -2,7 +2,7 @@
 // (tests/support/junit.xsd, checked with xmllint), from the real binary and from known results:
 // FAILED a failure with the replay command, SKIPPED and MISTRUSTED skipped (with the reason), a
 // surviving mutant a failure.
-//   build/tests/verify_junit_test
+//   build/tests/properties_tests --gtest_filter='VerifyJUnit.*'
 #include <gtest/gtest.h>
 
 #include <string>

@@ -31,6 +31,11 @@ inline std::string slurp(const std::filesystem::path& path) {
   return bytes.str();
 }
 
+// Whether `part` occurs in `text`, for EXPECT_TRUE(...) << text.
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 // A fresh empty directory under gtest's temp dir (named PREFIX_XXXXXX), removed with everything
 // in it at scope exit.
 class ScratchDir {

@@ -1,5 +1,11 @@
-/* The ropecheck plugin ABI, version 1: how an outside RoPE kernel (a shared library, any
- * language with a C ABI) is verified exactly like a built-in implementation.
+/* The ropecheck plugin ABI: how an outside RoPE kernel (a shared library, any language with a C
+ * ABI) is verified exactly like a built-in implementation. Two versions, both loaded:
+ *   ABI 2 (ropecheck_plugin_v2, below ABI 1 in this file): everything a production kernel
+ *         takes: frequency scaling with all its parameters and the attention factor, the thread
+ *         count of the call, an optional init/teardown with a context, one apply for every
+ *         storage type. Write new plugins against it (plugins/examples/scaled_rope.c).
+ *   ABI 1 (ropecheck_plugin_v1): unscaled RoPE only; libraries built against it keep loading
+ *         unchanged, and their sources keep compiling against this header.
  *
  *   cc -std=c99 -shared -fPIC -o my_rope.so my_rope.c -lm
  *   ropecheck list --plugin ./my_rope.so          # what ropecheck read from it
@@ -8,14 +14,14 @@
  * Plain C99, explicit-width types only, no ropecheck C++ code to link: include this header and
  * export ONE function,
  *
- *   ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v1* ropecheck_plugin_entry(void);
+ *   ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v2* ropecheck_plugin_entry(void);
  *
- * returning a pointer to a struct that lives as long as the library (a static const). ropecheck
- * never runs the library in its own process: a child process dlopen()s it, calls the functions
- * below on buffers in shared memory fenced by guard bytes, and is killed and restarted when it
- * crashes, hangs or writes outside its buffers; each of those is a FAILED property with the
- * shrunk counterexample. plugins/examples/good_rope.c is a complete plugin (fp16_rope.c one on
- * fp16 storage).
+ * (const ropecheck_plugin_v1* for ABI 1) returning a pointer to a struct that lives as long as
+ * the library (a static const). ropecheck never runs the library in its own process: a child process dlopen()s
+ * it, calls the functions below on buffers in shared memory fenced by guard bytes, and is killed
+ * and restarted when it crashes, hangs or writes outside its buffers; each of those is a FAILED
+ * property with the shrunk counterexample. plugins/examples/good_rope.c is a complete ABI 1
+ * plugin (fp16_rope.c one on fp16 storage), scaled_rope.c a complete ABI 2 one.
  *
  * The rotation (ropecheck's README, "What is checked"): for token t at position m = positions[t],
  * rotary pair i of every head is rotated by the angle m * theta_i, theta_i = base^(-2i/rotary_dim),
@@ -23,11 +29,27 @@
  *   half_split:  pair i = features (i, i + rotary_dim/2)    [x0 x1 ... y0 y1 ... | tail]
  *   (x, y) -> (x cos - y sin, x sin + y cos); features [rotary_dim, head_dim) pass through.
  *
+ * Frequency scaling (ABI 2; derivations in ropecheck's core/scaling.h): with d = rotary_dim,
+ * t_i = 2i/d, theta_i = base^-t_i, L = original_max_position and L' = sequence_length,
+ *   linear       theta_i / factor
+ *   ntk          base' = base * factor^(d/(d-2)), theta_i = base'^-t_i
+ *   dynamic_ntk  as ntk with factor' = factor * L'/L - (factor - 1), but only when L' > L
+ *   yarn         theta_i / factor * r_i + theta_i * (1 - r_i), the ramp r_i = clamp((i - lo) /
+ *                (hi - lo), 0, 1) (hi - lo = 0.001 when they are equal), lo = max(0, floor(c(
+ *                beta_fast))), hi = min(d - 1, ceil(c(beta_slow))) (no floor/ceil when
+ *                yarn_truncate is 0), c(b) = d ln(L / (2 pi b)) / (2 ln base)
+ *   llama3       with the wavelength w_i = 2 pi / theta_i: theta_i when w_i < L / high_freq_factor,
+ *                theta_i / factor when w_i > L / low_freq_factor, else (1 - a) theta_i / factor
+ *                + a theta_i, a = (L / w_i - low_freq_factor) / (high_freq_factor - low_freq_factor)
+ *   longrope     theta_i / long_factor[i] when L' > L, else theta_i / short_factor[i]
+ * and cos and sin multiplied by spec->attention_factor (1 but for yarn, longrope or an explicit
+ * override: the host resolves it, a kernel multiplies and never recomputes it).
+ *
  * Versioning: abi_version is the first field of every version of the entry struct, struct_size
  * the second; the host reads those two, refuses a version it does not speak, and never reads
- * past struct_size. Structs the HOST fills (spec, capabilities) carry their own struct_size so
- * that a plugin built against an older header can tell which fields exist. Reserved fields are
- * zero in version 1; a plugin must not rely on them.
+ * past struct_size. Structs the HOST fills (spec, capabilities, call, init) carry their own
+ * struct_size so that a plugin built against an older header can tell which fields exist.
+ * Reserved fields are zero; a plugin must not rely on them.
  */
 #ifndef ROPECHECK_PLUGIN_H_
 #define ROPECHECK_PLUGIN_H_
@@ -38,7 +60,11 @@
 extern "C" {
 #endif
 
-#define ROPECHECK_PLUGIN_ABI_VERSION 1u
+#define ROPECHECK_PLUGIN_ABI_V1 1u
+#define ROPECHECK_PLUGIN_ABI_V2 2u
+/* ropecheck_plugin_v1's abi_version. It stays 1: ABI 1 sources write it into their
+ * ropecheck_plugin_v1, and must keep building ABI 1 libraries. */
+#define ROPECHECK_PLUGIN_ABI_VERSION ROPECHECK_PLUGIN_ABI_V1
 #define ROPECHECK_PLUGIN_ENTRY_SYMBOL "ropecheck_plugin_entry"
 
 #if defined(_WIN32)
@@ -47,7 +73,7 @@ extern "C" {
 #define ROPECHECK_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
 
-/* Status codes of apply_*. */
+/* Status codes of apply_* (and of ABI 2's init and query_capabilities). */
 #define ROPECHECK_PLUGIN_OK 0
 /* This case is outside what the kernel does (declare it in the capabilities instead whenever
  * possible: ropecheck then never generates it). Reported as SKIPPED, neither pass nor fail. */
@@ -80,6 +106,16 @@ extern "C" {
  * apply_bf16 / apply_fp16, and widened back, and is held to the bound with that storage's
  * rounding term. */
 
+/* Frequency scaling kinds (ABI 2; the formulas are at the top of this file): values of
+ * ropecheck_plugin_spec.scaling_kind; bits (1u << value) in capabilities.scaling_kinds. */
+#define ROPECHECK_SCALING_NONE 0
+#define ROPECHECK_SCALING_LINEAR 1      /* position interpolation */
+#define ROPECHECK_SCALING_NTK 2         /* NTK-aware, static */
+#define ROPECHECK_SCALING_DYNAMIC_NTK 3 /* HF "dynamic" */
+#define ROPECHECK_SCALING_YARN 4
+#define ROPECHECK_SCALING_LLAMA3 5
+#define ROPECHECK_SCALING_LONGROPE 6    /* Phi-3's su/longrope */
+
 /* What the kernel supports. The host zero-fills it, sets struct_size, and calls
  * query_capabilities once per worker start; cases outside it are never generated. */
 typedef struct ropecheck_plugin_capabilities {
@@ -89,19 +125,37 @@ typedef struct ropecheck_plugin_capabilities {
   uint32_t angle_precisions; /* bit mask of (1u << ROPECHECK_ANGLES_*), at least one */
   int32_t max_head_dim;      /* largest head_dim handled; 0: no limit (head_dim is even, >= 2) */
   int32_t partial_rotary;    /* nonzero: rotary_dim < head_dim handled (tail passes through) */
-  uint32_t reserved[10];     /* zero */
+  /* ABI 2 (ignored for an ABI 1 plugin, which gets unscaled specs only): */
+  uint32_t scaling_kinds; /* bits (1u << ROPECHECK_SCALING_*); NONE is implied, 0 = none only */
+  uint32_t reserved0;     /* zero */
+  int64_t max_position;   /* largest |position| handled; 0: ropecheck's limit, 2^24 */
+  uint32_t reserved[6];   /* zero */
 } ropecheck_plugin_capabilities;
 
-/* One RoPE problem's parameters (validated by the host before every call). */
+/* One RoPE problem's parameters (validated by the host before every call). An ABI 1 plugin
+ * reads the fields up to `scaling` and always gets scaling_kind 0; ABI 2 fields follow. */
 typedef struct ropecheck_plugin_spec {
   uint32_t struct_size;    /* sizeof the host's struct */
   int32_t head_dim;        /* even, >= 2, <= max_head_dim */
   int32_t rotary_dim;      /* even, 2 <= rotary_dim <= head_dim; == head_dim without partial */
   int32_t layout;          /* ROPECHECK_LAYOUT_*, one the capabilities declare */
   int32_t angle_precision; /* ROPECHECK_ANGLES_*: the formation the host judges this call by */
-  int32_t scaling_kind;    /* reserved for frequency scaling (linear, NTK, YaRN): 0 (none) */
+  int32_t scaling_kind;    /* ROPECHECK_SCALING_*, one the capabilities declare (ABI 1: 0) */
   double base;             /* theta base, finite, > 1 (10000 in Llama 2) */
-  double scaling[4];       /* reserved scaling parameters: 0 */
+  double scaling[4];       /* reserved: 0 */
+  /* ABI 2. Each parameter is set for the kinds named beside it and zero for the others. */
+  double factor;                 /* >= 1: every kind but none (longrope: its attention factor) */
+  int64_t original_max_position; /* L > 0: dynamic_ntk, yarn, llama3, longrope */
+  int64_t sequence_length;       /* L' > 0: dynamic_ntk, longrope (HF: the largest position + 1) */
+  double beta_fast;              /* yarn: rotations where the ramp starts (32 in most models) */
+  double beta_slow;              /* yarn: rotations where it ends (1); beta_fast > beta_slow */
+  int32_t yarn_truncate;         /* yarn: 1 floor/ceil the correction dims (HF's default), 0 not */
+  int32_t reserved1;             /* zero */
+  double low_freq_factor;        /* llama3 (1 in Llama 3.1) */
+  double high_freq_factor;       /* llama3 (4); > low_freq_factor */
+  const double* short_factor;    /* longrope: rotary_dim/2 entries, all > 0; else NULL */
+  const double* long_factor;     /* longrope: rotary_dim/2 entries, all > 0; else NULL */
+  double attention_factor;       /* > 0: multiply cos and sin by it (1 for most specs) */
 } ropecheck_plugin_spec;
 
 /* Rotates q and k in place. q is [tokens][q_heads][head_dim], k is [tokens][k_heads][head_dim],
@@ -143,6 +197,67 @@ typedef struct ropecheck_plugin_v1 {
 } ropecheck_plugin_v1;
 
 typedef const ropecheck_plugin_v1* (*ropecheck_plugin_entry_fn)(void);
+
+/* ------------------------------------------------------------------------------------------- */
+/* ABI 2                                                                                        */
+/* ------------------------------------------------------------------------------------------- */
+
+/* What init gets (filled by the host; ABI 2). */
+typedef struct ropecheck_plugin_init_args {
+  uint32_t struct_size;  /* sizeof the host's struct */
+  int32_t max_threads;   /* no call will ask for more threads than this (>= 1) */
+  /* Where init may write one line saying what it chose at run time (a CPU variant, a backend,
+   * a library version: "ggml 0.5.0 CPU backend zen4"), NUL-terminated, at most
+   * description_bytes bytes with the NUL; `ropecheck list --plugin` shows it. */
+  char* description;
+  uint32_t description_bytes;
+  uint32_t reserved0;    /* zero */
+  void* reserved[4];     /* NULL */
+} ropecheck_plugin_init_args;
+
+/* One apply (filled by the host; ABI 2). q is [tokens][q_heads][head_dim] and k is
+ * [tokens][k_heads][head_dim], contiguous, row-major, elements of `dtype`: float for
+ * ROPECHECK_DTYPE_FP32, uint16_t bit patterns for BF16 and FP16 (round to nearest even on
+ * narrowing; fp16 keeps subnormals). Rotate both in place. k_heads may differ from q_heads (GQA)
+ * and may be 0 (q alone: k then points at an empty buffer and must not be touched). positions
+ * has one int64 per token (any order, gaps, repeats, negatives; |m| <= max_position) and, like
+ * spec and its factor arrays, is read-only. tokens >= 1, q_heads >= 1. Writing one byte outside
+ * q or k, or into what is read-only, is detected and FAILS. */
+typedef struct ropecheck_plugin_call {
+  uint32_t struct_size;                /* sizeof the host's struct */
+  uint32_t dtype;                      /* one ROPECHECK_DTYPE_* the capabilities declare */
+  const ropecheck_plugin_spec* spec;
+  void* q;
+  int64_t q_heads;
+  void* k;
+  int64_t k_heads;
+  const int64_t* positions;
+  int64_t tokens;
+  int32_t threads;                     /* use at most this many threads (1: this one only) */
+  int32_t reserved0;                   /* zero */
+  void* reserved[4];                   /* NULL */
+} ropecheck_plugin_call;
+
+/* What ropecheck_plugin_entry returns in ABI 2. The worker process calls init (when not NULL)
+ * once, before anything else, then query_capabilities once, then apply for every call, and
+ * teardown (when not NULL) once when the host is done with it (not after a crash or a kill).
+ * `context` is whatever init stored in *context (NULL without init). */
+typedef struct ropecheck_plugin_v2 {
+  uint32_t abi_version; /* ROPECHECK_PLUGIN_ABI_V2 */
+  uint32_t struct_size; /* sizeof(ropecheck_plugin_v2) */
+  const char* name;     /* [A-Za-z0-9_.-]+, at most 64 bytes: the id is "plugin/<name>" */
+  const char* summary;  /* one line for `ropecheck list`; may be NULL */
+  /* Optional: sets up what the library owns (memory, a backend, a thread pool) and stores it in
+   * *context. Returns ROPECHECK_PLUGIN_OK, or _ERROR with a reason in args->description: the
+   * plugin is then refused (exit 2) with that reason. */
+  int32_t (*init)(const ropecheck_plugin_init_args* args, void** context);
+  /* Fills caps (struct_size set, the rest zero on entry); returns ROPECHECK_PLUGIN_OK. */
+  int32_t (*query_capabilities)(void* context, ropecheck_plugin_capabilities* caps);
+  /* Rotates call->q and call->k; returns ROPECHECK_PLUGIN_OK, _UNSUPPORTED or _ERROR. */
+  int32_t (*apply)(void* context, const ropecheck_plugin_call* call);
+  void (*teardown)(void* context); /* optional: frees what init set up */
+  void* reserved[4];               /* NULL */
+} ropecheck_plugin_v2;
 
 #ifdef __cplusplus
 } /* extern "C" */
