@@ -28,7 +28,8 @@ def main() -> int:
     failures = 0
     for name, args in RUNS.items():
         out = work / name
-        command = [ropecheck, "verify", *args, "--cases", "10", "--out", str(out)]
+        # 3 cases: the schema needs rows of each status, not evidence (which the property tests give).
+        command = [ropecheck, "verify", *args, "--cases", "3", "--out", str(out)]
         run = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         # 0 or 1 are verdicts and both write the file; 2 is bad usage and must not happen here.
         if run.returncode not in (0, 1):
