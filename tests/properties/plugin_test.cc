@@ -329,6 +329,19 @@ TEST(PluginCli, GoodPluginPassesTheWholeRopeCatalogue) { expect_whole_catalogue_
 // Judged as fp16 storage: fp16-range inputs, subnormals included, and the fp16 rounding term.
 TEST(PluginCli, Fp16PluginPassesTheWholeRopeCatalogue) { expect_whole_catalogue_passes("fp16_rope"); }
 
+// `ropecheck verify --plugin NAME.so --property oracle_agreement` fails it, printing `shows`.
+void expect_oracle_agreement_fails(const std::string& name, const std::string& shows) {
+  const auto v = verify_plugin(name, {"--property", "oracle_agreement"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_EQ(statuses(v.json, "plugin/" + name).at("oracle_agreement"), "FAILED") << v.run.out;
+  EXPECT_NE(v.run.out.find(shows), std::string::npos) << v.run.out;
+}
+
+// The same plugin with a truncating narrowing: up to one fp16 ulp, twice the bound's rounding.
+TEST(PluginCli, Fp16TruncatingPluginFailsOracleAgreement) {
+  expect_oracle_agreement_fails("fp16_truncating_rope", "counterexample:");
+}
+
 // ABI 2: every scaling kind generated for it, the scaling properties run rather than skip.
 TEST(PluginCli, Abi2ScaledPluginPassesTheWholeRopeCatalogue) {
   expect_whole_catalogue_passes("scaled_rope", /*scaled=*/true);
@@ -336,20 +349,7 @@ TEST(PluginCli, Abi2ScaledPluginPassesTheWholeRopeCatalogue) {
 
 // Llama 3's smooth band snapped to its ends: only the scaled specs can see it.
 TEST(PluginCli, Abi2PluginWithALlama3BugFailsOracleAgreementOnALlama3Spec) {
-  const auto v = verify_plugin("llama3_unsmoothed_rope", {"--property", "oracle_agreement"});
-  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
-  EXPECT_EQ(statuses(v.json, "plugin/llama3_unsmoothed_rope").at("oracle_agreement"), "FAILED")
-      << v.run.out;
-  EXPECT_NE(v.run.out.find("scaling=llama3"), std::string::npos) << v.run.out;
-}
-
-// The same plugin with a truncating narrowing: up to one fp16 ulp, twice the bound's rounding.
-TEST(PluginCli, Fp16TruncatingPluginFailsOracleAgreement) {
-  const auto v = verify_plugin("fp16_truncating_rope", {"--property", "oracle_agreement"});
-  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
-  EXPECT_EQ(statuses(v.json, "plugin/fp16_truncating_rope").at("oracle_agreement"), "FAILED")
-      << v.run.out;
-  EXPECT_NE(v.run.out.find("counterexample:"), std::string::npos) << v.run.out;
+  expect_oracle_agreement_fails("llama3_unsmoothed_rope", "scaling=llama3");
 }
 
 TEST(PluginCli, BrokenPluginFailsWithAShrunkCounterexampleThatReplays) {
