@@ -3,7 +3,7 @@
 // pushed past its bound fails that case and no other, above 1x its bound; NaN, a changed tail and
 // fp32-angle ports; MISSING cases with and without --only-present; exit 2 naming the file for
 // every kind of bad input; a version-1 manifest still judged.
-//   cmake --build build --target check_test && build/check_test
+//   cmake --build build --target vectors_tests && build/tests/vectors_tests --gtest_filter='Check*'
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

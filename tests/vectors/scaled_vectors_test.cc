@@ -3,7 +3,8 @@
 // length HF reads, the spec and tolerance read back exactly (manifest_reader.h), the HF mapping and
 // the convention notes. Their expected values are recomputed independently, from the manifest and
 // the .npy files alone, by recompute_scaled_vectors.py (ctest -R vectors_recompute).
-//   cmake --build build --target scaled_vectors_test && build/scaled_vectors_test
+//   cmake --build build --target vectors_tests
+//   build/tests/vectors_tests --gtest_filter='Scaled*:ScalingJson*'
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

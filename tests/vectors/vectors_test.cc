@@ -1,7 +1,7 @@
 // The golden vectors (`ropecheck vectors`): regenerated into a temp dir, read back with the npy
 // reader, and held to what the manifest promises: every real implementation within the
 // manifest's tolerance, hand-computed values, the .npy bytes as documented, the CLI's refusals.
-//   cmake --build build --target vectors_test && build/vectors_test;  ctest -L golden
+//   cmake --build build --target vectors_tests && build/tests/vectors_tests;  ctest -L vectors
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
