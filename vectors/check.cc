@@ -57,20 +57,45 @@ std::vector<std::pair<std::string, std::string>> output_tensors(const ManifestCa
   return {{"pe", "pe_expected_fp32"}};
 }
 
+// The vectors' own files must agree with each other and with the spec, or the judge would index
+// past them: a hand-edited or truncated vectors directory is bad input, not a crash.
+void require_elements(const ManifestFile& file, std::size_t got, std::size_t want) {
+  if (got != want) {
+    throw InvalidInput(fmt::format("{}: {} elements, the manifest's case needs {}", file.path.string(),
+                                   got, want));
+  }
+}
+
 WorstError judge_case(const ManifestCase& c, const fs::path& outputs_dir, AnglePrecision angles) {
   const auto positions = read_npy(c.file("positions").path).as_int64();
+  const std::size_t tokens = positions.size();
   WorstError worst;
   if (c.kind == "sinusoidal") {
+    const ManifestFile& expected_file = c.file("pe_expected");
+    const auto expected = read_float64(expected_file);
+    require_elements(expected_file, expected.size(),
+                     tokens * static_cast<std::size_t>(c.sinusoidal_spec.d_model));
     const auto output =
         read_output(outputs_dir / port_output_path(c.name, "pe"), c.file("pe_expected_fp32"));
-    return judge_sinusoidal_table(c, output, read_float64(c.file("pe_expected")), positions, angles);
+    require_elements(c.file("pe_expected_fp32"), output.size(), expected.size());
+    return judge_sinusoidal_table(c, output, expected, positions, angles);
   }
   const auto theta = read_float64(c.file("theta"));
+  require_elements(c.file("theta"), theta.size(), static_cast<std::size_t>(c.rope_spec.rotary_dim / 2));
   for (const std::string tensor : {"q", "k"}) {
     const ManifestFile& input_file = c.file(tensor);
-    const auto output = read_output(outputs_dir / port_output_path(c.name, tensor), input_file);
     const auto input = read_npy(input_file.path).stored_as_float32();
+    const std::vector<std::int64_t>& shape = input_file.shape;
+    if (shape.size() != 3 || shape[0] != static_cast<std::int64_t>(tokens) || shape[1] < 1 ||
+        shape[2] != c.rope_spec.head_dim) {
+      throw InvalidInput(fmt::format("{}: the manifest's shape {} is not [tokens = {}][heads][head_dim "
+                                     "= {}]", input_file.path.string(), shape_text(shape), tokens,
+                                     c.rope_spec.head_dim));
+    }
+    require_elements(input_file, input.size(), tokens * static_cast<std::size_t>(shape[1] * shape[2]));
+    const auto output = read_output(outputs_dir / port_output_path(c.name, tensor), input_file);
     const auto expected = read_float64(c.file(tensor + "_expected"));
+    require_elements(c.file(tensor + "_expected"), expected.size(), input.size());
     worst = worse_of(worst,
                      judge_rope_tensor(c, tensor, input, output, expected, positions, theta, angles));
   }

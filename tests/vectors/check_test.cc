@@ -306,9 +306,16 @@ TEST_F(Check, BadInputExits2NamingTheFile) {
   std::ofstream(q_out) << "not an npy file";
   run_expect_2(check_args(vectors(), out), {q_out.string(), "not a .npy file"});
   write_ideal_outputs(out);
-  // A manifest that is not JSON, or of another format.
+  // Vectors whose own files disagree with their manifest (a truncated expected file): no crash.
   const fs::path copy = scratch / "golden_copy";
   fs::copy(vectors(), copy, fs::copy_options::recursive);
+  const fs::path q_expected = copy / c.name / "q_expected.npy";
+  const auto exact = read_npy(q_expected).as_float64();
+  const std::vector<double> fewer(exact.begin(), exact.begin() + 10);
+  const std::vector<std::int64_t> ten = {10};
+  write_npy(q_expected, fewer, ten);
+  run_expect_2(check_args(copy, out), {q_expected.string(), "10 elements"});
+  // A manifest that is not JSON, or of another format.
   std::ofstream(copy / "manifest.json") << "{ not json";
   run_expect_2(check_args(copy, out), {(copy / "manifest.json").string(), "not JSON"});
   std::ofstream(copy / "manifest.json") << R"({"format": "ropecheck.vectors/9", "cases": []})";
