@@ -18,6 +18,7 @@
 #include "gate/gate.h"
 #include "bench/run_bench.h"
 #include "vectors/vectors.h"
+#include "vectors/check.h"
 #include "reports/report.h"
 #include "core/build_info.h"
 #include "core/errors.h"
@@ -58,6 +59,9 @@ struct Commands {
   std::string bench_out_dir = kDefaultOutDir;
   CLI::App* vectors = nullptr;
   VectorsOptions vectors_options;
+  CLI::App* check = nullptr;
+  CheckOptions check_options;
+  std::string check_angles = "fp64";
   ListOptions list_options;
   VerifyOptions verify_options;
   std::string seed_text = "1";
@@ -258,6 +262,41 @@ void add_vectors(CLI::App& app, Commands& c) {
   c.vectors->footer("Exit: 0 written; 2 bad usage or an unwritable DIR.");
 }
 
+void add_check(CLI::App& app, Commands& c) {
+  auto& o = c.check_options;
+  c.check = app.add_subcommand(
+      "check", "Judge a port's .npy outputs (a CUDA, Triton or Metal kernel, a Python or Rust port) "
+               "against golden vectors written by `ropecheck vectors`: per case the worst error as a "
+               "fraction of the manifest's bound, and PASS, FAIL or MISSING.");
+  c.check->add_option("--vectors", o.vectors_dir, "The golden vectors (a `ropecheck vectors --out` DIR)")
+      ->type_name("DIR")
+      ->required();
+  c.check->add_option("--outputs", o.outputs_dir,
+                      "The port's outputs: OUT/<case>/q_out.npy and k_out.npy per RoPE case "
+                      "(pe_out.npy per sinusoidal case), each with the dtype and shape of the case's "
+                      "q.npy / k.npy: '<f4' fp32, '<f2' fp16, '<u2' bf16 bit patterns, "
+                      "[tokens][heads][head_dim]")
+      ->type_name("OUT")
+      ->required();
+  c.check->add_option("--angles", c.check_angles,
+                      "How the port forms the angles m*theta_i: fp64 (held to the flat bound) or fp32 "
+                      "(the frameworks' way; the bound grows with |m theta_i|)")
+      ->check(CLI::IsMember({"fp64", "fp32"}))
+      ->capture_default_str();
+  c.check->add_option("--kind", o.kind, "Which cases to judge: rope or sinusoidal")
+      ->check(CLI::IsMember({"rope", "sinusoidal"}))
+      ->capture_default_str();
+  c.check->add_flag("--only-present", o.only_present,
+                    "A case with none of its output files is listed as MISSING without failing the "
+                    "run (a port that covers some layouts or dtypes); a case with some of its files "
+                    "still fails");
+  c.check->footer(
+      "Exit: 0 every case PASSED; 1 a case FAILED (an error above its bound, a NaN, a changed "
+      "feature past rotary_dim) or is MISSING an output file; 2 bad usage or input (a missing "
+      "directory, an unreadable or malformed manifest or .npy, an output of another dtype or shape "
+      "than its case's, or no output for any case: nothing judged).");
+}
+
 void add_report(CLI::App& app, Commands& c) {
   auto& r = c.report_options;
   c.report = app.add_subcommand(
@@ -305,6 +344,10 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
   }
   if (c.list->parsed()) return run_list(c.list_options, out);
   if (c.vectors->parsed()) return run_vectors(c.vectors_options, out);
+  if (c.check->parsed()) {
+    c.check_options.angles = parse_angle_precision(c.check_angles);
+    return run_check(c.check_options, out);
+  }
   if (c.report->parsed()) return run_report(c.report_options, out);
   if (c.compare->parsed()) {
     c.compare_options.base = c.compare_base;
@@ -348,6 +391,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     add_verify(app, commands);
     add_bench(app, commands);
     add_vectors(app, commands);
+    add_check(app, commands);
     add_compare(app, commands);
     add_gate(app, commands);
     add_report(app, commands);

@@ -8,6 +8,7 @@ packages=(
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libsleef-dev
   python3 python3-jsonschema gnuplot-nox
+  python3-numpy python3-mpmath  # tests/vectors: the NumPy port example, the scaled vectors recomputed in high precision
   libxml2-utils  # xmllint: the tests validate JUnit XML against tests/support/junit.xsd
   libtorch-dev  # PyTorch peers (peers/torch): ~160 packages, ~125 MB of archives; optional for the build
 )

@@ -1,12 +1,15 @@
 // The golden-vector cases: both layouts, head_dim 64/80/96/128/256, partial rotary, GQA/MQA head
 // counts, bases 1e4/5e5/1e6, positions 0..2^20 (prefill, gapped, repeated, unsorted, decode
-// offsets), fp32, bf16 and fp16 (subnormal and near-overflow inputs included); and sinusoidal
-// tables. Few tokens each: the set stays near 2 MB.
+// offsets), fp32, bf16 and fp16 (subnormal and near-overflow inputs included); the frequency-scaled
+// cases of scaled_golden_cases.cc after them; and sinusoidal tables. Few tokens each: the set
+// stays under 4 MB.
 //   ropecheck vectors --out /tmp/golden
 #include "vectors/golden_cases.h"
 
 #include <algorithm>
 #include <cmath>
+
+#include "vectors/scaled_golden_cases.h"
 
 namespace ropecheck {
 namespace {
@@ -31,8 +34,8 @@ constexpr float kSubnormalScale = 0x1p-15f;
 // overshoots |p| (or computes in fp16) by more than about 3%.
 constexpr float kNearMaxScale = 0x1.6p14f;
 
-const std::vector<GoldenRopeCase>& rope_cases() {
-  static const std::vector<GoldenRopeCase> cases = {
+std::vector<GoldenRopeCase> unscaled_rope_cases() {
+  return {
       // fp32 ----------------------------------------------------------------------------------
       {"d64_interleaved_b1e4_prefill", "RoFormer-sized heads, a prefill from position 0",
        spec(64, 64, 1e4, kInterleaved), kFp32, 8, 8, {0, 1, 2, 3, 4, 5, 6, 7}},
@@ -89,6 +92,17 @@ const std::vector<GoldenRopeCase>& rope_cases() {
        "fp16 inputs up to 45056, pair norms up to 63718 < 65504: finite outputs in the top binade",
        spec(128, 128, 1e4, kHalfSplit), kFp16, 4, 1, {0, 1, 4095, 131071}, kNearMaxScale},
   };
+}
+
+// The unscaled cases first, in their original order, then the scaled ones: a manifest reader
+// that indexes cases by position keeps working.
+const std::vector<GoldenRopeCase>& rope_cases() {
+  static const std::vector<GoldenRopeCase> cases = [] {
+    auto all = unscaled_rope_cases();
+    const auto& scaled = scaled_golden_rope_cases();
+    all.insert(all.end(), scaled.begin(), scaled.end());
+    return all;
+  }();
   return cases;
 }
 

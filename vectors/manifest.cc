@@ -1,14 +1,43 @@
-// manifest.json's fixed parts: generator, conventions, tolerances. The numbers come from
-// tolerance.h's functions, so the manifest cannot drift from the bounds ropecheck itself checks;
-// the derivation text restates that header's comment for readers without the source.
+// manifest.json's fixed parts: generator, conventions, specs, tolerances. The numbers come from
+// tolerance.h's and frequency.h's functions, so the manifest cannot drift from the bounds and
+// tables ropecheck itself checks; the derivation text restates tolerance.h's comment for readers
+// without the source.
 #include "vectors/manifest.h"
 
+#include <fmt/format.h>
+
 #include "core/build_info.h"
+#include "core/frequency.h"
 #include "core/tolerance.h"
 
 namespace ropecheck {
 
 using Json = nlohmann::ordered_json;
+
+namespace {
+
+Json optional_number(const std::optional<double>& x) { return x ? Json(*x) : Json(nullptr); }
+
+// Derivation lines for what scaling adds to a case's bound; none for an unscaled case.
+void add_scaling_derivation(Json& derivation, const ErrorModel& fp32_model) {
+  if (fp32_model.blend_units != 0) {
+    derivation.push_back(
+        "Blended tables (YaRN's ramp, Llama 3's smooth band) formed in fp32: each fp32 weight in [0, "
+        "1] is off by a few u, which moves theta_i by up to (factor - 1)/factor of itself per "
+        "rounding: fp32_angles_per_radian.blend = 1.5 (factor - 1) + 0.5 (YaRN) or (1.5 hf/(hf - lf) + "
+        "1)(factor - 1) + 0.5 (Llama 3) more units per radian of |m theta_i|.");
+  }
+  if (fp32_model.attention_factor != 1.0) {
+    derivation.push_back(
+        "Attention factor a (YaRN, LongRoPE): y = a R x, so every term scales with a: the bound is "
+        "multiplied by attention_factor. A port forming angles in fp32 that multiplies fp32 cos/sin by "
+        "float(a) rounds c and s twice more, 2u (|x_a| + |x_b|) <= sqrt(2) units: "
+        "fp32_attention_scaling = 1.5. The floor is the storage's smallest normal over a (its "
+        "absolute rounding u_s n_min against a u_s |p|).");
+  }
+}
+
+}  // namespace
 
 Json vectors_manifest_head() {
   return {
@@ -33,28 +62,129 @@ Json vectors_manifest_head() {
                  "np.load reads them as numbers, no widening by hand. Subnormals (multiples of 2^-24 "
                  "under 2^-14) are values like any other: a port must not flush them to zero, in "
                  "its inputs or its outputs"},
-        {"rope", "theta_i = base^(-2i/rotary_dim), i in [0, rotary_dim/2); interleaved: pair i = "
-                 "features (2i, 2i+1); half_split: pair i = (i, i + rotary_dim/2); y_a = x_a cos(m "
-                 "theta_i) - x_b sin(m theta_i), y_b = x_a sin(m theta_i) + x_b cos(m theta_i); "
-                 "features past rotary_dim pass through unchanged"},
+        {"rope", "theta_i = base^(-2i/rotary_dim), i in [0, rotary_dim/2), then scaled as "
+                 "spec.scaling says (theta.npy holds the result); interleaved: pair i = features (2i, "
+                 "2i+1); half_split: pair i = (i, i + rotary_dim/2); y_a = a (x_a cos(m theta_i) - x_b "
+                 "sin(m theta_i)), y_b = a (x_a sin(m theta_i) + x_b cos(m theta_i)), a the attention "
+                 "factor (tolerance.rotation_bound_units.attention_factor; 1 unless scaled); features "
+                 "past rotary_dim pass through unchanged"},
         {"sinusoidal", "PE(pos, 2i) = sin(pos * w_i), PE(pos, 2i+1) = cos(pos * w_i), w_i = "
                        "base^(-2i/d_model); pe is [positions][d_model]"},
         {"expected", "*_expected.npy: float64, the exact result on the stored inputs (bf16 and fp16 "
                      "cases: on the bf16 or fp16 values); *_expected_<dtype>.npy: the same rounded "
                      "once (to nearest even, straight from float64) to the case's dtype, for "
                      "convenience"},
+        {"scaling", "spec.scaling is the case's frequency scaling in ropecheck's terms (core/scaling.h): "
+                    "kind none, linear, ntk, dynamic_ntk, yarn, llama3 or longrope and the parameters that "
+                    "kind reads. theta.npy holds the scaled theta_i, and the expected outputs carry the "
+                    "attention factor a on cos and sin: y = a R(m theta_i) x. A scaled case also carries "
+                    "scaling_effective (what the parameters lead to), hf_transformers (the HF config "
+                    "fields that reproduce it) and conventions (where HF transformers versions or other "
+                    "frameworks read the parameters differently, and which reading the case follows)"},
+        {"outputs", "`ropecheck check --vectors DIR --outputs OUT` reads a port's results from "
+                    "OUT/<case>/q_out.npy and OUT/<case>/k_out.npy (sinusoidal cases: pe_out.npy), each "
+                    "with the descr and shape of the case's own q.npy and k.npy (pe: '<f4', "
+                    "[positions][d_model]); every case lists its paths under \"outputs\""},
+        {"format", "ropecheck.vectors/2 adds to /1 (whose fields keep their names and meanings): "
+                   "spec.scaling, scaling_effective, hf_transformers, conventions and outputs per RoPE "
+                   "case; the tolerance fields attention_factor, fp32_attention_scaling and "
+                   "fp32_angles_per_radian.blend, which are 1, 0 and 0 on unscaled cases, where /1's "
+                   "formula gives the same bound"},
         {"eps32", kEps32}}},
   };
 }
 
-Json rope_tolerance_json(StorageType dtype) {
-  const double fp64_total = rotation_bound_units({AnglePrecision::fp64, dtype, 1.0, 0.0}, 0, 0.0);
-  // unit_pair_norm's floor n_min / a with a = 1: the golden specs have no frequency scaling.
-  // 2^-14 for fp16; fp32's and bf16's 2^-126 never binds on these inputs but keeps one formula.
-  const double floor = storage_min_normal(dtype);
+Json scaling_json(const RopeScaling& s) {
+  Json j = {{"kind", std::string(to_string(s.kind))}};
+  const auto original = [&] { j["original_max_position"] = s.original_max_position; };
+  switch (s.kind) {
+    case ScalingKind::none:
+      if (s.attention_factor) j["attention_factor"] = *s.attention_factor;
+      return j;
+    case ScalingKind::linear:
+    case ScalingKind::ntk:
+      j["factor"] = s.factor;
+      break;
+    case ScalingKind::dynamic_ntk:
+      j["factor"] = s.factor;
+      original();
+      j["sequence_length"] = s.sequence_length;
+      break;
+    case ScalingKind::yarn:
+      j["factor"] = s.factor;
+      original();
+      j["beta_fast"] = s.beta_fast;
+      j["beta_slow"] = s.beta_slow;
+      j["truncate"] = s.truncate;
+      break;
+    case ScalingKind::llama3:
+      j["factor"] = s.factor;
+      original();
+      j["low_freq_factor"] = s.low_freq_factor;
+      j["high_freq_factor"] = s.high_freq_factor;
+      break;
+    case ScalingKind::longrope:
+      j["factor"] = s.factor;
+      original();
+      j["sequence_length"] = s.sequence_length;
+      j["short_factor"] = s.short_factor;
+      j["long_factor"] = s.long_factor;
+      break;
+  }
+  j["attention_factor"] = optional_number(s.attention_factor);
+  return j;
+}
+
+Json rope_spec_json(const RopeSpec& spec) {
+  return {{"head_dim", spec.head_dim},
+          {"rotary_dim", spec.rotary_dim},
+          {"base", spec.base},
+          {"layout", std::string(to_string(spec.layout))},
+          {"angle_precision", std::string(to_string(spec.angle_precision))},
+          {"scaling", scaling_json(spec.scaling)}};
+}
+
+Json scaling_effective_json(const RopeSpec& spec) {
+  const RopeScaling& s = spec.scaling;
+  Json j = {{"attention_factor", attention_factor(spec)}};
+  switch (s.kind) {
+    case ScalingKind::ntk:
+    case ScalingKind::dynamic_ntk:
+      j["ntk_base"] = ntk_base(spec);
+      break;
+    case ScalingKind::yarn: {
+      const auto range = yarn_correction_range(spec);
+      j["correction_range"] = {range.low, range.high};
+      break;
+    }
+    case ScalingKind::longrope:
+      j["factors_used"] = s.sequence_length > s.original_max_position ? "long" : "short";
+      break;
+    default:
+      break;
+  }
+  return j;
+}
+
+std::string port_output_path(std::string_view case_name, std::string_view tensor) {
+  return fmt::format("{}/{}_out.npy", case_name, tensor);
+}
+
+Json rope_tolerance_json(const RopeSpec& spec, StorageType dtype) {
+  RopeSpec fp32_spec = spec;
+  fp32_spec.angle_precision = AnglePrecision::fp32;
+  const ErrorModel fp32_model = error_model(fp32_spec, dtype);
+  const double a = fp32_model.attention_factor;
+  const double fp64_total = rotation_bound_units({AnglePrecision::fp64, dtype, a, 0.0}, 0, 0.0);
+  // What fp32 angles add to the rounding when a != 1 (tolerance.h's rounding_units).
+  const double fp32_attention_scaling = rounding_units(fp32_model) - kRoundingUnits;
+  // unit_pair_norm's floor n_min / a: 2^-14 / a for fp16; fp32's and bf16's 2^-126 / a never
+  // binds on these inputs but keeps one formula.
+  const double floor = unit_pair_norm(dtype, a, 0x1p-200);
   Json derivation = Json::array({
       "Units: eps32 * |(x_a, x_b)|, eps32 = 2^-23, (x_a, x_b) the input pair the element belongs to "
-      "(|(x_a, x_b)| raised to pair_norm_floor, the storage's smallest normal: see fp16 below).",
+      "(|(x_a, x_b)| raised to pair_norm_floor, the storage's smallest normal over the attention "
+      "factor: see fp16 below).",
       "fp32 rotation y_a = c*x_a - s*x_b (y_b likewise), u = eps32/2: rounding c and s (or sinf/cosf, "
       "< 1 ulp) costs (|x_a|+|x_b|) u, the two products and the sum (|x_a|+|x_b|) u + |p| u; with "
       "|x_a|+|x_b| <= sqrt(2)|p| that is 1.91 units -> rounding = 2.",
@@ -83,21 +213,28 @@ Json rope_tolerance_json(StorageType dtype) {
         "nothing on subnormal pairs while the rounding stays 2^-25. Every other term only grows "
         "with the floor. A zero pair must rotate to exact zeros.");
   }
+  add_scaling_derivation(derivation, fp32_model);
   return {
       {"units", "eps32 * max(|(x_a, x_b)|, pair_norm_floor)"},
       {"error", "err = |y - expected| / (2^-23 * max(hypot(x_a, x_b), pair_norm_floor)), per rotated "
                 "element, with expected from *_expected.npy (float64) and (x_a, x_b) the element's "
-                "input pair; on these vectors the floor binds only for fp16 pairs under 2^-14"},
+                "input pair; on these vectors the floor binds only for fp16 pairs under 2^-14 / "
+                "attention_factor"},
       {"pair_norm_floor", floor},
       {"rotation_bound_units",
        {{"rounding", kRoundingUnits},
         {"storage", storage_rounding_units(dtype)},
         {"fp64_angles", fp64_total},
-        {"fp32_angles_per_radian", {{"per_abs_ln_theta", 0.5}, {"constant", kFp32AngleUnits}}}}},
-      {"formula", "bound = rounding + storage + [angles formed in fp32] * (per_abs_ln_theta * |ln theta_i| + constant) * "
-                  "|m * theta_i|, theta_i from theta.npy; features past rotary_dim: bit for bit"},
+        {"fp32_angles_per_radian",
+         {{"per_abs_ln_theta", 0.5}, {"constant", kFp32AngleUnits}, {"blend", fp32_model.blend_units}}},
+        {"attention_factor", a},
+        {"fp32_attention_scaling", fp32_attention_scaling}}},
+      {"formula", "bound = attention_factor * (rounding + storage + [angles formed in fp32] "
+                  "(fp32_attention_scaling + (per_abs_ln_theta * |ln theta_i| + constant + blend) * "
+                  "|m * theta_i|)), theta_i from theta.npy; fp64_angles is the total without the "
+                  "bracket; features past rotary_dim: bit for bit"},
       {"derivation", derivation},
-      {"source", "core/tolerance.h (rotation_bound_units, unit_pair_norm)"},
+      {"source", "core/tolerance.h (rotation_bound_units, rounding_units, blend_units, unit_pair_norm)"},
   };
 }
 

@@ -1,27 +1,56 @@
-// The parts of the golden vectors' manifest.json ("ropecheck.vectors/1") that do not depend on
-// the files written: the generator, the conventions, and each dtype's recommended tolerance with
-// its derivation, taken from core/tolerance.h (numbers and text together).
+// The parts of the golden vectors' manifest.json ("ropecheck.vectors/2") that do not depend on
+// the files written: the generator, the conventions, each case's spec (frequency scaling
+// included) and its recommended tolerance with the derivation, taken from core/tolerance.h
+// (numbers and text together), and where `ropecheck check` looks for a port's outputs.
 //   ropecheck vectors --out /tmp/golden && python3 -m json.tool /tmp/golden/manifest.json
+//
+// Version 2 adds to version 1, whose fields all keep their names and meanings: spec.scaling,
+// scaling_effective, hf_transformers, conventions and outputs per RoPE case; the tolerance fields
+// attention_factor, fp32_attention_scaling and fp32_angles_per_radian.blend (1, 0 and 0 on the
+// unscaled cases, where version 1's formula gives the same bound); the top-level conventions
+// "scaling", "outputs" and "format".
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <string_view>
+
+#include "core/spec.h"
 #include "core/storage.h"
 
 namespace ropecheck {
 
-inline constexpr const char* kVectorsFormat = "ropecheck.vectors/1";
+inline constexpr const char* kVectorsFormat = "ropecheck.vectors/2";
+inline constexpr const char* kVectorsFormatV1 = "ropecheck.vectors/1";  // still read by `check`
 
 // {format, generator, conventions}: the top of manifest.json, before "cases".
 nlohmann::ordered_json vectors_manifest_head();
 
-// The tolerance a RoPE port storing `dtype` should meet against the float64 expected values:
-// rotation_bound_units (rounding, storage, fp64_angles total, fp32_angles_per_radian), the
-// formula and the derivation, in units of eps32 * max(|(x_a, x_b)|, pair_norm_floor): the floor
-// is fp16's smallest normal 2^-14 for fp16 (tolerance.h's unit_pair_norm with a = 1).
-nlohmann::ordered_json rope_tolerance_json(StorageType dtype);
+// A RoPE spec as the manifest states it: head_dim, rotary_dim, base, layout, angle_precision and
+// scaling (scaling_json). manifest_reader.h's rope_spec_from_json reads it back.
+nlohmann::ordered_json rope_spec_json(const RopeSpec& spec);
+
+// {"kind", then the parameters that kind reads (scaling.h's names), "attention_factor": the
+// override or null}; {"kind": "none"} when unscaled.
+nlohmann::ordered_json scaling_json(const RopeScaling& scaling);
+
+// What the parameters lead to, computed by core/frequency.h, for a porter comparing step by step:
+// the attention factor, the (dynamic) NTK base, YaRN's correction range, which LongRoPE list.
+nlohmann::ordered_json scaling_effective_json(const RopeSpec& spec);
+
+// The tolerance a RoPE port storing `dtype` should meet against the float64 expected values of
+// `spec`: rotation_bound_units (rounding, storage, attention_factor, fp32_attention_scaling,
+// fp64_angles total, fp32_angles_per_radian), the formula and the derivation, in units of
+// eps32 * max(|(x_a, x_b)|, pair_norm_floor): the floor is the storage's smallest normal over
+// the attention factor (tolerance.h's unit_pair_norm), binding for fp16 pairs under 2^-14 / a.
+nlohmann::ordered_json rope_tolerance_json(const RopeSpec& spec, StorageType dtype);
 
 // The same for an fp32 sinusoidal table, in units of eps32 (absolute).
 nlohmann::ordered_json sinusoidal_tolerance_json();
+
+// `ropecheck check` reads a port's result for tensor "q", "k" (RoPE) or "pe" (sinusoidal) of a
+// case from OUTPUTS/<case>/<tensor>_out.npy, with the dtype and shape of the case's own file.
+std::string port_output_path(std::string_view case_name, std::string_view tensor);
 
 }  // namespace ropecheck

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/errors.h"
+#include "core/storage.h"
 
 namespace ropecheck {
 namespace {
@@ -254,5 +255,20 @@ std::vector<std::int64_t> NpyArray::as_int64() const {
   return elements_as<std::int64_t>(*this, kNpyInt64);
 }
 std::vector<Fp16> NpyArray::as_float16() const { return elements_as<Fp16>(*this, kNpyFloat16); }
+
+std::vector<float> NpyArray::stored_as_float32() const {
+  if (descr == kNpyFloat32) return as_float32();
+  std::vector<float> widened;
+  if (descr == kNpyFloat16) {
+    for (const Fp16 half : as_float16()) widened.push_back(float_from_fp16(half));
+    return widened;
+  }
+  if (descr == kNpyUint16) {
+    for (const std::uint16_t bits : as_uint16()) widened.push_back(float_from_bf16(bits));
+    return widened;
+  }
+  throw InvalidInput(fmt::format("dtype '{}' is none of the stored types '<f4' (fp32), '<f2' (fp16), "
+                                 "'<u2' (bf16 bit patterns)", descr));
+}
 
 }  // namespace ropecheck

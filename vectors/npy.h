@@ -59,6 +59,9 @@ struct NpyArray {
   std::vector<std::uint16_t> as_uint16() const;
   std::vector<std::int64_t> as_int64() const;
   std::vector<Fp16> as_float16() const;  // '<f2' only: a '<u2' (bf16) array is not fp16
+  // A tensor in one of the storage types of the golden vectors, widened to float (exactly):
+  // '<f4' as is, '<f2' as fp16, '<u2' as bf16 bit patterns. Throws InvalidInput for other dtypes.
+  std::vector<float> stored_as_float32() const;
 };
 
 // Reads a version 1.0 or 2.0 .npy file of a little-endian numeric type in C order. Throws

@@ -1,9 +1,11 @@
 // run_vectors(): `ropecheck vectors --out DIR` — golden vectors for porters. Every case of
 // golden_cases.cc gets a directory of .npy files (inputs, positions, the float64 oracle's
 // expected outputs and those rounded to the case's dtype) and DIR/manifest.json lists them with
-// their spec and recommended tolerance. Progress on stderr, the summary on stdout.
+// their spec (frequency scaling included), recommended tolerance, HF mapping and conventions, and
+// where `ropecheck check` reads a port's outputs. Progress on stderr, the summary on stdout.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -18,6 +20,7 @@
 #include "vectors/npy.h"
 #include "impls/oracle/oracle.h"
 #include "vectors/manifest.h"
+#include "vectors/hf_conventions.h"
 
 namespace ropecheck {
 namespace {
@@ -124,8 +127,11 @@ Json write_rope_case(const GoldenRopeCase& c, const fs::path& out_dir, std::uint
                              "position of each token");
   const auto theta_ld = oracle_inverse_frequencies(c.spec);
   const std::vector<double> theta(theta_ld.begin(), theta_ld.end());
+  const bool scaled = c.spec.scaling.kind != ScalingKind::none;
   writer.write<double>("theta", "theta.npy", theta, {static_cast<std::int64_t>(theta.size())},
-                       "theta_i = base^(-2i/rotary_dim), for the fp32-angle bound");
+                       scaled ? "theta_i, base^(-2i/rotary_dim) scaled as spec.scaling says (the "
+                                "frequencies the expected outputs rotate by), for the fp32-angle bound"
+                              : "theta_i = base^(-2i/rotary_dim), for the fp32-angle bound");
   for (const auto& [tensor, heads] : {std::pair{std::string("q"), c.q_heads}, {std::string("k"), c.kv_heads}}) {
     const std::vector<std::int64_t> shape = {tokens, heads, c.spec.head_dim};
     const auto count = static_cast<std::size_t>(tokens * heads * c.spec.head_dim);
@@ -138,21 +144,23 @@ Json write_rope_case(const GoldenRopeCase& c, const fs::path& out_dir, std::uint
                   expected, c.dtype, shape, "expected rounded once to " + dtype);
   }
   bytes += writer.bytes();
-  return {{"name", c.name},
-          {"kind", "rope"},
-          {"description", c.description},
-          {"spec",
-           {{"head_dim", c.spec.head_dim},
-            {"rotary_dim", c.spec.rotary_dim},
-            {"base", c.spec.base},
-            {"layout", std::string(to_string(c.spec.layout))},
-            {"angle_precision", std::string(to_string(c.spec.angle_precision))}}},
-          {"dtype", dtype},
-          {"tokens", tokens},
-          {"q_heads", c.q_heads},
-          {"kv_heads", c.kv_heads},
-          {"files", writer.files()},
-          {"tolerance", rope_tolerance_json(c.dtype)}};
+  Json entry = {{"name", c.name},
+                {"kind", "rope"},
+                {"description", c.description},
+                {"spec", rope_spec_json(c.spec)},
+                {"dtype", dtype},
+                {"tokens", tokens},
+                {"q_heads", c.q_heads},
+                {"kv_heads", c.kv_heads},
+                {"files", writer.files()},
+                {"tolerance", rope_tolerance_json(c.spec, c.dtype)},
+                {"outputs", {{"q", port_output_path(c.name, "q")}, {"k", port_output_path(c.name, "k")}}}};
+  if (scaled) {
+    entry["scaling_effective"] = scaling_effective_json(c.spec);
+    entry["hf_transformers"] = hf_transformers_json(c.spec);
+    entry["conventions"] = scaling_conventions_json(c.spec, c.positions);
+  }
+  return entry;
 }
 
 // The exact table in long double, as the sinusoidal properties compute it; there is no library
@@ -192,7 +200,8 @@ Json write_sinusoidal_case(const GoldenSinusoidalCase& c, const fs::path& out_di
           {"dtype", "fp32"},
           {"tokens", tokens},
           {"files", writer.files()},
-          {"tolerance", sinusoidal_tolerance_json()}};
+          {"tolerance", sinusoidal_tolerance_json()},
+          {"outputs", {{"pe", port_output_path(c.name, "pe")}}}};
 }
 
 void prepare_out_dir(const fs::path& out_dir) {
@@ -235,8 +244,12 @@ int run_vectors(const VectorsOptions& options, std::ostream& out) {
   if (!file) throw InvalidInput(fmt::format("cannot write {}", manifest_path.string()));
   bytes += text.size();
 
-  out << fmt::format("{} golden cases ({} rope, {} sinusoidal), {} bytes, in {}\nmanifest: {}\n",
-                     manifest["cases"].size(), golden_rope_cases().size(),
+  const auto scaled = std::count_if(
+      golden_rope_cases().begin(), golden_rope_cases().end(),
+      [](const GoldenRopeCase& c) { return c.spec.scaling.kind != ScalingKind::none; });
+  out << fmt::format("{} golden cases ({} rope, {} of them frequency-scaled; {} sinusoidal), {} bytes, "
+                     "in {}\nmanifest: {}\n",
+                     manifest["cases"].size(), golden_rope_cases().size(), scaled,
                      golden_sinusoidal_cases().size(), bytes, options.out_dir.string(),
                      manifest_path.string());
   return kExitOk;

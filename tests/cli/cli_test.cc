@@ -253,6 +253,9 @@ std::vector<UsageCase> usage_cases() {
       {"UnknownCommand", {"frobnicate"}, {"frobnicate"}},
       {"UnknownOption", {"list", "--frobnicate"}, {"--frobnicate"}},
       {"MissingValue", {"verify", "--impl"}, {"--impl"}},
+      {"CheckWithoutOutputs", {"check", "--vectors", "/nonexistent/golden"}, {"--outputs"}},
+      {"CheckMissingVectors", {"check", "--vectors", "/nonexistent/golden", "--outputs", "/tmp"},
+       {"/nonexistent/golden", "--vectors"}},
   };
 }
 
@@ -409,7 +412,7 @@ TEST(CliMainJob, NoArgumentsVerifiesBenchmarksAndReportsIntoReportsOutLatest) {
 TEST(CliHelp, EveryCommandHasHelpAndTheAppAVersion) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"--help"}, {"list", "--help"}, {"verify", "--help"}, {"bench", "--help"},
-           {"report", "--help"}, {"compare", "--help"}, {"vectors", "--help"}}) {
+           {"report", "--help"}, {"compare", "--help"}, {"vectors", "--help"}, {"check", "--help"}}) {
     const auto run = ropecheck_cli(args);
     EXPECT_EQ(run.code, 0) << args.front() << run.err;
     EXPECT_NE(run.out.find("Usage"), std::string::npos) << run.out;

@@ -1,0 +1,209 @@
+// check_outputs() and run_check() (check.h): find each case's output files, judge them with
+// judge.h, print one row per case. A malformed output stops the run (exit 2) before any verdict
+// is printed: a half-read output set has no verdict.
+#include "vectors/check.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <ostream>
+
+#include "core/errors.h"
+#include "core/exit_codes.h"
+#include "core/text_table.h"
+#include "vectors/manifest.h"
+#include "vectors/npy.h"
+
+namespace ropecheck {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  return fmt::format("({})", fmt::join(shape, ", "));
+}
+
+std::string descr_meaning(const std::string& descr) {
+  if (descr == kNpyFloat32) return "fp32";
+  if (descr == kNpyFloat16) return "fp16";
+  if (descr == kNpyUint16) return "bf16 bit patterns";
+  return descr;
+}
+
+// A port's output for a case's file `like`: same dtype and shape, widened to float.
+std::vector<float> read_output(const fs::path& path, const ManifestFile& like) {
+  const NpyArray array = read_npy(path);  // throws naming the path when unreadable or malformed
+  if (array.descr != like.descr) {
+    throw InvalidInput(fmt::format("{}: dtype '{}', expected '{}' ({}, as {})", path.string(),
+                                   array.descr, like.descr, descr_meaning(like.descr),
+                                   like.path.filename().string()));
+  }
+  if (array.shape != like.shape) {
+    throw InvalidInput(fmt::format("{}: shape {}, expected {} (as {})", path.string(),
+                                   shape_text(array.shape), shape_text(like.shape),
+                                   like.path.filename().string()));
+  }
+  return array.stored_as_float32();
+}
+
+std::vector<double> read_float64(const ManifestFile& file) {
+  return read_npy(file.path).as_float64();
+}
+
+// The tensors a case's port writes, and the file of the case each must look like.
+std::vector<std::pair<std::string, std::string>> output_tensors(const ManifestCase& c) {
+  if (c.kind == "rope") return {{"q", "q"}, {"k", "k"}};
+  return {{"pe", "pe_expected_fp32"}};
+}
+
+// The vectors' own files must agree with each other and with the spec, or the judge would index
+// past them: a hand-edited or truncated vectors directory is bad input, not a crash.
+void require_elements(const ManifestFile& file, std::size_t got, std::size_t want) {
+  if (got != want) {
+    throw InvalidInput(fmt::format("{}: {} elements, the manifest's case needs {}", file.path.string(),
+                                   got, want));
+  }
+}
+
+WorstError judge_case(const ManifestCase& c, const fs::path& outputs_dir, AnglePrecision angles) {
+  const auto positions = read_npy(c.file("positions").path).as_int64();
+  const std::size_t tokens = positions.size();
+  WorstError worst;
+  if (c.kind == "sinusoidal") {
+    const ManifestFile& expected_file = c.file("pe_expected");
+    const auto expected = read_float64(expected_file);
+    require_elements(expected_file, expected.size(),
+                     tokens * static_cast<std::size_t>(c.sinusoidal_spec.d_model));
+    const auto output =
+        read_output(outputs_dir / port_output_path(c.name, "pe"), c.file("pe_expected_fp32"));
+    require_elements(c.file("pe_expected_fp32"), output.size(), expected.size());
+    return judge_sinusoidal_table(c, output, expected, positions, angles);
+  }
+  const auto theta = read_float64(c.file("theta"));
+  require_elements(c.file("theta"), theta.size(), static_cast<std::size_t>(c.rope_spec.rotary_dim / 2));
+  for (const std::string tensor : {"q", "k"}) {
+    const ManifestFile& input_file = c.file(tensor);
+    const auto input = read_npy(input_file.path).stored_as_float32();
+    const std::vector<std::int64_t>& shape = input_file.shape;
+    if (shape.size() != 3 || shape[0] != static_cast<std::int64_t>(tokens) || shape[1] < 1 ||
+        shape[2] != c.rope_spec.head_dim) {
+      throw InvalidInput(fmt::format("{}: the manifest's shape {} is not [tokens = {}][heads][head_dim "
+                                     "= {}]", input_file.path.string(), shape_text(shape), tokens,
+                                     c.rope_spec.head_dim));
+    }
+    require_elements(input_file, input.size(), tokens * static_cast<std::size_t>(shape[1] * shape[2]));
+    const auto output = read_output(outputs_dir / port_output_path(c.name, tensor), input_file);
+    const auto expected = read_float64(c.file(tensor + "_expected"));
+    require_elements(c.file(tensor + "_expected"), expected.size(), input.size());
+    worst = worse_of(worst,
+                     judge_rope_tensor(c, tensor, input, output, expected, positions, theta, angles));
+  }
+  return worst;
+}
+
+std::string number(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return fmt::format("{:.3g}", x);
+}
+
+std::string_view verdict_text(CheckVerdict v) {
+  switch (v) {
+    case CheckVerdict::pass: return "PASS";
+    case CheckVerdict::fail: return "FAIL";
+    case CheckVerdict::missing: break;
+  }
+  return "MISSING";
+}
+
+std::string expected_names(const std::string& kind) {
+  return kind == "rope" ? "<case>/q_out.npy and <case>/k_out.npy" : "<case>/pe_out.npy";
+}
+
+}  // namespace
+
+int CheckReport::exit_code() const { return failed == 0 && missing == 0 ? kExitOk : kExitFailed; }
+
+CheckReport check_outputs(const CheckOptions& options) {
+  if (options.kind != "rope" && options.kind != "sinusoidal") {
+    throw InvalidInput(fmt::format("check: --kind '{}' (rope, sinusoidal)", options.kind));
+  }
+  const Manifest manifest = read_manifest(options.vectors_dir);
+  std::error_code error;
+  if (!fs::is_directory(options.outputs_dir, error)) {
+    throw InvalidInput(fmt::format("--outputs {}: not a directory", options.outputs_dir.string()));
+  }
+  CheckReport report;
+  bool any_output = false;
+  // First which files exist, so that a run with no outputs at all is refused before judging.
+  for (const ManifestCase& c : manifest.cases) {
+    if (c.kind != options.kind) continue;
+    CaseCheck row;
+    row.name = c.name;
+    row.dtype = to_string(c.dtype);
+    for (const auto& [tensor, like] : output_tensors(c)) {
+      const std::string relative = port_output_path(c.name, tensor);
+      if (fs::exists(options.outputs_dir / relative, error)) {
+        any_output = true;
+      } else {
+        row.missing.push_back(relative);
+      }
+    }
+    report.cases.push_back(std::move(row));
+  }
+  if (!any_output) {
+    throw InvalidInput(fmt::format("--outputs {}: no output of any {} case of {} (a port writes {}, "
+                                   "see `ropecheck check --help`)",
+                                   options.outputs_dir.string(), options.kind, manifest.path.string(),
+                                   expected_names(options.kind)));
+  }
+  std::size_t at = 0;
+  for (const ManifestCase& c : manifest.cases) {
+    if (c.kind != options.kind) continue;
+    CaseCheck& row = report.cases[at++];
+    if (!row.missing.empty()) {
+      // Excused only when the port wrote nothing for the case: a half-written case is a failure.
+      row.counted = !(options.only_present && row.missing.size() == output_tensors(c).size());
+      (row.counted ? report.missing : report.excused) += 1;
+      continue;
+    }
+    row.worst = judge_case(c, options.outputs_dir, options.angles);
+    row.verdict = row.worst.ratio <= 1.0 ? CheckVerdict::pass : CheckVerdict::fail;
+    (row.verdict == CheckVerdict::pass ? report.passed : report.failed) += 1;
+  }
+  return report;
+}
+
+int run_check(const CheckOptions& options, std::ostream& out) {
+  const CheckReport report = check_outputs(options);
+  using Align = TextTable::Align;
+  TextTable table({"STATUS", "CASE", "DTYPE", "WORST/BOUND", "WORST ERROR / BOUND"},
+                  {Align::left, Align::left, Align::left, Align::right, Align::left});
+  const std::string units = options.kind == "rope" ? "eps32*|pair|" : "eps32";
+  for (const CaseCheck& row : report.cases) {
+    if (row.verdict == CheckVerdict::missing) {
+      table.add_row({"MISSING", row.name, row.dtype, "-", "-"});
+      table.add_note(fmt::format("    not found: {}{}", fmt::join(row.missing, ", "),
+                                 row.counted ? "" : " (not counted: --only-present)"));
+      continue;
+    }
+    table.add_row({std::string(verdict_text(row.verdict)), row.name, row.dtype, number(row.worst.ratio),
+                   fmt::format("{} / {} {}", number(row.worst.error), number(row.worst.bound), units)});
+    if (row.verdict == CheckVerdict::fail) table.add_note("    worst: " + row.worst.where);
+  }
+  table.print(out);
+  const std::string excused =
+      report.excused > 0 ? fmt::format(" ({} more not counted: --only-present)", report.excused) : "";
+  out << fmt::format("check: {} {} cases, {} passed, {} failed, {} missing{}; {} angles; outputs read "
+                     "from {}: {}\n",
+                     report.cases.size(), options.kind, report.passed, report.failed, report.missing,
+                     excused, to_string(options.angles), options.outputs_dir.string(),
+                     expected_names(options.kind));
+  if (report.failed > 0 && options.angles == AnglePrecision::fp64) {
+    out << "(held to the fp64-angle bound; a port that forms m*theta_i in fp32 declares --angles fp32)\n";
+  }
+  return report.exit_code();
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,236 @@
+// manifest.json read back (manifest_reader.h): the inverse of manifest.cc and vectors.cc's case
+// entries. Every JSON error becomes InvalidInput naming the manifest and the case, so that
+// `ropecheck check` exits 2 with a message instead of an uncaught exception.
+#include "vectors/manifest_reader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/errors.h"
+#include "vectors/manifest.h"
+
+namespace ropecheck {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+double finite_non_negative(const Json& j, const char* key) {
+  const double x = j.at(key).get<double>();
+  if (!std::isfinite(x) || x < 0) {
+    throw InvalidInput(fmt::format("tolerance field '{}' must be finite and >= 0, got {}", key, x));
+  }
+  return x;
+}
+
+RopeTolerance rope_tolerance_from_json(const Json& t) {
+  const Json& units = t.at("rotation_bound_units");
+  const Json& per_radian = units.at("fp32_angles_per_radian");
+  RopeTolerance tolerance;
+  tolerance.rounding = finite_non_negative(units, "rounding");
+  tolerance.storage = finite_non_negative(units, "storage");
+  // Version 1 has none of these: an unscaled case, a = 1.
+  if (units.contains("attention_factor")) {
+    tolerance.attention_factor = finite_non_negative(units, "attention_factor");
+  }
+  if (units.contains("fp32_attention_scaling")) {
+    tolerance.fp32_attention_scaling = finite_non_negative(units, "fp32_attention_scaling");
+  }
+  tolerance.per_abs_ln_theta = finite_non_negative(per_radian, "per_abs_ln_theta");
+  tolerance.constant = finite_non_negative(per_radian, "constant");
+  if (per_radian.contains("blend")) tolerance.blend = finite_non_negative(per_radian, "blend");
+  tolerance.pair_norm_floor = finite_non_negative(t, "pair_norm_floor");
+  if (tolerance.attention_factor <= 0) throw InvalidInput("tolerance attention_factor must be > 0");
+  return tolerance;
+}
+
+SinusoidalTolerance sinusoidal_tolerance_from_json(const Json& t) {
+  const Json& units = t.at("bound_units");
+  return {finite_non_negative(units, "fp64_angles"),
+          finite_non_negative(units, "fp32_div_term_rounding")};
+}
+
+ManifestCase case_from_json(const Json& c, const fs::path& dir) {
+  ManifestCase out;
+  out.name = c.at("name").get<std::string>();
+  out.kind = c.at("kind").get<std::string>();
+  out.dtype = parse_storage(c.at("dtype").get<std::string>());
+  out.tokens = c.at("tokens").get<std::int64_t>();
+  for (const auto& [key, file] : c.at("files").items()) {
+    out.files[key] = {dir / file.at("path").get<std::string>(), file.at("descr").get<std::string>(),
+                      file.at("shape").get<std::vector<std::int64_t>>()};
+  }
+  if (out.kind == "rope") {
+    out.rope_spec = rope_spec_from_json(c.at("spec"));
+    out.q_heads = c.at("q_heads").get<std::int64_t>();
+    out.kv_heads = c.at("kv_heads").get<std::int64_t>();
+    out.rope_tolerance = rope_tolerance_from_json(c.at("tolerance"));
+  } else if (out.kind == "sinusoidal") {
+    out.sinusoidal_spec = {c.at("spec").at("d_model").get<int>(), c.at("spec").at("base").get<double>()};
+    validate(out.sinusoidal_spec);
+    out.sinusoidal_tolerance = sinusoidal_tolerance_from_json(c.at("tolerance"));
+  } else {
+    throw InvalidInput(fmt::format("unknown kind '{}' (rope, sinusoidal)", out.kind));
+  }
+  return out;
+}
+
+Json parse_file(const fs::path& path) {
+  std::ifstream file(path);
+  if (!file) {
+    throw InvalidInput(fmt::format("cannot read {} (write the vectors with `ropecheck vectors --out DIR`)",
+                                   path.string()));
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  try {
+    return Json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(fmt::format("{}: not JSON: {}", path.string(), e.what()));
+  }
+}
+
+}  // namespace
+
+double RopeTolerance::bound_units(AnglePrecision angles, std::int64_t position, double theta) const {
+  double units = rounding + storage;
+  if (angles == AnglePrecision::fp32) {
+    const double radians = std::abs(static_cast<double>(position) * theta);
+    units += fp32_attention_scaling +
+             (per_abs_ln_theta * std::abs(std::log(theta)) + constant + blend) * radians;
+  }
+  return attention_factor * units;
+}
+
+double RopeTolerance::unit_pair_norm(double pair_norm) const {
+  if (pair_norm == 0) return 0;
+  return std::max(pair_norm, pair_norm_floor);
+}
+
+double SinusoidalTolerance::bound_units(AnglePrecision angles, std::int64_t pos, int i,
+                                        const SinusoidalSpec& spec) const {
+  if (angles == AnglePrecision::fp64) return fp64_angles;
+  const double a = 2.0 * i * std::log(spec.base) / spec.d_model;
+  return fp32_div_term_rounding + std::abs(static_cast<double>(pos)) * std::exp(-a) * (a + 1.5);
+}
+
+const ManifestFile& ManifestCase::file(const std::string& key) const {
+  const auto found = files.find(key);
+  if (found == files.end()) {
+    throw InvalidInput(fmt::format("manifest: case {} lists no file '{}'", name, key));
+  }
+  return found->second;
+}
+
+StorageType parse_storage(const std::string& text) {
+  for (const StorageType s : {StorageType::fp32, StorageType::bf16, StorageType::fp16}) {
+    if (to_string(s) == text) return s;
+  }
+  throw InvalidInput(fmt::format("unknown dtype '{}' (fp32, bf16, fp16)", text));
+}
+
+RopeScaling scaling_from_json(const Json& j) {
+  try {
+    RopeScaling s;
+    s.kind = parse_scaling_kind(j.at("kind").get<std::string>());
+    const auto original = [&] {
+      s.original_max_position = j.at("original_max_position").get<std::int64_t>();
+    };
+    switch (s.kind) {
+      case ScalingKind::none:
+        break;
+      case ScalingKind::linear:
+      case ScalingKind::ntk:
+        s.factor = j.at("factor").get<double>();
+        break;
+      case ScalingKind::dynamic_ntk:
+        s.factor = j.at("factor").get<double>();
+        original();
+        s.sequence_length = j.at("sequence_length").get<std::int64_t>();
+        break;
+      case ScalingKind::yarn:
+        s.factor = j.at("factor").get<double>();
+        original();
+        s.beta_fast = j.at("beta_fast").get<double>();
+        s.beta_slow = j.at("beta_slow").get<double>();
+        s.truncate = j.at("truncate").get<bool>();
+        break;
+      case ScalingKind::llama3:
+        s.factor = j.at("factor").get<double>();
+        original();
+        s.low_freq_factor = j.at("low_freq_factor").get<double>();
+        s.high_freq_factor = j.at("high_freq_factor").get<double>();
+        break;
+      case ScalingKind::longrope:
+        s.factor = j.at("factor").get<double>();
+        original();
+        s.sequence_length = j.at("sequence_length").get<std::int64_t>();
+        s.short_factor = j.at("short_factor").get<std::vector<double>>();
+        s.long_factor = j.at("long_factor").get<std::vector<double>>();
+        break;
+    }
+    if (j.contains("attention_factor") && !j["attention_factor"].is_null()) {
+      s.attention_factor = j["attention_factor"].get<double>();
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(fmt::format("scaling: {}", e.what()));
+  }
+}
+
+RopeSpec rope_spec_from_json(const Json& j) {
+  try {
+    RopeSpec spec{j.at("head_dim").get<int>(),
+                  j.at("rotary_dim").get<int>(),
+                  j.at("base").get<double>(),
+                  parse_layout(j.at("layout").get<std::string>()),
+                  parse_angle_precision(j.at("angle_precision").get<std::string>()),
+                  {}};
+    // Version 1 manifests have no scaling: none.
+    if (j.contains("scaling")) spec.scaling = scaling_from_json(j["scaling"]);
+    validate(spec);
+    return spec;
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(fmt::format("spec: {}", e.what()));
+  }
+}
+
+Manifest read_manifest(const fs::path& vectors_dir) {
+  std::error_code error;
+  if (!fs::is_directory(vectors_dir, error)) {
+    throw InvalidInput(fmt::format("--vectors {}: not a directory (write one with `ropecheck vectors "
+                                   "--out DIR`)", vectors_dir.string()));
+  }
+  Manifest manifest;
+  manifest.path = vectors_dir / "manifest.json";
+  const Json json = parse_file(manifest.path);
+  try {
+    manifest.format = json.at("format").get<std::string>();
+    if (manifest.format != kVectorsFormat && manifest.format != kVectorsFormatV1) {
+      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {})",
+                                     manifest.format, kVectorsFormatV1, kVectorsFormat));
+    }
+    for (const Json& c : json.at("cases")) {
+      const std::string name = c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>()
+                                                                          : "(unnamed)";
+      try {
+        manifest.cases.push_back(case_from_json(c, vectors_dir));
+      } catch (const nlohmann::json::exception& e) {
+        throw InvalidInput(fmt::format("case {}: {}", name, e.what()));
+      } catch (const InvalidInput& e) {
+        throw InvalidInput(fmt::format("case {}: {}", name, e.what()));
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(fmt::format("{}: {}", manifest.path.string(), e.what()));
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(fmt::format("{}: {}", manifest.path.string(), e.what()));
+  }
+  return manifest;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,91 @@
+// Reading a golden-vector manifest back (`ropecheck check`, and tests): each case's spec with its
+// frequency scaling, dtype, shapes, files and tolerance, exactly as manifest.h wrote them. Reads
+// format versions 1 and 2; version 1's missing fields take their unscaled values.
+//   ropecheck vectors --out /tmp/golden && ropecheck check --vectors /tmp/golden --outputs OUT
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/spec.h"
+#include "core/storage.h"
+#include "impls/sinusoidal/absolute_encoding.h"
+
+namespace ropecheck {
+
+// A RoPE case's tolerance as the manifest states it (rope_tolerance_json in manifest.h).
+struct RopeTolerance {
+  double rounding = 2.0;
+  double storage = 0.0;
+  double attention_factor = 1.0;
+  double fp32_attention_scaling = 0.0;
+  double per_abs_ln_theta = 0.5;  // fp32_angles_per_radian
+  double constant = 3.5;
+  double blend = 0.0;
+  double pair_norm_floor = 0.0;
+
+  // The manifest's formula for one element of a pair rotated by position * theta, in units of
+  // eps32 * unit_pair_norm: attention_factor * (rounding + storage + [fp32 angles]
+  // (fp32_attention_scaling + (per_abs_ln_theta |ln theta| + constant + blend) |position theta|)).
+  double bound_units(AnglePrecision angles, std::int64_t position, double theta) const;
+  // max(|p|, pair_norm_floor); a zero pair stays 0: it must rotate to exact zeros.
+  double unit_pair_norm(double pair_norm) const;
+};
+
+// A sinusoidal case's tolerance (sinusoidal_tolerance_json), in units of eps32.
+struct SinusoidalTolerance {
+  double fp64_angles = 0.0;
+  double fp32_div_term_rounding = 0.0;
+
+  // fp64: fp64_angles; fp32: fp32_div_term_rounding + |pos| w_i (a_i + 1.5), a_i = 2i ln(base) /
+  // d_model, w_i = exp(-a_i): pair i of PE(pos).
+  double bound_units(AnglePrecision angles, std::int64_t pos, int i,
+                     const SinusoidalSpec& spec) const;
+};
+
+struct ManifestFile {
+  std::filesystem::path path;  // the vectors directory joined with the manifest's relative path
+  std::string descr;           // "<f4", "<f2", "<u2" (bf16 bits), "<f8", "<i8"
+  std::vector<std::int64_t> shape;
+};
+
+struct ManifestCase {
+  std::string name;
+  std::string kind;  // "rope" or "sinusoidal"
+  StorageType dtype = StorageType::fp32;
+  RopeSpec rope_spec;               // kind "rope"
+  SinusoidalSpec sinusoidal_spec;   // kind "sinusoidal"
+  std::int64_t tokens = 0;
+  std::int64_t q_heads = 0;
+  std::int64_t kv_heads = 0;
+  std::map<std::string, ManifestFile> files;  // by key: "q", "q_expected", "positions", ...
+  RopeTolerance rope_tolerance;
+  SinusoidalTolerance sinusoidal_tolerance;
+
+  // Throws InvalidInput naming the case and key when the manifest lists no such file.
+  const ManifestFile& file(const std::string& key) const;
+};
+
+struct Manifest {
+  std::filesystem::path path;  // DIR/manifest.json
+  std::string format;          // kVectorsFormat or kVectorsFormatV1
+  std::vector<ManifestCase> cases;
+};
+
+// Reads DIR/manifest.json. Throws InvalidInput naming the file (and the case) when DIR or the
+// manifest is missing, not JSON, of another format, or lacks a field or has one of the wrong type.
+Manifest read_manifest(const std::filesystem::path& vectors_dir);
+
+// The inverses of manifest.h's rope_spec_json and scaling_json; validate the result (throw
+// InvalidInput for a bad value or a missing field).
+RopeSpec rope_spec_from_json(const nlohmann::ordered_json& spec);
+RopeScaling scaling_from_json(const nlohmann::ordered_json& scaling);
+
+StorageType parse_storage(const std::string& text);  // "fp32", "bf16", "fp16"; throws InvalidInput
+
+}  // namespace ropecheck
