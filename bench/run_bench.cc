@@ -94,9 +94,10 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   benchmark::ClearRegisteredBenchmarks();  // a second run in one process starts clean
   add_context();
   std::vector<const RopeImpl*> impls(rope_implementations().begin(), rope_implementations().end());
-  // The plugin ABI carries no thread count. Plugin cases are timed at one benchmark thread (one
-  // request in flight per worker: bench/rope_cases.cc), so a plugin that can use threads of its
-  // own (the PyTorch peers, peers/torch: torch's intra-op pool and OpenBLAS) is told to use one
+  // Plugin cases are timed at one benchmark thread (one request in flight per worker:
+  // bench/rope_cases.cc). An ABI 2 plugin is told its threads in every call (--plugin-threads,
+  // 1 by default); ABI 1 carries no thread count, so a plugin that can use threads of its own
+  // (the PyTorch peers, peers/torch: torch's intra-op pool and OpenBLAS) is told to use one
   // through ROPECHECK_PLUGIN_THREADS, set here before load_plugins forks the workers that inherit
   // it: a peer and a kernel at threads:1 then each have one core.
   setenv("ROPECHECK_PLUGIN_THREADS", "1", 1);
@@ -104,6 +105,11 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   const LoadedPlugins plugins = load_plugins(options.plugins, options.plugin_options);
   for (const auto& plugin : plugins) impls.push_back(plugin.get());
   bench::Suite suite;
+  // The registered cases point into `suite`: unregister them however this returns, so that
+  // nothing in this process can run them once the suite is gone (a test process runs several).
+  struct Unregister {
+    ~Unregister() { benchmark::ClearRegisteredBenchmarks(); }
+  } unregister;
   const auto table = bench::register_suite(suite, impls, options.threads);
 
   // Google Benchmark writes its console output to std::cout; route it to `out`.
