@@ -82,8 +82,10 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       fmt::format("--benchmark_out={}", json.string()),
       "--benchmark_out_format=json",
   };
-  if (!options.filter.empty()) args.push_back("--benchmark_filter=" + options.filter);
-  if (options.repetitions > 1) args.push_back("--benchmark_display_aggregates_only=true");
+  // Every flag this run depends on is passed, its default too: Google Benchmark keeps flags in
+  // globals, so a flag an earlier run in this process set would otherwise still hold.
+  args.push_back("--benchmark_filter=" + (options.filter.empty() ? std::string(".") : options.filter));
+  args.push_back(fmt::format("--benchmark_display_aggregates_only={}", options.repetitions > 1));
   args.insert(args.end(), options.benchmark_flags.begin(), options.benchmark_flags.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -84,9 +84,12 @@ TEST(CaseName, GoogleBenchmarkReportsTheFullName) {
   benchmark::RegisterBenchmark(registered_name(attention).c_str(), nothing)->UseRealTime();
   benchmark::RegisterBenchmark(registered_name(table).c_str(), nothing)->UseRealTime();
   // The run length as a flag, as `ropecheck bench` sets it: per-case settings would enter the name.
-  int argc = 2;
-  char program[] = "case_name_test", min_time[] = "--benchmark_min_time=0.001";
-  char* argv[] = {program, min_time, nullptr};
+  // The filter and the repetitions too: Google Benchmark keeps flags in globals, and another test
+  // of this process may have run `ropecheck bench` with its own.
+  int argc = 4;
+  char program[] = "case_name_test", min_time[] = "--benchmark_min_time=0.001",
+       filter[] = "--benchmark_filter=.", repetitions[] = "--benchmark_repetitions=1";
+  char* argv[] = {program, min_time, filter, repetitions, nullptr};
   benchmark::Initialize(&argc, argv);
   NameCollector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
