@@ -24,7 +24,7 @@
 namespace ropecheck {
 namespace {
 
-enum class History { same_call, other_positions, longer_call, other_spec, dynamic_ntk_long_call };
+enum class History { other_positions, longer_call, other_spec, dynamic_ntk_long_call };
 
 struct Outputs {
   std::vector<float> q, k;
@@ -54,7 +54,6 @@ std::string first_difference(const Outputs& want, const Outputs& got) {
 QkCase call_before(const RopeCapabilities& caps, QkCase& c, History history) {
   QkCase before = c;
   switch (history) {
-    case History::same_call: break;
     case History::other_positions:
       before.positions = *position_ids(c.positions.size(), position_limit(caps));
       break;
@@ -117,9 +116,8 @@ PropertyResult call_history_independence(const Subject& subject, const RunConfig
   return check_rope_property(subject, config, "calls that changed bits",
                              [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_qk_case(caps, Rotary::any);
-    auto history = *rc::gen::element(History::same_call, History::other_positions,
-                                     History::longer_call, History::other_spec,
-                                     History::dynamic_ntk_long_call);
+    auto history = *rc::gen::element(History::other_positions, History::longer_call,
+                                     History::other_spec, History::dynamic_ntk_long_call);
     if (history == History::dynamic_ntk_long_call && !caps.implements(ScalingKind::dynamic_ntk)) {
       history = History::other_spec;
     }

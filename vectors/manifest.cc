@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/scaling_parameters.h"
 #include "core/build_info.h"
 #include "core/frequency.h"
 #include "core/tolerance.h"
@@ -96,40 +97,26 @@ Json vectors_manifest_head() {
 
 Json scaling_json(const RopeScaling& s) {
   Json j = {{"kind", std::string(to_string(s.kind))}};
-  const auto original = [&] { j["original_max_position"] = s.original_max_position; };
-  switch (s.kind) {
-    case ScalingKind::none:
-      if (s.attention_factor) j["attention_factor"] = *s.attention_factor;
-      return j;
-    case ScalingKind::linear:
-    case ScalingKind::ntk:
-      j["factor"] = s.factor;
-      break;
-    case ScalingKind::dynamic_ntk:
-      j["factor"] = s.factor;
-      original();
-      j["sequence_length"] = s.sequence_length;
-      break;
-    case ScalingKind::yarn:
-      j["factor"] = s.factor;
-      original();
-      j["beta_fast"] = s.beta_fast;
-      j["beta_slow"] = s.beta_slow;
-      j["truncate"] = s.truncate;
-      break;
-    case ScalingKind::llama3:
-      j["factor"] = s.factor;
-      original();
-      j["low_freq_factor"] = s.low_freq_factor;
-      j["high_freq_factor"] = s.high_freq_factor;
-      break;
-    case ScalingKind::longrope:
-      j["factor"] = s.factor;
-      original();
-      j["sequence_length"] = s.sequence_length;
-      j["short_factor"] = s.short_factor;
-      j["long_factor"] = s.long_factor;
-      break;
+  if (s.kind == ScalingKind::none) {
+    if (s.attention_factor) j["attention_factor"] = *s.attention_factor;
+    return j;
+  }
+  const ScalingParameters reads = parameters_read_by(s.kind);
+  j["factor"] = s.factor;
+  if (reads.original_max_position) j["original_max_position"] = s.original_max_position;
+  if (reads.sequence_length) j["sequence_length"] = s.sequence_length;
+  if (reads.yarn_ramp) {
+    j["beta_fast"] = s.beta_fast;
+    j["beta_slow"] = s.beta_slow;
+    j["truncate"] = s.truncate;
+  }
+  if (reads.llama3_band) {
+    j["low_freq_factor"] = s.low_freq_factor;
+    j["high_freq_factor"] = s.high_freq_factor;
+  }
+  if (reads.longrope_factors) {
+    j["short_factor"] = s.short_factor;
+    j["long_factor"] = s.long_factor;
   }
   j["attention_factor"] = optional_number(s.attention_factor);
   return j;

@@ -15,6 +15,7 @@
 
 #include "core/errors.h"
 #include "core/frequency.h"
+#include "core/scaling_parameters.h"
 #include "plugins/host/plugin_guarded_buffers.h"
 #include "plugins/host/plugin_process.h"
 #include "ropecheck/plugin.h"
@@ -200,24 +201,20 @@ ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
   const ScalingKind kind = scaling.kind;
   s.scaling_kind = static_cast<std::int32_t>(kind);
   s.attention_factor = attention_factor(spec);
-  if (kind == ScalingKind::none) return s;
-  s.factor = scaling.factor;
-  if (kind != ScalingKind::linear && kind != ScalingKind::ntk) {
-    s.original_max_position = scaling.original_max_position;
-  }
-  if (kind == ScalingKind::dynamic_ntk || kind == ScalingKind::longrope) {
-    s.sequence_length = scaling.sequence_length;
-  }
-  if (kind == ScalingKind::yarn) {
+  const ScalingParameters reads = parameters_read_by(kind);
+  if (reads.factor) s.factor = scaling.factor;
+  if (reads.original_max_position) s.original_max_position = scaling.original_max_position;
+  if (reads.sequence_length) s.sequence_length = scaling.sequence_length;
+  if (reads.yarn_ramp) {
     s.beta_fast = scaling.beta_fast;
     s.beta_slow = scaling.beta_slow;
     s.yarn_truncate = scaling.truncate ? 1 : 0;
   }
-  if (kind == ScalingKind::llama3) {
+  if (reads.llama3_band) {
     s.low_freq_factor = scaling.low_freq_factor;
     s.high_freq_factor = scaling.high_freq_factor;
   }
-  return s;
+  return s;  // the LongRoPE factor arrays travel in shared memory (call())
 }
 
 // The wait for a worker's exit or load: the fixed timeout, else the watchdog's base.
