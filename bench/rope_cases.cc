@@ -127,7 +127,7 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
           const std::size_t b = row + (interleaved ? 2 * i + 1 : i + half);
           const double pair = unit_pair_norm(storage, model.attention_factor,
                                              std::hypot(double{in[a]}, double{in[b]}));
-          const double bound = rotation_bound_units(model, m, static_cast<double>(theta[i]));
+          const double bound = rotation_bound_units(model, m, static_cast<double>(theta[i]), static_cast<int>(i));
           for (const std::size_t at : {a, b}) {
             const double units = std::abs(got[at] - want[at]) / (kEps32 * pair);
             worst_fraction = std::max(worst_fraction, units / bound);

@@ -45,7 +45,12 @@ std::string_view to_string(Layout layout) {
 }
 
 std::string_view to_string(AnglePrecision precision) {
-  return precision == AnglePrecision::fp32 ? "fp32" : "fp64";
+  switch (precision) {
+    case AnglePrecision::fp32: return "fp32";
+    case AnglePrecision::fp64: return "fp64";
+    case AnglePrecision::fp32_recurrence: return "fp32_recurrence";
+  }
+  return "?";
 }
 
 Layout parse_layout(std::string_view text) {
@@ -57,7 +62,8 @@ Layout parse_layout(std::string_view text) {
 AnglePrecision parse_angle_precision(std::string_view text) {
   if (text == "fp32") return AnglePrecision::fp32;
   if (text == "fp64") return AnglePrecision::fp64;
-  throw InvalidInput(fmt::format("unknown angle precision '{}' (fp32, fp64)", text));
+  if (text == "fp32_recurrence") return AnglePrecision::fp32_recurrence;
+  throw InvalidInput(fmt::format("unknown angle precision '{}' (fp32, fp64, fp32_recurrence)", text));
 }
 
 std::string describe(const RopeScaling& s) {

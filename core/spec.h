@@ -25,6 +25,10 @@ enum class Layout {
 enum class AnglePrecision {
   fp32,  // float(m) * float(theta_i) in fp32, as HF does: error grows like |m theta| * eps32
   fp64,  // the product in double: error flat in position at fp32 output scale
+  // theta = float(m), then theta *= theta_scale pair by pair in fp32, theta_scale =
+  // powf(base, -2/rotary_dim) (ggml's rope cache, cached-theta kernels): the relative error
+  // grows with the pair index i as well as with |m theta_i|
+  fp32_recurrence,
 };
 
 struct RopeSpec {

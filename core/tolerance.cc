@@ -10,13 +10,26 @@ namespace ropecheck {
 
 ErrorModel error_model(const RopeSpec& spec, StorageType storage) {
   ErrorModel model{spec.angle_precision, storage, attention_factor(spec), 0.0};
-  if (spec.angle_precision == AnglePrecision::fp32) model.blend_units = blend_units(spec);
+  if (spec.angle_precision != AnglePrecision::fp64) model.blend_units = blend_units(spec);
+  if (spec.angle_precision == AnglePrecision::fp32_recurrence) {
+    model.recurrence_log_ratio = 2.0 * std::log(ntk_base(spec)) / spec.rotary_dim;
+  }
   return model;
 }
 
-double angle_units_per_radian(AnglePrecision precision, double theta) {
-  if (precision == AnglePrecision::fp64) return 0.0;
-  return std::abs(std::log(theta)) / 2 + kFp32AngleUnits;
+double angle_units_per_radian(const ErrorModel& model, double theta, int pair) {
+  switch (model.angles) {
+    case AnglePrecision::fp64:
+      return 0.0;
+    case AnglePrecision::fp32:
+      return std::abs(std::log(theta)) / 2 + kFp32AngleUnits;
+    case AnglePrecision::fp32_recurrence: {
+      const double k = pair * (model.recurrence_log_ratio + kRecurrencePerPairUlps) +
+                       kRecurrenceConstantUlps;
+      return k / 2 / (1 - k * kUnitRoundoff32);
+    }
+  }
+  return 0.0;
 }
 
 double blend_units(const RopeSpec& spec) {
@@ -56,23 +69,23 @@ double unit_pair_norm(StorageType storage, double attention_factor, double pair_
 
 double rounding_units(const ErrorModel& model) {
   const bool scaled_in_fp32 =
-      model.angles == AnglePrecision::fp32 && model.attention_factor != 1.0;
+      model.angles != AnglePrecision::fp64 && model.attention_factor != 1.0;
   return kRoundingUnits + (scaled_in_fp32 ? kFp32AttentionScalingUnits : 0.0);
 }
 
 namespace {
 
-double angle_units(const ErrorModel& model, std::int64_t position, double theta) {
+double angle_units(const ErrorModel& model, std::int64_t position, double theta, int pair) {
   if (model.angles == AnglePrecision::fp64) return 0.0;
   const double angle = std::abs(static_cast<double>(position) * theta);
-  return (angle_units_per_radian(model.angles, theta) + model.blend_units) * angle;
+  return (angle_units_per_radian(model, theta, pair) + model.blend_units) * angle;
 }
 
 }  // namespace
 
-double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta) {
+double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta, int pair) {
   return model.attention_factor * (rounding_units(model) + storage_rounding_units(model.storage) +
-                                   angle_units(model, position, theta));
+                                   angle_units(model, position, theta, pair));
 }
 
 double norm_bound_units(const ErrorModel& model) {
@@ -80,8 +93,9 @@ double norm_bound_units(const ErrorModel& model) {
          (rounding_units(model) + storage_rounding_units(model.storage));
 }
 
-double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta) {
-  return norm_bound_units(model) + model.attention_factor * angle_units(model, position, theta);
+double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta,
+                              int pair) {
+  return norm_bound_units(model) + model.attention_factor * angle_units(model, position, theta, pair);
 }
 
 double sinusoidal_bound_units(AnglePrecision precision, std::int64_t pos, int i, int d_model,

@@ -21,6 +21,19 @@
 //     so delta <= |m theta_i| (|ln theta_i| + 7) u: (|ln theta_i|/2 + 3.5) units per radian
 //     (|ln theta_i| >= t_i ln base when scaling only lowers frequencies, which every kind does).
 //     A correctly rounded float(theta_i) (ropecheck's own fp32-angle references) is inside it.
+//   - fp32 recurrence angles (ggml's rope cache, kernels that cache theta): theta_scale =
+//     powf(float(base'), -2/d) with base' the (NTK) base it rotates with, then angle_0 = float(m)
+//     and angle_{i+1} = angle_i * theta_scale in fp32, pair by pair; any other scaling applied to
+//     angle_i by a couple of fp32 operations. theta_scale's relative error: the exponent -2/d
+//     rounded, lambda u with lambda = |ln theta_scale| = 2 ln(base')/d; float(base'): (2/d) u;
+//     powf: 2u. Each step multiplies by it and rounds once more (u), so after i steps
+//       (1 + e)^i with e <= (lambda + 2/d + 3) u:  i lambda u + 3 i u + i (2/d) u (<= u)
+//     plus two scaling ops (2u) and, for kernels that cache theta_i and multiply by m last, that
+//     product (u):  k_i = i lambda + 3 i + 4, to first order; the i-fold product is bounded by
+//     gamma: k_i u / (1 - k_i u). So (k_i / 2) / (1 - k_i u) units per radian, plus the blend of
+//     YaRN and Llama 3 as for fp32 angles. It grows with i: about 1.57 i units per radian at
+//     d = 128, base 1e4, against (|ln theta_i|/2 + 3.5) for fp32 angles: a recurrence kernel
+//     declaring fp32 angles fails at high pair indices, by design.
 //     Blended kinds (YaRN's ramp, Llama 3's smooth band) formed in fp32 add the weights' error
 //     times the spread of what they blend, at most (factor - 1)/factor relative per rounding of
 //     a weight in [0, 1]: yarn_llama3_blend_units below.
@@ -58,6 +71,8 @@ struct ErrorModel {
   // Extra fp32-angle units per radian for a table blended in fp32 (YaRN, Llama 3): see
   // blend_units(spec); 0 for the others and for fp64 angles.
   double blend_units = 0.0;
+  // fp32_recurrence: lambda = |ln theta_scale| = 2 ln(base') / rotary_dim (derivation above).
+  double recurrence_log_ratio = 0.0;
 };
 
 // The model an implementation declaring `angles` and `storage` is held to on `spec`.
@@ -77,9 +92,14 @@ inline constexpr double kFp32AttentionScalingUnits = 1.5;
 // fp32 angles: per radian, |ln theta_i| / 2 plus this (derivation above).
 inline constexpr double kFp32AngleUnits = 3.5;
 
-// Extra units per radian of |m theta| from forming the angle in the given precision, for a pair
-// whose (scaled) inverse frequency is theta.
-double angle_units_per_radian(AnglePrecision precision, double theta);
+// fp32 recurrence: constants of k_i = i lambda + kRecurrencePerPairUlps i + kRecurrenceConstantUlps
+// (in u = eps32 / 2; derivation above).
+inline constexpr double kRecurrencePerPairUlps = 3.0;
+inline constexpr double kRecurrenceConstantUlps = 4.0;
+
+// Extra units per radian of |m theta| from forming the angle as `model` says, for pair `pair`
+// (its index i) whose (scaled) inverse frequency is theta; the blend of `model` not included.
+double angle_units_per_radian(const ErrorModel& model, double theta, int pair);
 
 // fp32 angle units a blended table adds (YaRN's ramp, Llama 3's smooth band): each fp32 weight
 // w in [0, 1] is off by a few u, which moves theta_i by that times theta_i (1 - 1/factor), i.e.
@@ -101,14 +121,16 @@ double unit_pair_norm(StorageType storage, double attention_factor, double pair_
 // angles with an attention factor other than 1.
 double rounding_units(const ErrorModel& model);
 
-// Per-element bound, in units of eps32 * |pair|, for a pair rotated by angle m*theta.
-double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta);
+// Per-element bound, in units of eps32 * |pair|, for pair `pair` (index i, inverse frequency
+// theta) rotated by angle m*theta.
+double rotation_bound_units(const ErrorModel& model, std::int64_t position, double theta, int pair);
 
 // Bound on the norm of a pair's whole error vector, same units: the two elements' rounding
 // errors add in quadrature (sqrt(2) * rounding units) while an angle error moves the pair as a
 // whole by |delta| * |p|, not sqrt(2) times that. This is what a later rotation can move into
 // one element (inverse, composition).
-double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta);
+double pair_error_bound_units(const ErrorModel& model, std::int64_t position, double theta,
+                              int pair);
 
 // A rotation scales a pair's norm by the attention factor a, and changes it otherwise only
 // through rounding (an angle error is still a rotation):

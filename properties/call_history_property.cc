@@ -85,8 +85,8 @@ QkCase call_before(const RopeCapabilities& caps, QkCase& c, History history) {
 // Every q head alone, then k alone: each call's output against the oracle, within its bound.
 WorstElement split_calls(const RopeImpl& impl, const QkCase& c) {
   const auto dim = static_cast<std::size_t>(c.spec.head_dim);
-  const auto bound = [&](std::size_t t, double theta) {
-    return rotation_bound_units(c.model(), c.positions[t], theta);
+  const auto bound = [&](std::size_t t, double theta, int pair) {
+    return rotation_bound_units(c.model(), c.positions[t], theta, pair);
   };
   WorstElement worst;
   const auto keep_worse = [&](const WorstElement& w) {

@@ -11,6 +11,7 @@ namespace ropecheck {
 
 // RoPE, one family per file:
 std::span<const Property> pointwise_properties();              // pointwise_properties.cc
+std::span<const Property> boundary_properties();               // boundary_shapes_property.cc
 std::span<const Property> nonfinite_properties();              // nonfinite_property.cc
 std::span<const Property> call_history_properties();           // call_history_property.cc
 std::span<const Property> group_properties();                  // group_properties.cc

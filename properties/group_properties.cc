@@ -39,9 +39,9 @@ PropertyResult inverse(const Subject& subject, const RunConfig& config) {
     const std::vector<double> expected(c.q.begin(), c.q.end());
     const auto p = c.model();
     const auto worst = worst_rotary_error(
-        c.spec, c.storage, c.q, back, expected, c.q_heads, c.positions, [&](std::size_t t, double theta) {
-          return pair_error_bound_units(p, c.positions[t], theta) +
-                 rotation_bound_units(p, -c.positions[t], theta);
+        c.spec, c.storage, c.q, back, expected, c.q_heads, c.positions, [&](std::size_t t, double theta, int pair) {
+          return pair_error_bound_units(p, c.positions[t], theta, pair) +
+                 rotation_bound_units(p, -c.positions[t], theta, pair);
         });
     tracker.observe(worst.error, worst.bound);
     fail_if_over(worst, "R_-m R_m x vs x");
@@ -60,9 +60,10 @@ PropertyResult composition(const Subject& subject, const RunConfig& config) {
     const std::vector<double> expected(once.begin(), once.end());
     const auto p = c.model();
     const auto worst = worst_rotary_error(
-        c.spec, c.storage, c.q, twice, expected, c.q_heads, m_plus_n, [&](std::size_t t, double theta) {
-          return pair_error_bound_units(p, n[t], theta) + rotation_bound_units(p, m[t], theta) +
-                 rotation_bound_units(p, m_plus_n[t], theta);
+        c.spec, c.storage, c.q, twice, expected, c.q_heads, m_plus_n, [&](std::size_t t, double theta, int pair) {
+          return pair_error_bound_units(p, n[t], theta, pair) +
+                 rotation_bound_units(p, m[t], theta, pair) +
+                 rotation_bound_units(p, m_plus_n[t], theta, pair);
         });
     tracker.observe(worst.error, worst.bound);
     fail_if_over(worst, "R_m R_n x vs R_(m+n) x");
@@ -101,8 +102,9 @@ Scores scores(const QkCase& c, const std::vector<float>& q, const std::vector<fl
         dot += static_cast<double>(q[qrow * dim + a]) * k[krow * dim + a] +
                static_cast<double>(q[qrow * dim + b]) * k[krow * dim + b];
         const double w = q_norms[qrow * pairs + i] * k_norms[krow * pairs + i];
-        const double pq = q_pos.empty() ? 0.0 : pair_error_bound_units(p, q_pos[t], theta[i]);
-        const double pk = pair_error_bound_units(p, k_pos[t], theta[i]);
+        const int pair = static_cast<int>(i);
+        const double pq = q_pos.empty() ? 0.0 : pair_error_bound_units(p, q_pos[t], theta[i], pair);
+        const double pk = pair_error_bound_units(p, k_pos[t], theta[i], pair);
         bound += w * (pq + pk + kEps32 * pq * pk);
         weight += w;
       }

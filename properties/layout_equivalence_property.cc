@@ -103,8 +103,8 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
 
     // Features: both sides carry their own rotation error against the same truth.
     const ErrorModel p = error_model(meta, caps.storage);
-    const auto bound = [&](std::size_t t, double theta) {
-      return 2 * rotation_bound_units(p, positions[t], theta);
+    const auto bound = [&](std::size_t t, double theta, int pair) {
+      return 2 * rotation_bound_units(p, positions[t], theta, pair);
     };
     const std::vector<double> q_meta_d(q_meta.begin(), q_meta.end());
     const auto worst = worst_rotary_error(meta, caps.storage, q_in, to_interleaved(q_hf, meta.head_dim), q_meta_d,
@@ -131,7 +131,7 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
         double weight = 0, limit = 0;
         for (std::size_t i = 0; i < theta.size(); ++i) {
           const double w = q_norms[qrow * theta.size() + i] * k_norms[krow * theta.size() + i];
-          const double pb = pair_error_bound_units(p, positions[t], theta[i]);
+          const double pb = pair_error_bound_units(p, positions[t], theta[i], static_cast<int>(i));
           weight += w;
           limit += 2 * w * (2 * pb + kEps32 * pb * pb);  // two paths, each q and k rotated
         }

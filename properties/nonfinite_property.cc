@@ -94,7 +94,7 @@ WorstElement check_tensor(const QkCase& c, const std::vector<float>& x, const st
       const auto [fa, fb] = pair_features(c.spec, i);
       const double xa = x[row * dim + fa], xb = x[row * dim + fb];
       const double norm = unit_pair_norm(c.storage, a, std::hypot(xa, xb));
-      const double limit = rotation_bound_units(model, c.positions[t], theta[static_cast<std::size_t>(i)]);
+      const double limit = rotation_bound_units(model, c.positions[t], theta[static_cast<std::size_t>(i)], i);
       for (const std::size_t j : {fa, fb}) {
         const double want = expected[row * dim + j];
         const float got = y[row * dim + j];

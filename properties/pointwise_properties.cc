@@ -33,8 +33,8 @@ PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config)
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);
     // The tolerance model (tolerance.h): rounding plus the declared angle precision's term.
-    const auto bound = [&](std::size_t t, double theta) {
-      return rotation_bound_units(c.model(), c.positions[t], theta);
+    const auto bound = [&](std::size_t t, double theta, int pair) {
+      return rotation_bound_units(c.model(), c.positions[t], theta, pair);
     };
     const auto worst_q = worst_rotary_error(c.spec, c.storage, c.q, q,
                                             oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions),
@@ -93,7 +93,7 @@ PropertyResult identity_at_zero(const Subject& subject, const RunConfig& config)
     // cos 0 = 1 and sin 0 = 0 exactly, so every form of the rotation returns x exactly: bound 0.
     const std::vector<double> expected_q(c.q.begin(), c.q.end());
     const auto worst = worst_rotary_error(c.spec, c.storage, c.q, q, expected_q, c.q_heads, c.positions,
-                                          [](std::size_t, double) { return 0.0; });
+                                          [](std::size_t, double, int) { return 0.0; });
     tracker.observe(worst.error, 0.0);
     if (worst.error > 0) RC_FAIL(fmt::format("R_0 changed q: {}", worst.where));
   });

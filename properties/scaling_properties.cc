@@ -44,10 +44,10 @@ PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConf
     // Both are within their bounds of the same exact rotation; theta here is the scaled one.
     const auto worst = worst_rotary_error(
         scaled, c.storage, c.q, y_scaled, expected, c.q_heads, m_positions,
-        [&](std::size_t t, double theta) {
+        [&](std::size_t t, double theta, int pair) {
           const double unscaled = theta * static_cast<double>(factor);
-          return rotation_bound_units(model_scaled, m_positions[t], theta) +
-                 rotation_bound_units(model_plain, k_positions[t], unscaled);
+          return rotation_bound_units(model_scaled, m_positions[t], theta, pair) +
+                 rotation_bound_units(model_plain, k_positions[t], unscaled, pair);
         });
     tracker.observe(worst.error, worst.bound);
     fail_if_over(worst, fmt::format("linear factor {} at s*k vs plain at k", factor));
@@ -78,7 +78,9 @@ PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config)
       const auto worst = worst_rotary_error(
           spec, c.storage, c.q, y, oracle_rope(spec, c.q, c.tokens, c.q_heads, c.positions), c.q_heads,
           c.positions,
-          [&](std::size_t t, double theta) { return rotation_bound_units(model, c.positions[t], theta); });
+          [&](std::size_t t, double theta, int pair) {
+            return rotation_bound_units(model, c.positions[t], theta, pair);
+          });
       tracker.observe(worst.error, worst.bound);
       fail_if_over(worst, fmt::format("sequence_length {} (original_max_position {})", length, max_l));
       outputs.push_back(std::move(y));

@@ -65,7 +65,7 @@ WorstError judge_rope_tensor(const ManifestCase& c, const std::string& tensor,
         const double theta_i = theta[static_cast<std::size_t>(i)];
         const double unit = tolerance.unit_pair_norm(
             std::hypot(static_cast<double>(input[row + fa]), static_cast<double>(input[row + fb])));
-        const double bound = tolerance.bound_units(angles, positions[t], theta_i);
+        const double bound = tolerance.bound_units(angles, positions[t], theta_i, i);
         for (const std::size_t f : {fa, fb}) {
           const double error = element_error(output[row + f], expected[row + f], unit);
           if (!(error / bound > worst.ratio || worst.where.empty())) continue;
@@ -79,7 +79,7 @@ WorstError judge_rope_tensor(const ManifestCase& c, const std::string& tensor,
       // The tail passes through unchanged: any other bit pattern is an infinite error.
       for (std::size_t f = static_cast<std::size_t>(spec.rotary_dim); f < dim; ++f) {
         if (same_bits(output[row + f], input[row + f])) continue;
-        return {INFINITY, INFINITY, tolerance.bound_units(angles, positions[t], theta[0]),
+        return {INFINITY, INFINITY, tolerance.bound_units(angles, positions[t], theta[0], 0),
                 fmt::format("{} token {} head {} feature {} (past rotary_dim {}, must pass through "
                             "bit for bit): got {:.9g}, input {:.9g}",
                             tensor, t, h, f, spec.rotary_dim, output[row + f], input[row + f])};

@@ -161,8 +161,11 @@ Json rope_tolerance_json(const RopeSpec& spec, StorageType dtype) {
   RopeSpec fp32_spec = spec;
   fp32_spec.angle_precision = AnglePrecision::fp32;
   const ErrorModel fp32_model = error_model(fp32_spec, dtype);
+  RopeSpec recurrence_spec = spec;
+  recurrence_spec.angle_precision = AnglePrecision::fp32_recurrence;
+  const ErrorModel recurrence_model = error_model(recurrence_spec, dtype);
   const double a = fp32_model.attention_factor;
-  const double fp64_total = rotation_bound_units({AnglePrecision::fp64, dtype, a, 0.0}, 0, 0.0);
+  const double fp64_total = rotation_bound_units({AnglePrecision::fp64, dtype, a, 0.0}, 0, 0.0, 0);
   // What fp32 angles add to the rounding when a != 1 (tolerance.h's rounding_units).
   const double fp32_attention_scaling = rounding_units(fp32_model) - kRoundingUnits;
   // unit_pair_norm's floor n_min / a: 2^-14 / a for fp16; fp32's and bf16's 2^-126 / a never
@@ -180,6 +183,13 @@ Json rope_tolerance_json(const RopeSpec& spec, StorageType dtype) {
       "between 1.91 and 2 -> 0 units. Formed in fp32 as the frameworks do (theta_i = 1/powf(base, 2i/d) "
       "in fp32, then float(m)*theta_i): delta <= |m theta_i| (|ln theta_i| + 7) u -> "
       "(|ln theta_i|/2 + 3.5) |m theta_i| units (fp32_angles_per_radian).",
+      "Formed by an fp32 recurrence as ggml's rope cache does (theta_scale = powf(base', -2/d), "
+      "angle_0 = float(m), angle_(i+1) = angle_i * theta_scale in fp32; base' the NTK base it "
+      "rotates with): after i steps the relative error is at most k_i u / (1 - k_i u) with k_i = "
+      "i (log_ratio + 3) + 4, log_ratio = 2 ln(base')/d (the exponent's rounding), 3 per step (powf's "
+      "ulp, the product's rounding), 4 for float(base'), two scaling operations and a final product "
+      "by m -> (k_i/2) / (1 - k_i 2^-24) |m theta_i| units for pair i "
+      "(fp32_recurrence_angles_per_radian), plus the blend as for fp32 angles.",
   });
   if (dtype == StorageType::bf16) {
     derivation.push_back(
@@ -214,12 +224,19 @@ Json rope_tolerance_json(const RopeSpec& spec, StorageType dtype) {
         {"fp64_angles", fp64_total},
         {"fp32_angles_per_radian",
          {{"per_abs_ln_theta", 0.5}, {"constant", kFp32AngleUnits}, {"blend", fp32_model.blend_units}}},
+        {"fp32_recurrence_angles_per_radian",
+         {{"log_ratio", recurrence_model.recurrence_log_ratio},
+          {"per_pair_ulps", kRecurrencePerPairUlps},
+          {"constant_ulps", kRecurrenceConstantUlps},
+          {"blend", recurrence_model.blend_units}}},
         {"attention_factor", a},
         {"fp32_attention_scaling", fp32_attention_scaling}}},
       {"formula", "bound = attention_factor * (rounding + storage + [angles formed in fp32] "
                   "(fp32_attention_scaling + (per_abs_ln_theta * |ln theta_i| + constant + blend) * "
                   "|m * theta_i|)), theta_i from theta.npy; fp64_angles is the total without the "
-                  "bracket; features past rotary_dim: bit for bit"},
+                  "bracket; [formed by an fp32 recurrence] the bracket with (k_i / 2 / (1 - k_i "
+                  "2^-24) + blend) for the per-radian term, k_i = i (log_ratio + per_pair_ulps) + "
+                  "constant_ulps, i the pair index; features past rotary_dim: bit for bit"},
       {"derivation", derivation},
       {"source", "core/tolerance.h (rotation_bound_units, rounding_units, blend_units, unit_pair_norm)"},
   };

@@ -43,6 +43,13 @@ RopeTolerance rope_tolerance_from_json(const Json& t) {
   tolerance.per_abs_ln_theta = finite_non_negative(per_radian, "per_abs_ln_theta");
   tolerance.constant = finite_non_negative(per_radian, "constant");
   if (per_radian.contains("blend")) tolerance.blend = finite_non_negative(per_radian, "blend");
+  if (units.contains("fp32_recurrence_angles_per_radian")) {
+    const Json& recurrence = units.at("fp32_recurrence_angles_per_radian");
+    tolerance.recurrence_known = true;
+    tolerance.recurrence_log_ratio = finite_non_negative(recurrence, "log_ratio");
+    tolerance.recurrence_per_pair_ulps = finite_non_negative(recurrence, "per_pair_ulps");
+    tolerance.recurrence_constant_ulps = finite_non_negative(recurrence, "constant_ulps");
+  }
   tolerance.pair_norm_floor = finite_non_negative(t, "pair_norm_floor");
   if (tolerance.attention_factor <= 0) throw InvalidInput("tolerance attention_factor must be > 0");
   return tolerance;
@@ -96,12 +103,20 @@ Json parse_file(const fs::path& path) {
 
 }  // namespace
 
-double RopeTolerance::bound_units(AnglePrecision angles, std::int64_t position, double theta) const {
+double RopeTolerance::bound_units(AnglePrecision angles, std::int64_t position, double theta,
+                                  int pair) const {
   double units = rounding + storage;
+  const double radians = std::abs(static_cast<double>(position) * theta);
   if (angles == AnglePrecision::fp32) {
-    const double radians = std::abs(static_cast<double>(position) * theta);
     units += fp32_attention_scaling +
              (per_abs_ln_theta * std::abs(std::log(theta)) + constant + blend) * radians;
+  } else if (angles == AnglePrecision::fp32_recurrence) {
+    if (!recurrence_known) {
+      throw InvalidInput("this manifest states no bound for fp32_recurrence angles (written "
+                         "before them): rewrite the vectors with `ropecheck vectors --out DIR`");
+    }
+    const double k = pair * (recurrence_log_ratio + recurrence_per_pair_ulps) + recurrence_constant_ulps;
+    units += fp32_attention_scaling + (k / 2 / (1 - k * 0x1p-24) + blend) * radians;
   }
   return attention_factor * units;
 }

@@ -28,11 +28,19 @@ struct RopeTolerance {
   double constant = 3.5;
   double blend = 0.0;
   double pair_norm_floor = 0.0;
+  // fp32_recurrence_angles_per_radian (absent from manifests before it: recurrence_known false)
+  bool recurrence_known = false;
+  double recurrence_log_ratio = 0.0;
+  double recurrence_per_pair_ulps = 3.0;
+  double recurrence_constant_ulps = 4.0;
 
-  // The manifest's formula for one element of a pair rotated by position * theta, in units of
-  // eps32 * unit_pair_norm: attention_factor * (rounding + storage + [fp32 angles]
-  // (fp32_attention_scaling + (per_abs_ln_theta |ln theta| + constant + blend) |position theta|)).
-  double bound_units(AnglePrecision angles, std::int64_t position, double theta) const;
+  // The manifest's formula for one element of pair `pair` rotated by position * theta, in units
+  // of eps32 * unit_pair_norm: attention_factor * (rounding + storage + [fp32 angles]
+  // (fp32_attention_scaling + (per_abs_ln_theta |ln theta| + constant + blend) |position theta|)),
+  // with [fp32 recurrence] (k / 2 / (1 - k 2^-24) + blend) |position theta| in place of the
+  // fp32 angles' per-radian term, k = pair (log_ratio + per_pair_ulps) + constant_ulps. Throws
+  // InvalidInput for fp32_recurrence on a manifest that predates it.
+  double bound_units(AnglePrecision angles, std::int64_t position, double theta, int pair) const;
   // max(|p|, pair_norm_floor); a zero pair stays 0: it must rotate to exact zeros.
   double unit_pair_norm(double pair_norm) const;
 };

@@ -28,7 +28,8 @@ using plugin_protocol::LoadStage;
 
 constexpr std::uint32_t kKnownLayouts =
     (1u << ROPECHECK_LAYOUT_INTERLEAVED) | (1u << ROPECHECK_LAYOUT_HALF_SPLIT);
-constexpr std::uint32_t kKnownAngles = (1u << ROPECHECK_ANGLES_FP32) | (1u << ROPECHECK_ANGLES_FP64);
+constexpr std::uint32_t kKnownAngles = (1u << ROPECHECK_ANGLES_FP32) | (1u << ROPECHECK_ANGLES_FP64) |
+                                       (1u << ROPECHECK_ANGLES_FP32_RECURRENCE);
 constexpr std::uint32_t kKnownDtypes =
     ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_BF16 | ROPECHECK_DTYPE_FP16;
 constexpr std::uint32_t kKnownScalingKinds = (1u << (ROPECHECK_SCALING_LONGROPE + 1)) - 1;
@@ -107,7 +108,7 @@ std::string judge(const LoadReport& r) {
                        caps.layouts);
   }
   if ((caps.angle_precisions & kKnownAngles) == 0 || (caps.angle_precisions & ~kKnownAngles) != 0) {
-    return fmt::format("capabilities: angle_precisions mask {:#x} (bits 0 fp32, 1 fp64)",
+    return fmt::format("capabilities: angle_precisions mask {:#x} (bits 0 fp32, 1 fp64, 2 fp32_recurrence)",
                        caps.angle_precisions);
   }
   if ((caps.dtypes & kKnownDtypes) == 0 || (caps.dtypes & ~kKnownDtypes) != 0) {
@@ -148,6 +149,9 @@ RopeCapabilities to_capabilities(const LoadReport& r) {
   }
   if (r.caps.angle_precisions & (1u << ROPECHECK_ANGLES_FP64)) {
     caps.angle_precisions.push_back(AnglePrecision::fp64);
+  }
+  if (r.caps.angle_precisions & (1u << ROPECHECK_ANGLES_FP32_RECURRENCE)) {
+    caps.angle_precisions.push_back(AnglePrecision::fp32_recurrence);
   }
   caps.partial_rotary = r.caps.partial_rotary != 0;
   caps.isa = "plugin";
@@ -194,8 +198,11 @@ ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
   s.rotary_dim = spec.rotary_dim;
   s.layout = spec.layout == Layout::interleaved ? ROPECHECK_LAYOUT_INTERLEAVED
                                                 : ROPECHECK_LAYOUT_HALF_SPLIT;
-  s.angle_precision =
-      spec.angle_precision == AnglePrecision::fp32 ? ROPECHECK_ANGLES_FP32 : ROPECHECK_ANGLES_FP64;
+  switch (spec.angle_precision) {
+    case AnglePrecision::fp32: s.angle_precision = ROPECHECK_ANGLES_FP32; break;
+    case AnglePrecision::fp64: s.angle_precision = ROPECHECK_ANGLES_FP64; break;
+    case AnglePrecision::fp32_recurrence: s.angle_precision = ROPECHECK_ANGLES_FP32_RECURRENCE; break;
+  }
   s.base = spec.base;
   const RopeScaling& scaling = spec.scaling;
   const ScalingKind kind = scaling.kind;

@@ -45,8 +45,8 @@ Worst worst_at(const RopeImpl& impl, const RopeSpec& spec, StorageType storage,
       const double pair = unit_pair_norm(storage, model.attention_factor,
                                          std::hypot(double{q_in[a]}, double{q_in[b]}));
       const auto t = static_cast<double>(theta[i]);
-      const double bound = rotation_bound_units(model, position, t);
-      const double accurate = rotation_bound_units(accurate_model(storage), position, t);
+      const double bound = rotation_bound_units(model, position, t, static_cast<int>(i));
+      const double accurate = rotation_bound_units(accurate_model(storage), position, t, static_cast<int>(i));
       for (const std::size_t j : {a, b}) {
         const double units = std::abs(q[j] - exact[j]) / (kEps32 * pair);
         worst.units = std::max(worst.units, units);

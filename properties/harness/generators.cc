@@ -48,12 +48,12 @@ rc::Gen<std::vector<float>> storage_floats(std::size_t count, StorageType storag
 
 namespace {
 
-// Head dims from real models (GPT-2 64, Phi-2 80, 96, Llama 128, Gemma 256) a third of the time,
+// Head dims from real models (GPT-2 64, 72, Phi-2 80, 96, Llama 128, Gemma 256) a third of the time,
 // else any even value. Built with apply, not oneOf: RapidCheck never shrinks across oneOf's
 // alternatives, so a failure found on a model dim would stay at 64..256; here `pick` shrinks to
 // 0 and the any-even component towards the smallest dim.
 rc::Gen<int> head_dim(int at_least) {
-  auto model = rc::gen::suchThat(rc::gen::element(64, 80, 96, 128, 256),
+  auto model = rc::gen::suchThat(rc::gen::element(64, 72, 80, 96, 128, 256),
                                  [=](int d) { return d >= at_least; });
   auto any_even = rc::gen::map(rc::gen::inRange(at_least / 2, 129), [](int h) { return 2 * h; });
   return rc::gen::apply([](int pick, int m, int any) { return pick == 2 ? m : any; },
@@ -65,7 +65,7 @@ rc::Gen<int> head_dim(int at_least) {
 rc::Gen<int> head_dim(int at_least, int at_most) {
   if (at_most >= 256) return head_dim(at_least);
   std::vector<int> models;
-  for (const int d : {64, 80, 96, 128}) {
+  for (const int d : {64, 72, 80, 96, 128}) {
     if (d >= at_least && d <= at_most) models.push_back(d);
   }
   auto any_even =
@@ -75,11 +75,12 @@ rc::Gen<int> head_dim(int at_least, int at_most) {
                         rc::gen::inRange(0, 3), rc::gen::elementOf(models), any_even);
 }
 
-// Bases log-uniform in [100, 1e6], with the usual ones (1e4 Llama 2, 5e5 Llama 3, 1e6 Qwen).
+// Bases log-uniform in [100, 1e7], with the usual ones (1e4 Llama 2, 5e5 Llama 3, 1e6 Qwen, 1e7
+// long-context models).
 rc::Gen<double> base() {
-  auto usual = rc::gen::element(10000.0, 500000.0, 1000000.0);
+  auto usual = rc::gen::element(10000.0, 500000.0, 1000000.0, 10000000.0);
   auto log_uniform = rc::gen::map(rc::gen::inRange(0, 1 << 20), [](int u) {
-    return std::pow(10.0, 2.0 + 4.0 * static_cast<double>(u) / (1 << 20));
+    return std::pow(10.0, 2.0 + 5.0 * static_cast<double>(u) / (1 << 20));
   });
   return rc::gen::weightedOneOf<double>({{1, usual}, {2, log_uniform}});  // shrinks to 1e4
 }

@@ -32,7 +32,7 @@ struct WorstElement {
 // Compares y (an implementation's output for input x) with `expected` (the oracle's output, in
 // double) on the rotary features, per element, in units of eps32 * |input pair| (its
 // unit_pair_norm for `storage`: tolerance.h), against the per-element bound
-// `bound(token, theta_i)` (units). A zero input pair must give exact zeros. `positions` label
+// `bound(token, theta_i, i)` (units). A zero input pair must give exact zeros. `positions` label
 // the failure message (and give the token count).
 template <typename BoundFn>
 WorstElement worst_rotary_error(const RopeSpec& spec, StorageType storage, std::span<const float> x,

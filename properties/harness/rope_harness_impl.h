@@ -26,7 +26,7 @@ WorstElement worst_rotary_error(const RopeSpec& spec, StorageType storage, std::
         const auto [fa, fb] = pair_features(spec, i);
         const double norm = unit_pair_norm(
             storage, a, std::hypot(static_cast<double>(x[row + fa]), static_cast<double>(x[row + fb])));
-        const double limit = bound(t, theta[static_cast<std::size_t>(i)]);
+        const double limit = bound(t, theta[static_cast<std::size_t>(i)], i);
         for (const std::size_t j : {fa, fb}) {
           const double diff = std::abs(static_cast<double>(y[row + j]) - expected[row + j]);
           // A zero pair rotates to exact zeros; anything else there is an infinite error.

@@ -109,12 +109,13 @@ struct Agreement {
   int implementations = 0;
 };
 
-// Worst error over the rotary features of `got` against `want`, as a fraction of bound(m, theta);
+// Worst error over the rotary features of `got` against `want`, as a fraction of
+// bound(m, theta, pair);
 // the tail must be bit for bit the input.
 void measure(const FrameworkOutput& want, const std::vector<float>& in,
              const std::vector<double>& got, std::int64_t heads, int head_dim,
              const std::vector<std::int64_t>& positions,
-             const std::function<double(std::int64_t, double)>& bound, const std::string& who,
+             const std::function<double(std::int64_t, double, int)>& bound, const std::string& who,
              Agreement& agreement) {
   for (std::size_t j = 0; j < got.size(); ++j) {
     const auto f = static_cast<std::size_t>(j % static_cast<std::size_t>(head_dim));
@@ -129,7 +130,8 @@ void measure(const FrameworkOutput& want, const std::vector<float>& in,
     }
     const double pair = std::hypot(in[row + f], in[row + static_cast<std::size_t>(want.partner[f])]);
     const double units = std::abs(got[j] - want.y[j]) / (kEps32 * pair);
-    const double ratio = units / bound(m, want.freq[static_cast<std::size_t>(want.pair[f])]);
+    const auto pair_index = static_cast<std::size_t>(want.pair[f]);
+    const double ratio = units / bound(m, want.freq[pair_index], static_cast<int>(pair_index));
     if (!(ratio <= agreement.worst_ratio)) {
       agreement.worst_ratio = std::isnan(ratio) ? INFINITY : ratio;
       agreement.where = who + ", element " + std::to_string(j) + " (position " + std::to_string(m) +
@@ -147,7 +149,7 @@ Agreement oracle_agreement(const Mapped& mapped, const std::vector<float>& x, st
   const auto got = oracle_rope(mapped.spec, x, tokens, heads, mapped.positions);
   Agreement agreement;
   measure(want, x, got, heads, mapped.spec.head_dim, mapped.positions,
-          [](std::int64_t, double) { return kOracleUnits; }, "oracle_rope", agreement);
+          [](std::int64_t, double, int) { return kOracleUnits; }, "oracle_rope", agreement);
   return agreement;
 }
 
@@ -172,7 +174,9 @@ Agreement implementations_agreement(const Mapped& mapped, const std::vector<floa
       const ErrorModel model = error_model(spec, caps.storage);
       measure(want, in, std::vector<double>(out.begin(), out.end()), heads, spec.head_dim,
               mapped.positions,
-              [&](std::int64_t m, double theta) { return rotation_bound_units(model, m, theta); },
+              [&](std::int64_t m, double theta, int pair) {
+                return rotation_bound_units(model, m, theta, pair);
+              },
               std::string(impl->id()) + " (" + std::string(to_string(angles)) + " angles)",
               agreement);
     }

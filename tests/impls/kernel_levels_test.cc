@@ -94,7 +94,7 @@ TEST_P(KernelRuns, LongRunsOfConsecutivePositionsStayWithinTheBound) {
       const auto q_in = q;
       impl.apply(spec, HeadTensor{q, tokens, 2, rotary}, HeadTensor{k, tokens, 1, rotary}, positions);
       const auto exact = oracle_rope(spec, q_in, tokens, 2, positions);
-      const double bound = rotation_bound_units({AnglePrecision::fp64, caps.storage}, 0, 0.0);
+      const double bound = rotation_bound_units({AnglePrecision::fp64, caps.storage}, 0, 0.0, 0);
       for (std::size_t j = 0; j < q.size(); ++j) {
         const double unit =
             unit_pair_norm(caps.storage, 1.0, test::rotary_element(spec, q_in, j).pair_norm);

@@ -49,7 +49,7 @@ TYPED_TEST(Storage16, EveryLevelIsListed) {
 TYPED_TEST(Storage16, EveryLevelRoundsOnceAroundTheTiles) {
   const std::vector<std::int64_t> positions = {0, 1, 4095, -77, 1 << 20};
   const std::int64_t tokens = 5, q_heads = 4, k_heads = 2;
-  const double bound = rotation_bound_units({AnglePrecision::fp64, TypeParam::kStorage}, 0, 0.0);
+  const double bound = rotation_bound_units({AnglePrecision::fp64, TypeParam::kStorage}, 0, 0.0, 0);
   for (const RopeImpl* level : test::implementations_storing(TypeParam::kStorage)) {
     const RopeImpl& impl = *level;
     if (!impl.capabilities().available) continue;  // every level this CPU can run

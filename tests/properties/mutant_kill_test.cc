@@ -39,6 +39,8 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/nan_spreads_across_head", {"nonfinite_propagation"}},
       // dynamic NTK's grown base kept after a long call: only a call after a longer one shows it
       {"mutant/dynamic_ntk_base_kept", {"call_history_independence"}},
+      // a row's token found through a 16-bit row index: only a call past 65 536 rows shows it
+      {"mutant/row_index_16bit", {"boundary_shapes"}},
       // seed 001's attention: rotated q, k overwritten by unrotated ones -> position-blind
       {"mutant/attention_unrotated_qk",
        {"attention_rope_breaks_equivariance", "mha_positions_break_equivariance"}},

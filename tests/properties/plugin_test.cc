@@ -208,7 +208,9 @@ TEST(PluginLoad, Abi2PluginRotatesEveryScalingKindAsTheOracle) {
     const auto model = error_model(p.spec, StorageType::fp32);
     const auto worst = worst_rotary_error(
         p.spec, StorageType::fp32, input, p.q, want, p.q_heads, p.positions,
-        [&](std::size_t t, double theta) { return rotation_bound_units(model, p.positions[t], theta); });
+        [&](std::size_t t, double theta, int pair) {
+          return rotation_bound_units(model, p.positions[t], theta, pair);
+        });
     EXPECT_LE(worst.ratio, 1.0) << to_string(kind) << ": " << worst.where;
   }
 }

@@ -139,7 +139,7 @@ RC_GTEST_PROP(ScalingTable, HfFp32TableIsWithinTheFp32AngleModel, ()) {
     const double truth = static_cast<double>(oracle[i]);
     const double relative = std::abs(static_cast<double>(hf[i]) - truth) / truth;
     // angle units per radian (in eps32 = 2u) minus the product's own u.
-    const double allowed = (2 * (angle_units_per_radian(model.angles, truth) + model.blend_units) - 1) * kUnitRoundoff32;
+    const double allowed = (2 * (angle_units_per_radian(model, truth, static_cast<int>(i)) + model.blend_units) - 1) * kUnitRoundoff32;
     RC_ASSERT(relative <= allowed);
   }
 }

@@ -181,7 +181,7 @@ TEST_F(Check, APerturbedElementFailsItsCaseAboveItsBound) {
     const bool interleaved = c.rope_spec.layout == Layout::interleaved;
     const std::size_t partner = interleaved ? row : row + 1 + static_cast<std::size_t>(c.rope_spec.rotary_dim / 2);
     const double pair = std::hypot(static_cast<double>(input[j]), static_cast<double>(input[partner]));
-    const double bound = c.rope_tolerance.bound_units(AnglePrecision::fp64, positions[1], theta[interleaved ? 0 : 1]);
+    const double bound = c.rope_tolerance.bound_units(AnglePrecision::fp64, positions[1], theta[interleaved ? 0 : 1], interleaved ? 0 : 1);
     const double unit = 0x1p-23 * c.rope_tolerance.unit_pair_norm(pair);
     set_output(out.path(), c, "k", j, static_cast<float>(expected[j] + 4 * bound * unit));
     const Cli run = cli(check_args(vectors(), out.path()));

@@ -213,14 +213,17 @@ TEST_F(ScaledVectors, ToleranceReadBackIsTheToleranceModel) {
     const auto positions = read_npy(c.file("positions").path).as_int64();
     const auto theta = read_npy(c.file("theta").path).as_float64();
     const double a = attention_factor(c.rope_spec);
-    for (const AnglePrecision angles : {AnglePrecision::fp64, AnglePrecision::fp32}) {
+    for (const AnglePrecision angles :
+         {AnglePrecision::fp64, AnglePrecision::fp32, AnglePrecision::fp32_recurrence}) {
       RopeSpec spec = c.rope_spec;
       spec.angle_precision = angles;
       const ErrorModel model = error_model(spec, c.dtype);
       for (const std::int64_t m : positions) {
-        for (const double t : theta) {
-          EXPECT_DOUBLE_EQ(c.rope_tolerance.bound_units(angles, m, t), rotation_bound_units(model, m, t))
-              << c.name << " " << to_string(angles) << " position " << m << " theta " << t;
+        for (std::size_t i = 0; i < theta.size(); ++i) {
+          const int pair = static_cast<int>(i);
+          EXPECT_DOUBLE_EQ(c.rope_tolerance.bound_units(angles, m, theta[i], pair),
+                           rotation_bound_units(model, m, theta[i], pair))
+              << c.name << " " << to_string(angles) << " position " << m << " pair " << i;
         }
       }
     }

@@ -181,6 +181,15 @@ class ManifestBound {
                  (per_radian["per_abs_ln_theta"].get<double>() * std::abs(std::log(theta_i)) +
                   per_radian["constant"].get<double>() + per_radian["blend"].get<double>()) *
                      std::abs(static_cast<double>(m) * theta_i);
+      } else if (angles == AnglePrecision::fp32_recurrence) {
+        const double theta_i = theta_[static_cast<std::size_t>(p.i)];
+        const auto& per_radian = units_["fp32_recurrence_angles_per_radian"];
+        const double k = p.i * (per_radian["log_ratio"].get<double>() +
+                                per_radian["per_pair_ulps"].get<double>()) +
+                         per_radian["constant_ulps"].get<double>();
+        bound += units_["fp32_attention_scaling"].get<double>() +
+                 (k / 2 / (1 - k * 0x1p-24) + per_radian["blend"].get<double>()) *
+                     std::abs(static_cast<double>(m) * theta_i);
       }
       bound *= a;
       const double pair =

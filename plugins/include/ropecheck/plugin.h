@@ -88,11 +88,15 @@ extern "C" {
 /* Angle precision: how the kernel forms m * theta_i before sin/cos. This is what the tolerance
  * model judges it by: fp64 (the product in double) is held to about 2 eps32 per pair; fp32
  * (float(m) * float(theta_i), HF's way) gets the extra |m theta_i| * eps32 that fp32 angles
- * cost. Declare only what the kernel really does: declaring fp64 for fp32 angles fails
- * oracle_agreement at large positions, by design. Values of ropecheck_plugin_spec.angle_precision;
- * bits (1u << value) in capabilities.angle_precisions. */
+ * cost; fp32 recurrence (theta = float(m), then theta *= theta_scale pair by pair in fp32 with
+ * theta_scale = powf(base, -2/rotary_dim): ggml's rope cache, cached-theta kernels) gets an
+ * error that also grows with the pair index i, about 1.6 i |m theta_i| eps32 (docs/tolerance.md).
+ * Declare only what the kernel really does: declaring fp64 for fp32 angles, or fp32 for a
+ * recurrence, fails oracle_agreement at large positions, by design. Values of
+ * ropecheck_plugin_spec.angle_precision; bits (1u << value) in capabilities.angle_precisions. */
 #define ROPECHECK_ANGLES_FP32 0
 #define ROPECHECK_ANGLES_FP64 1
+#define ROPECHECK_ANGLES_FP32_RECURRENCE 2 /* added within ABI 1: a new bit, old plugins unchanged */
 
 /* Element types of q and k; bits in capabilities.dtypes. */
 #define ROPECHECK_DTYPE_FP32 (1u << 0) /* float */

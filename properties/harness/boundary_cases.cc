@@ -1,0 +1,164 @@
+// Boundary shapes (see boundary_cases.h).
+#include "properties/harness/boundary_cases.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace ropecheck {
+
+std::string_view to_string(BoundaryShape shape) {
+  switch (shape) {
+    case BoundaryShape::one_token_many_heads: return "one_token_many_heads";
+    case BoundaryShape::many_tokens_one_head: return "many_tokens_one_head";
+    case BoundaryShape::rows_past_65536: return "rows_past_65536";
+    case BoundaryShape::model_head_dims: return "model_head_dims";
+    case BoundaryShape::positions_near_max: return "positions_near_max";
+    case BoundaryShape::large_bases: return "large_bases";
+  }
+  return "?";
+}
+
+namespace {
+
+// An odd count in [lo, hi] (lo odd).
+std::int64_t odd_count(std::int64_t lo, std::int64_t hi) {
+  return lo + 2 * *rc::gen::inRange<std::int64_t>(0, (hi - lo) / 2 + 1);
+}
+
+// d itself, or with partial rotary an even rotary_dim < d whose half is not a power of two
+// (3, 5, 6, 7, 9, ... pairs: no vector width divides them).
+int rotary_dim_for(const RopeCapabilities& caps, int d) {
+  if (!caps.partial_rotary || *rc::gen::inRange(0, 2) == 0) return d;
+  std::vector<int> halves;
+  for (int h = 3; h < d / 2; ++h) {
+    if ((h & (h - 1)) != 0) halves.push_back(h);
+  }
+  if (halves.empty()) return d;
+  return 2 * *rc::gen::elementOf(halves);
+}
+
+// The spec with another head_dim and rotary_dim, its scaling drawn again for them (LongRoPE's
+// lists have rotary_dim/2 entries).
+void reshape(const RopeCapabilities& caps, RopeSpec& spec, int d, int r) {
+  spec.head_dim = d;
+  spec.rotary_dim = r;
+  spec.scaling = *rope_scaling(caps, r);
+}
+
+// Tensors over this many values come from a seed RapidCheck draws rather than value by value:
+// RapidCheck keeps a shrink tree per generated value, which for the million values of a
+// rows_past_65536 case costs seconds per case. The shape is what such a case is about.
+constexpr std::size_t kSeededAbove = 1 << 14;
+
+// finite_float's distribution (generators.h), from a seed: +-0 one time in seven each, else
+// +-(1 + f) 2^e with e uniform in the storage's range.
+std::vector<float> seeded_floats(std::size_t count, StorageType storage) {
+  std::mt19937 rng(*rc::gen::inRange<std::uint32_t>(0, 1u << 31));
+  const bool fp16 = storage == StorageType::fp16;
+  std::uniform_int_distribution<int> exponent(fp16 ? kFp16MinExponent : -40, fp16 ? kFp16MaxExponent : 40);
+  std::uniform_int_distribution<int> fraction(0, (1 << 23) - 1);
+  std::uniform_int_distribution<int> pick(0, 13);
+  std::vector<float> x(count);
+  for (float& v : x) {
+    const int k = pick(rng);
+    if (k < 2) {
+      v = k == 0 ? 0.0f : -0.0f;
+      continue;
+    }
+    const float magnitude = std::ldexp(1.0f + static_cast<float>(fraction(rng)) * 0x1p-23f, exponent(rng));
+    v = k % 2 == 0 ? magnitude : -magnitude;
+  }
+  return x;
+}
+
+std::vector<float> boundary_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
+                                   StorageType storage) {
+  const auto count = static_cast<std::size_t>(tokens * heads * spec.head_dim);
+  if (count <= kSeededAbove) return pick_tensor(spec, tokens, heads, storage);
+  return seeded_floats(count, storage);
+}
+
+// offset, offset + 1, ...: every token its own position, so a row given another row's token
+// is rotated by the wrong angle.
+std::vector<std::int64_t> contiguous_positions(std::int64_t count, std::int64_t limit) {
+  if (limit < count - 1) return *position_ids(static_cast<std::size_t>(count), limit);
+  const std::int64_t offset = *rc::gen::inRange<std::int64_t>(0, limit - count + 2);
+  std::vector<std::int64_t> p(static_cast<std::size_t>(count));
+  for (std::int64_t t = 0; t < count; ++t) p[static_cast<std::size_t>(t)] = offset + t;
+  return p;
+}
+
+}  // namespace
+
+QkCase pick_boundary_case(const RopeCapabilities& caps, BoundaryShape shape) {
+  QkCase c;
+  c.spec = *rope_spec(caps, Rotary::any);
+  c.storage = caps.storage;
+  c.tokens = *rc::gen::inRange<std::int64_t>(1, 9);
+  c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4);
+  c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4);
+  const std::int64_t limit = position_limit(caps);
+  switch (shape) {
+    case BoundaryShape::one_token_many_heads:
+      c.tokens = 1;
+      c.k_heads = *rc::gen::inRange<std::int64_t>(1, 9);
+      c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 9);
+      break;
+    case BoundaryShape::many_tokens_one_head:
+      c.tokens = odd_count(65, 1025);
+      c.q_heads = c.k_heads = 1;
+      break;
+    case BoundaryShape::rows_past_65536: {
+      // Heads of one or two pairs: the row count, not the bytes, is what a narrow row index
+      // wraps on, and 2^16 rows of them cost a few hundred thousand values a call.
+      const int d = 2 * *rc::gen::inRange(1, std::min(4, caps.max_head_dim) / 2 + 1);
+      reshape(caps, c.spec, d, d);
+      c.q_heads = *rc::gen::element<std::int64_t>(1, 8, 32);
+      c.k_heads = *rc::gen::element<std::int64_t>(1, (c.q_heads + 7) / 8);
+      c.tokens = (std::int64_t{1} << 16) / c.q_heads + 1 + *rc::gen::inRange<std::int64_t>(0, 8);
+      c.positions = contiguous_positions(c.tokens, limit);
+      break;
+    }
+    case BoundaryShape::model_head_dims: {
+      std::vector<int> dims;
+      for (const int d : {64, 72, 80, 96, 128, 256}) {
+        if (d <= caps.max_head_dim) dims.push_back(d);
+      }
+      if (!dims.empty()) {
+        const int d = *rc::gen::elementOf(dims);
+        reshape(caps, c.spec, d, rotary_dim_for(caps, d));
+      }
+      c.tokens = odd_count(1, 17);
+      break;
+    }
+    case BoundaryShape::positions_near_max: {
+      // A single rotation per call here, so the whole declared range (no room kept for sums).
+      const std::int64_t max = std::min(caps.max_position, kMaxAbsPosition);
+      c.tokens = odd_count(1, 9);
+      c.positions.resize(static_cast<std::size_t>(c.tokens));
+      for (auto& m : c.positions) {
+        const std::int64_t magnitude = std::max<std::int64_t>(0, max - *rc::gen::inRange<std::int64_t>(0, 65));
+        m = *rc::gen::arbitrary<bool>() ? -magnitude : magnitude;
+      }
+      break;
+    }
+    case BoundaryShape::large_bases:
+      c.spec.base = *rc::gen::weightedOneOf<double>(
+          {{1, rc::gen::element(1e4, 5e5, 1e6, 1e7)},
+           {2, rc::gen::map(rc::gen::inRange(0, 1 << 20), [](int u) {
+              return std::pow(10.0, 4.0 + 3.0 * static_cast<double>(u) / (1 << 20));
+            })}});
+      break;
+  }
+  if (c.positions.empty()) c.positions = *position_ids(static_cast<std::size_t>(c.tokens), limit);
+  c.q = boundary_tensor(c.spec, c.tokens, c.q_heads, c.storage);
+  c.k = boundary_tensor(c.spec, c.tokens, c.k_heads, c.storage);
+  round_to_storage(c.q, c.storage);
+  round_to_storage(c.k, c.storage);
+  return c;
+}
+
+}  // namespace ropecheck
