@@ -10,8 +10,10 @@
 
 #include "bench/format/case_name.h"
 #include "impls/attention/attention.h"
+#include "impls/registry.h"
 #include "bench/random_data.h"
 #include "bench/same_run_limit.h"
+#include "core/isa.h"
 #include "core/tolerance.h"
 
 namespace ropecheck::bench {
@@ -28,17 +30,56 @@ double attention_flops(const AttentionProblem& p) {
   return 2 * (2.0 * p.head_dim * t * (t + 1) / 2) * kAttentionHeads;
 }
 
-// "" when attention_blas agrees with attention_naive on a small causal problem that crosses
-// attention_blas's 128-row blocks. The bound is the error model of the attention property
+// The RoPE of the RoPE forms: Llama's (head_dim features, base 1e4, interleaved), fp64 angles as
+// the fast kernel forms them.
+RopeSpec rope_spec(int head_dim) {
+  return {head_dim, head_dim, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+}
+
+const RopeImpl& fast_kernel() {
+  return *find_rope("kernel/" + std::string(to_string(dispatched_isa())));
+}
+
+// out = attention of (q, k, v) in the case's form: q and k rotated in place first (separate, what
+// a model does after the QKV projection), or inside attention (fused).
+void attend_in_form(AttentionRope rope, const AttentionShape& shape, PositionIds positions,
+                    std::vector<float>& q, std::vector<float>& k, const std::vector<float>& v,
+                    std::vector<float>& out) {
+  const RopeSpec spec = rope_spec(shape.head_dim);
+  switch (rope) {
+    case AttentionRope::none:
+      attention_blas(shape, q, k, v, out);
+      break;
+    case AttentionRope::separate:
+      fast_kernel().apply(spec, HeadTensor{q, shape.tokens, shape.q_heads, shape.head_dim},
+                          HeadTensor{k, shape.tokens, shape.kv_heads, shape.head_dim}, positions);
+      attention_blas(shape, q, k, v, out);
+      break;
+    case AttentionRope::fused:
+      attention_blas_rope_fused(shape, spec, positions, q, k, v, out);
+      break;
+  }
+}
+
+// "" when the case's form agrees with attention_naive (on q and k rotated by the fast kernel, for
+// the RoPE forms) on a small causal problem that crosses attention_blas's 128-row blocks. The bound is the error model of the attention property
 // (properties/attention_properties.cc), made coarse with Cauchy-Schwarz (sum_c |q_c k_c| <= |q||k|)
 // and maxima over the whole problem: a smoke check that catches a wrong mask, head or scale
 // (errors of order 1), not a tolerance study.
-std::string check_against_naive(int head_dim) {
+std::string check_against_naive(int head_dim, AttentionRope rope) {
   const AttentionShape shape{160, kAttentionHeads, kAttentionHeads, head_dim, true};
   const auto n = static_cast<std::size_t>(shape.tokens * kAttentionHeads * head_dim);
-  const auto q = random_floats(n, 11), k = random_floats(n, 12), v = random_floats(n, 13);
+  auto q = random_floats(n, 11), k = random_floats(n, 12);
+  const auto v = random_floats(n, 13);
+  std::vector<std::int64_t> positions(static_cast<std::size_t>(shape.tokens));
+  for (std::size_t t = 0; t < positions.size(); ++t) positions[t] = static_cast<std::int64_t>(t);
   std::vector<float> got(n), want(n);
-  attention_blas(shape, q, k, v, got);
+  auto q_in = q, k_in = k;
+  attend_in_form(rope, shape, positions, q_in, k_in, v, got);
+  if (rope != AttentionRope::none) {  // the reference on separately rotated q and k
+    fast_kernel().apply(rope_spec(head_dim), HeadTensor{q, shape.tokens, shape.q_heads, head_dim},
+                        HeadTensor{k, shape.tokens, shape.kv_heads, head_dim}, positions);
+  }
   attention_naive(shape, q, k, v, want);
 
   const auto max_row_norm = [d = static_cast<std::size_t>(head_dim)](const std::vector<float>& x) {
@@ -60,8 +101,9 @@ std::string check_against_naive(int head_dim) {
   for (std::size_t i = 0; i < n; ++i) {
     const double bound = max_v * (e + g * (1 + e)) + 2 * kUnitRoundoff32 * std::abs(want[i]);
     if (!(std::abs(got[i] - want[i]) <= bound)) {  // NaN fails too
-      return fmt::format("attention_blas differs from attention_naive at element {}: {} vs {} "
-                         "(bound {:.3g})", i, got[i], want[i], bound);
+      return fmt::format("{} differs from attention_naive at element {}: {} vs {} (bound {:.3g})",
+                         registered_name(AttentionCaseName{kAttentionHeads, shape.tokens, head_dim, 1, rope}),
+                         i, got[i], want[i], bound);
     }
   }
   return "";
@@ -71,9 +113,11 @@ void bench_attention(benchmark::State& state, AttentionCase* c) {
   openblas_set_num_threads(c->blas_threads);  // before the check: it runs as the case is timed
   const int t = static_cast<int>(c->problem.tokens), d = c->problem.head_dim;
   std::call_once(c->prepared, [c, t, d] {
-    c->error = check_against_naive(d);
+    c->error = check_against_naive(d, c->rope);
     const auto n = static_cast<std::size_t>(c->problem.tokens * kAttentionHeads * d);
     c->q = random_floats(n, 1), c->k = random_floats(n, 2), c->v = random_floats(n, 3);
+    c->positions.resize(static_cast<std::size_t>(t));
+    for (int m = 0; m < t; ++m) c->positions[static_cast<std::size_t>(m)] = m;
     c->out.resize(n);
     c->probe_a = random_floats(static_cast<std::size_t>(t) * d, 4);
     c->probe_b = random_floats(static_cast<std::size_t>(t) * d, 5);
@@ -87,7 +131,8 @@ void bench_attention(benchmark::State& state, AttentionCase* c) {
   const double flops = attention_flops(c->problem);
   const double sgemm_flops = 2.0 * t * t * d;
   const auto attend = [&] {
-    attention_blas(shape, c->q, c->k, c->v, c->out);
+    // separate rotates q and k in place again each pass: a rotation, so they stay in range.
+    attend_in_form(c->rope, shape, c->positions, c->q, c->k, c->v, c->out);
     benchmark::DoNotOptimize(c->out.data());
     benchmark::ClobberMemory();
   };
@@ -116,12 +161,23 @@ std::vector<Comparison> register_attention_cases(std::deque<AttentionCase>& owne
   std::vector<Comparison> table;
   for (const AttentionProblem p : kAttentionProblems) {
     for (const int n : threads) {
-      const std::string name =
+      const std::string alone =
           registered_name(AttentionCaseName{kAttentionHeads, p.tokens, p.head_dim, n});
-      // UseRealTime: OpenBLAS's threads are not the benchmark thread's CPU time.
-      benchmark::RegisterBenchmark(name.c_str(), bench_attention, &owner.emplace_back(p, n))
-          ->UseRealTime()->Unit(benchmark::kMillisecond);
-      table.push_back({name, "", goal_for(p, n)});
+      for (const AttentionRope rope : {AttentionRope::none, AttentionRope::separate, AttentionRope::fused}) {
+        if (rope != AttentionRope::none && !p.with_rope) continue;
+        const std::string name =
+            registered_name(AttentionCaseName{kAttentionHeads, p.tokens, p.head_dim, n, rope});
+        // UseRealTime: OpenBLAS's threads are not the benchmark thread's CPU time.
+        benchmark::RegisterBenchmark(name.c_str(), bench_attention, &owner.emplace_back(p, n, rope))
+            ->UseRealTime()->Unit(benchmark::kMillisecond);
+        // Attention alone against its probe; a RoPE form against attention alone (the same
+        // flops counted: the ratio is attention's time over the form's).
+        if (rope == AttentionRope::none) {
+          table.push_back({name, "", goal_for(p, n)});
+        } else {
+          table.push_back({name, alone, 0});
+        }
+      }
     }
   }
   return table;

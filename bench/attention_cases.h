@@ -11,21 +11,27 @@
 #include <string>
 #include <vector>
 
+#include "bench/format/case_name.h"
 #include "bench/ratio_table.h"
 #include "bench/format/shapes.h"
 
 namespace ropecheck::bench {
 
 struct AttentionCase {
-  AttentionCase(AttentionProblem p, int threads) : problem(p), blas_threads(threads) {}
+  AttentionCase(AttentionProblem p, int threads, AttentionRope r)
+      : problem(p), blas_threads(threads), rope(r) {}
   const AttentionProblem problem;
   const int blas_threads;
+  const AttentionRope rope;
   std::once_flag prepared;  // Google Benchmark calls a case many times: check and fill once
   std::string error;
   std::vector<float> q, k, v, out, probe_a, probe_b, probe_c;
+  std::vector<std::int64_t> positions;  // 0 .. tokens - 1, for the RoPE forms
 };
 
-// Registers attention_blas at each OpenBLAS thread count; returns the ratio-table rows.
+// Registers attention_blas at each OpenBLAS thread count, and for the problems marked with_rope
+// the same with RoPE, a separate pass and fused (AttentionRope); returns the ratio-table rows
+// (each RoPE form against attention alone).
 std::vector<Comparison> register_attention_cases(std::deque<AttentionCase>& owner,
                                                  std::span<const int> threads);
 

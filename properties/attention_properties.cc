@@ -11,6 +11,7 @@
 #include "properties/catalogue.h"
 #include "properties/harness/rapidcheck_bridge.h"
 #include "impls/registry.h"
+#include "core/isa.h"
 #include "core/tolerance.h"
 
 namespace ropecheck {
@@ -121,6 +122,71 @@ PropertyResult matches_reference(const Subject& subject, const RunConfig& config
       if (!(diff <= bound[j])) {
         RC_FAIL(fmt::format("output {} = {:.9g}, reference {:.9g}: |diff| {:.3g} > bound {:.3g}",
                             j, got[j], reference[j], diff, bound[j]));
+      }
+    }
+  });
+}
+
+// With RoPE (fp64 angles, either layout, contiguous positions from an offset): the implementation
+// on the unrotated problem against the double reference on q and k rotated by the dispatched
+// fast kernel, what a separate RoPE pass gives. Beyond the fp32 bound of that rotated problem,
+// the two sides' rotations: each rotated pair is within kNormBoundUnits eps32 |pair| of exact,
+// so the sides' pairs differ by D |pair|, D = 2 kNormBoundUnits eps32 (times 1 + D for the
+// rotated norms), each score by Delta_i <= scale sum_p |q_p||k_p| (2D + D^2)(1 + D)^2 at most,
+// and each output, a convex combination of v rows whose weights move by a factor within
+// exp(+-2 Delta_i), by (exp(2 Delta_i) - 1) max|v|. The factor 1 + gamma_d on Delta_i covers the
+// fp32 bound's own dependence on which side's rotated inputs it is evaluated on.
+PropertyResult rope_matches_reference(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  return check_property(subject, config, "fp32 bound", tracker, [&] {
+    const Problem p = pick_problem(true);
+    const auto& s = p.shape;
+    const RopeSpec spec{s.head_dim, s.head_dim, 10000.0,
+                        *rc::gen::element(Layout::interleaved, Layout::half_split),
+                        AnglePrecision::fp64, {}};
+    std::vector<std::int64_t> positions(static_cast<std::size_t>(s.tokens));
+    std::iota(positions.begin(), positions.end(), *rc::gen::inRange<std::int64_t>(0, 1 << 20));
+    Problem rotated = p;
+    const RopeImpl& kernel = *find_rope("kernel/" + std::string(to_string(dispatched_isa())));
+    kernel.apply(spec, HeadTensor{rotated.q, s.tokens, s.q_heads, s.head_dim},
+                 HeadTensor{rotated.k, s.tokens, s.kv_heads, s.head_dim}, positions);
+    const auto got = attend(*subject.attention, p, &spec, positions);
+    const auto reference = attend(*find_attention("attention_naive/scalar"), rotated);
+    const auto fp32 = fp32_attention_bound(rotated, reference);
+    double max_v = 0;
+    for (float x : p.v) max_v = std::max(max_v, static_cast<double>(std::abs(x)));
+    const double scale = 1 / std::sqrt(static_cast<double>(s.head_dim));
+    const double dd = 2 * kNormBoundUnits * kEps32;
+    const double per_score = (2 * dd + dd * dd) * (1 + dd) * (1 + dd) * (1 + gamma32(s.head_dim));
+    const auto d = static_cast<std::size_t>(s.head_dim);
+    const auto pair_norm = [&](const std::vector<float>& x, std::size_t row, std::size_t i) {
+      const std::size_t a = spec.layout == Layout::interleaved ? 2 * i : i;
+      const std::size_t b = spec.layout == Layout::interleaved ? 2 * i + 1 : i + d / 2;
+      return std::hypot(static_cast<double>(x[row * d + a]), static_cast<double>(x[row * d + b]));
+    };
+    for (std::int64_t i = 0; i < s.tokens; ++i) {
+      for (std::int64_t h = 0; h < s.q_heads; ++h) {
+        const auto qrow = static_cast<std::size_t>(i * s.q_heads + h);
+        const std::int64_t visible = s.causal ? i + 1 : s.tokens;
+        double delta = 0;
+        for (std::int64_t j = 0; j < visible; ++j) {
+          const auto krow = static_cast<std::size_t>(j * s.kv_heads + h / (s.q_heads / s.kv_heads));
+          double sum = 0;
+          for (std::size_t pair = 0; pair < d / 2; ++pair) sum += pair_norm(p.q, qrow, pair) * pair_norm(p.k, krow, pair);
+          delta = std::max(delta, scale * sum * per_score);
+        }
+        for (std::size_t c = 0; c < d; ++c) {
+          const std::size_t at = qrow * d + c;
+          const double allowed = fp32[at] + std::expm1(2 * delta) * max_v;
+          const double diff = std::abs(static_cast<double>(got[at]) - reference[at]);
+          tracker.observe(diff, allowed);
+          if (!(diff <= allowed)) {
+            RC_FAIL(fmt::format("{} tokens, position {} (token {}, head {}): output {} = {:.9g}, "
+                                "reference on separately rotated q, k {:.9g}: |diff| {:.3g} > {:.3g}",
+                                s.tokens, positions[static_cast<std::size_t>(i)], i, h, at, got[at],
+                                reference[at], diff, allowed));
+          }
+        }
       }
     }
   });
@@ -265,6 +331,10 @@ std::span<const Property> attention_properties() {
       {"attention_matches_reference",
        "within the fp32 accumulation bound of the double reference, causal or full, GQA (seed 003)",
        SubjectKind::attention, matches_reference},
+      {"attention_rope_matches_reference",
+       "with RoPE, within the fp32 bound of the double reference on separately rotated q and k, "
+       "plus both sides' rotation bounds (fused RoPE included)",
+       SubjectKind::attention, rope_matches_reference},
       {"attention_equivariant_without_positions",
        "without positions, reordering tokens reorders outputs (seed 000)", SubjectKind::attention,
        equivariance_without_positions},

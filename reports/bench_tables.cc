@@ -1,6 +1,8 @@
 // Median rates and the baseline ratios for the report (report_bench.h).
 #include "reports/bench_tables.h"
 
+#include <map>
+#include <tuple>
 
 namespace ropecheck {
 namespace {
@@ -37,6 +39,37 @@ std::vector<BaselineRow> compare_to_baseline(const BenchData& current, const Ben
     if (b == baseline.cases.end() || c.limit_fraction.empty() || b->second.limit_fraction.empty()) continue;
     rows.push_back({name, median(c.limit_fraction), median(b->second.limit_fraction),
                     bootstrap_median_ratio(c.limit_fraction, b->second.limit_fraction)});
+  }
+  return rows;
+}
+
+std::vector<RopeAttentionRow> rope_attention_rows(const BenchData& bench) {
+  std::map<std::tuple<long, int, int>, std::map<bench::AttentionRope, double>> rates;
+  std::vector<std::tuple<long, int, int>> order;
+  for (const auto& name : bench.order) {
+    const auto a = parse_attention_case(name);
+    if (!a) continue;
+    const CaseRate r = case_rate(bench.cases.at(name));
+    if (!r.rate || *r.rate <= 0) continue;
+    const auto key = std::make_tuple(a->tokens, a->head_dim, a->blas_threads);
+    if (!rates.contains(key)) order.push_back(key);
+    rates[key][a->rope] = *r.rate;
+  }
+  std::vector<RopeAttentionRow> rows;
+  for (const auto& key : order) {
+    const auto& forms = rates.at(key);
+    if (forms.size() < 2 || !forms.contains(bench::AttentionRope::none)) continue;
+    RopeAttentionRow row;
+    std::tie(row.tokens, row.head_dim, row.threads) = key;
+    row.alone_rate = forms.at(bench::AttentionRope::none);
+    const auto ratio = [&](bench::AttentionRope form) -> std::optional<double> {
+      const auto it = forms.find(form);
+      if (it == forms.end()) return std::nullopt;
+      return *row.alone_rate / it->second;
+    };
+    row.separate_ratio = ratio(bench::AttentionRope::separate);
+    row.fused_ratio = ratio(bench::AttentionRope::fused);
+    rows.push_back(row);
   }
   return rows;
 }

@@ -51,4 +51,16 @@ struct PeerRow {
 // Every plugin RoPE case of the run, in file order.
 std::vector<PeerRow> peer_rows(const BenchData& bench);
 
+// RoPE with attention (bench/format/case_name.h AttentionRope): per problem and thread count,
+// attention alone and each RoPE form's time over attention alone's (the same flops are counted
+// for all three, so time ratio = rate alone / rate of the form; 1.05 = 5% slower).
+struct RopeAttentionRow {
+  long tokens = 0;
+  int head_dim = 0, threads = 0;
+  std::optional<double> alone_rate;                      // GFLOP/s, median
+  std::optional<double> separate_ratio, fused_ratio;     // time / attention alone's time
+};
+// Every problem that has a RoPE form in the run, in file order.
+std::vector<RopeAttentionRow> rope_attention_rows(const BenchData& bench);
+
 }  // namespace ropecheck

@@ -219,7 +219,7 @@ std::optional<PlotSpec> attention_plot(const BenchData& bench) {
   std::map<std::pair<int, int>, std::vector<Point>> groups;  // (head_dim, threads)
   for (const auto& name : bench.order) {
     const auto a = parse_attention_case(name);
-    if (!a) continue;
+    if (!a || a->rope != bench::AttentionRope::none) continue;  // attention alone here
     const CaseRate r = case_rate(bench.cases.at(name));
     if (r.unit != "GFLOP/s" || !r.rate) continue;
     groups[{a->head_dim, a->blas_threads}].push_back({a->tokens, *r.rate, r.probe_rate});

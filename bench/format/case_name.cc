@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <vector>
 
 namespace ropecheck::bench {
@@ -53,14 +55,24 @@ std::optional<RopeCaseName> parse_rope_case(std::string_view name) {
                       std::string(parts[3]), static_cast<int>(*threads)};
 }
 
+namespace {
+
+constexpr std::string_view kAttentionForms[] = {"attention_blas", "attention_blas_rope", "attention_fused"};
+
+}  // namespace
+
 std::string registered_name(const AttentionCaseName& n) {
-  return fmt::format("attention_blas/causal_{}heads/tokens:{}/head_dim:{}/blas_threads:{}", n.heads,
-                     n.tokens, n.head_dim, n.blas_threads);
+  return fmt::format("{}/causal_{}heads/tokens:{}/head_dim:{}/blas_threads:{}",
+                     kAttentionForms[static_cast<int>(n.rope)], n.heads, n.tokens, n.head_dim,
+                     n.blas_threads);
 }
 std::string full_name(const AttentionCaseName& n) { return registered_name(n) + "/real_time"; }
 std::optional<AttentionCaseName> parse_attention_case(std::string_view name) {
   const auto parts = split(name);
-  if (parts.size() != 6 || parts[0] != "attention_blas" || parts[5] != "real_time") return std::nullopt;
+  if (parts.size() != 6 || parts[5] != "real_time") return std::nullopt;
+  const auto form = std::find(std::begin(kAttentionForms), std::end(kAttentionForms), parts[0]);
+  if (form == std::end(kAttentionForms)) return std::nullopt;
+  const auto rope = static_cast<AttentionRope>(form - std::begin(kAttentionForms));
   constexpr std::string_view kPrefix = "causal_", kSuffix = "heads";
   const std::string_view heads_part = parts[1];
   if (!heads_part.starts_with(kPrefix) || !heads_part.ends_with(kSuffix)) return std::nullopt;
@@ -72,7 +84,7 @@ std::optional<AttentionCaseName> parse_attention_case(std::string_view name) {
   const auto head_dim = keyed_int(parts[3], "head_dim");
   const auto threads = keyed_int(parts[4], "blas_threads");
   if (!tokens || !head_dim || !threads) return std::nullopt;
-  return AttentionCaseName{heads, *tokens, static_cast<int>(*head_dim), static_cast<int>(*threads)};
+  return AttentionCaseName{heads, *tokens, static_cast<int>(*head_dim), static_cast<int>(*threads), rope};
 }
 
 std::string registered_name(const TableCaseName& n) { return fmt::format("{}/{}", n.impl, n.shape); }

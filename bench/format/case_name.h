@@ -23,9 +23,14 @@ std::string registered_name(const RopeCaseName& name);  // without Google Benchm
 std::string full_name(const RopeCaseName& name);
 std::optional<RopeCaseName> parse_rope_case(std::string_view full_name);
 
+// How RoPE meets attention in a case, the first part of its name: none (attention_blas: attention
+// alone), separate (attention_blas_rope: the fast kernel's pass over q and k, then attention) or
+// fused (attention_fused: RoPE applied as q and k are packed for sgemm).
+enum class AttentionRope { none, separate, fused };
 struct AttentionCaseName {
   long heads = 0, tokens = 0;
   int head_dim = 0, blas_threads = 0;
+  AttentionRope rope = AttentionRope::none;
 };
 std::string registered_name(const AttentionCaseName& name);
 std::string full_name(const AttentionCaseName& name);

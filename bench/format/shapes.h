@@ -42,11 +42,12 @@ constexpr const RopeShape* find_rope_shape(std::string_view name) {
 struct AttentionProblem {
   std::int64_t tokens;
   int head_dim;
+  bool with_rope = false;  // also timed with RoPE, separate and fused (case_name.h AttentionRope)
 };
 
 inline constexpr std::int64_t kAttentionHeads = 8;
 inline constexpr AttentionProblem kAttentionProblems[] = {
-    {128, 64}, {512, 64}, {512, 128}, {1024, 128}, {2048, 128}, {4096, 128},
+    {128, 64}, {512, 64}, {512, 128, true}, {1024, 128}, {2048, 128, true}, {4096, 128},
 };
 
 // The sinusoidal table: positions x d_model (the original Transformer's 512).

@@ -14,6 +14,8 @@
 #include <span>
 
 #include "core/isa.h"
+#include "core/spec.h"
+#include "core/tensor.h"
 
 namespace ropecheck {
 
@@ -39,6 +41,24 @@ Isa softmax_isa();
 void attention_blas(const AttentionShape& shape, std::span<const float> q,
                     std::span<const float> k, std::span<const float> v, std::span<float> out,
                     std::int64_t block_rows = 128, Isa softmax = softmax_isa());
+
+// Which positions the packed query rows [i0, i0 + rows) are rotated by: block_positions, the
+// right ones, positions[i0 .. i0 + rows); a mutant's hook takes others.
+using QueryPositions = PositionIds (*)(PositionIds positions, std::int64_t i0, std::int64_t rows);
+PositionIds block_positions(PositionIds positions, std::int64_t i0, std::int64_t rows);
+
+// attention_blas with RoPE fused into the packing of q and k: per kv head, its keys are copied
+// into one contiguous [tokens][head_dim] block and rotated there, in cache, by the dispatched
+// fast kernel (kernel/<level>); per q head and block of query rows, those rows likewise; sgemm
+// then reads the packed blocks (leading dimension head_dim). q and k are read once, never
+// rotated in place or copied whole: no separate pass over memory for RoPE. spec.head_dim must
+// be shape.head_dim; one position per token. Throws InvalidInput.
+void attention_blas_rope_fused(const AttentionShape& shape, const RopeSpec& spec,
+                               PositionIds positions, std::span<const float> q,
+                               std::span<const float> k, std::span<const float> v,
+                               std::span<float> out, std::int64_t block_rows = 128,
+                               Isa softmax = softmax_isa(),
+                               QueryPositions query_positions = block_positions);
 
 // In place over n scores: p_j = exp(x_j - max) / sum; all zeros when every x_j is -inf. At the
 // given level (scalar or avx512; the CPU must have it).

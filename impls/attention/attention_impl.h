@@ -26,7 +26,8 @@ class AttentionImpl {
   }
 
   // rope == nullptr: no positional encoding. Otherwise q and k (copies) are rotated first, at
-  // `positions` (one per token), with spec.head_dim == shape.head_dim. Throws InvalidInput.
+  // `positions` (one per token), with spec.head_dim == shape.head_dim, by the dispatched fast
+  // kernel; or, where the implementation fuses RoPE, inside attend_with_rope. Throws InvalidInput.
   void run(const AttentionShape& shape, const RopeSpec* rope, PositionIds positions,
            std::span<const float> q, std::span<const float> k, std::span<const float> v,
            std::span<float> out) const;
@@ -37,6 +38,13 @@ class AttentionImpl {
                       std::span<float> out) const = 0;
   // Whether the rotated q and k reach attend(); a mutant forgets (seed 001).
   virtual bool uses_rotated_qk() const { return true; }
+  // An implementation that rotates q and k itself, as it packs them, returns true and gets them
+  // unrotated in attend_with_rope (rope != nullptr only).
+  virtual bool fuses_rope() const { return false; }
+  virtual void attend_with_rope(const AttentionShape& shape, const RopeSpec& rope,
+                                PositionIds positions, std::span<const float> q,
+                                std::span<const float> k, std::span<const float> v,
+                                std::span<float> out) const;
 };
 
 }  // namespace ropecheck

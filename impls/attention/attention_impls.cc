@@ -2,6 +2,7 @@
 // functions are in attention.cc), and AttentionImpl::run: RoPE by the dispatched kernel level,
 // then attention.
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ void AttentionImpl::run(const AttentionShape& shape, const RopeSpec* rope, Posit
     attend(shape, q, k, v, out);
     return;
   }
+  if (fuses_rope()) {
+    attend_with_rope(shape, *rope, positions, q, k, v, out);
+    return;
+  }
   std::vector<float> q_rot(q.begin(), q.end()), k_rot(k.begin(), k.end());
   const RopeImpl* kernel = find_rope("kernel/" + std::string(to_string(dispatched_isa())));
   kernel->apply(*rope, HeadTensor{q_rot, shape.tokens, shape.q_heads, shape.head_dim},
@@ -29,6 +34,12 @@ void AttentionImpl::run(const AttentionShape& shape, const RopeSpec* rope, Posit
   } else {
     attend(shape, q, k, v, out);
   }
+}
+
+void AttentionImpl::attend_with_rope(const AttentionShape&, const RopeSpec&, PositionIds,
+                                     std::span<const float>, std::span<const float>,
+                                     std::span<const float>, std::span<float>) const {
+  throw std::logic_error(std::string(id()) + " declares fused RoPE but does not implement it");
 }
 
 namespace {
@@ -71,7 +82,43 @@ class BlasAttention final : public AttentionImpl {
   std::string id_;
 };
 
+// RoPE fused into the packing of q and k (attention_blas_rope_fused), one per softmax level.
+class FusedAttention final : public AttentionImpl {
+ public:
+  explicit FusedAttention(Isa softmax)
+      : softmax_(softmax), id_("attention_fused/" + std::string(to_string(softmax))) {}
+  std::string_view id() const override { return id_; }
+  std::string_view summary() const override {
+    return "attention_blas with RoPE fused into the packing of q and k for sgemm (no separate pass)";
+  }
+  bool available(std::string* why) const override { return cpu_supports(softmax_, why); }
+
+ protected:
+  void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
+              std::span<const float> v, std::span<float> out) const override {
+    attention_blas(shape, q, k, v, out, 7, softmax_);
+  }
+  bool fuses_rope() const override { return true; }
+  void attend_with_rope(const AttentionShape& shape, const RopeSpec& rope, PositionIds positions,
+                        std::span<const float> q, std::span<const float> k,
+                        std::span<const float> v, std::span<float> out) const override {
+    // Small blocks, as above: the properties cross block boundaries on small problems.
+    attention_blas_rope_fused(shape, rope, positions, q, k, v, out, 7, softmax_);
+  }
+
+ private:
+  Isa softmax_;
+  std::string id_;
+};
+
 }  // namespace
+
+std::unique_ptr<AttentionImpl> make_attention_fused_scalar() {
+  return std::make_unique<FusedAttention>(Isa::scalar);
+}
+std::unique_ptr<AttentionImpl> make_attention_fused_avx512() {
+  return std::make_unique<FusedAttention>(Isa::avx512);
+}
 
 std::unique_ptr<AttentionImpl> make_attention_naive() { return std::make_unique<NaiveAttention>(); }
 std::unique_ptr<AttentionImpl> make_attention_blas_scalar() {

@@ -31,14 +31,22 @@ TEST(CaseName, RopeRoundTrips) {
 
 TEST(CaseName, AttentionAndTableRoundTrip) {
   for (const AttentionProblem p : kAttentionProblems) {
-    const AttentionCaseName name{kAttentionHeads, p.tokens, p.head_dim, 2};
-    const auto parsed = parse_attention_case(full_name(name));
-    ASSERT_TRUE(parsed) << full_name(name);
-    EXPECT_EQ(parsed->heads, kAttentionHeads);
-    EXPECT_EQ(parsed->tokens, p.tokens);
-    EXPECT_EQ(parsed->head_dim, p.head_dim);
-    EXPECT_EQ(parsed->blas_threads, 2);
+    for (const AttentionRope rope : {AttentionRope::none, AttentionRope::separate, AttentionRope::fused}) {
+      const AttentionCaseName name{kAttentionHeads, p.tokens, p.head_dim, 2, rope};
+      const auto parsed = parse_attention_case(full_name(name));
+      ASSERT_TRUE(parsed) << full_name(name);
+      EXPECT_EQ(parsed->heads, kAttentionHeads);
+      EXPECT_EQ(parsed->tokens, p.tokens);
+      EXPECT_EQ(parsed->head_dim, p.head_dim);
+      EXPECT_EQ(parsed->blas_threads, 2);
+      EXPECT_EQ(parsed->rope, rope);
+    }
   }
+  // Attention alone keeps the name it always had (gate baselines and reports read it).
+  EXPECT_EQ(full_name(AttentionCaseName{8, 512, 64, 1}),
+            "attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time");
+  EXPECT_EQ(full_name(AttentionCaseName{8, 2048, 128, 1, AttentionRope::fused}),
+            "attention_fused/causal_8heads/tokens:2048/head_dim:128/blas_threads:1/real_time");
   const auto table = parse_table_case(full_name(TableCaseName{"sinusoidal/formula", "transformer_base_4096x512"}));
   ASSERT_TRUE(table);
   EXPECT_EQ(table->impl, "sinusoidal/formula");
@@ -57,7 +65,8 @@ TEST(CaseName, MalformedNamesAreRefused) {
   for (const char* bad : {"attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1",
                           "attention_blas/causal_8/tokens:512/head_dim:64/blas_threads:1/real_time",
                           "attention_blas/causal_8heads/tokens:-5/head_dim:64/blas_threads:1/real_time",
-                          "attention/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time"}) {
+                          "attention/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time",
+                          "attention_naive/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time"}) {
     EXPECT_FALSE(parse_attention_case(bad)) << bad;
   }
   EXPECT_FALSE(parse_table_case("sinusoidal/formula/transformer_base_4096x512"));

@@ -41,6 +41,9 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/dynamic_ntk_base_kept", {"call_history_independence"}},
       // a row's token found through a 16-bit row index: only a call past 65 536 rows shows it
       {"mutant/row_index_16bit", {"boundary_shapes"}},
+      // fused RoPE rotating every query block by the first block's positions: shift-invariant
+      // still, right within the first block; only the comparison with separate RoPE shows it
+      {"mutant/attention_fused_block_positions", {"attention_rope_matches_reference"}},
       // seed 001's attention: rotated q, k overwritten by unrotated ones -> position-blind
       {"mutant/attention_unrotated_qk",
        {"attention_rope_breaks_equivariance", "mha_positions_break_equivariance"}},
