@@ -47,12 +47,12 @@ void attention_blas(const AttentionShape& shape, std::span<const float> q,
 using QueryPositions = PositionIds (*)(PositionIds positions, std::int64_t i0, std::int64_t rows);
 PositionIds block_positions(PositionIds positions, std::int64_t i0, std::int64_t rows);
 
-// attention_blas with RoPE fused into the packing of q and k: per kv head, its keys are copied
-// into one contiguous [tokens][head_dim] block and rotated there, in cache, by the dispatched
-// fast kernel (kernel/<level>); per q head and block of query rows, those rows likewise; sgemm
-// then reads the packed blocks (leading dimension head_dim). q and k are read once, never
-// rotated in place or copied whole: no separate pass over memory for RoPE. spec.head_dim must
-// be shape.head_dim; one position per token. Throws InvalidInput.
+// attention_blas with RoPE fused into attention's blocking, by the dispatched fast kernel
+// (kernel/<level>): k is rotated once into a copy (every block of query rows reads all of it);
+// each block of query rows, all heads at once, is copied and rotated in cache just before its
+// sgemms, never written back to memory. q and k themselves are only read. The kernel forms each
+// token's cos/sin table once for all its heads, as in a separate pass. spec.head_dim must be
+// shape.head_dim; one position per token. Throws InvalidInput.
 void attention_blas_rope_fused(const AttentionShape& shape, const RopeSpec& spec,
                                PositionIds positions, std::span<const float> q,
                                std::span<const float> k, std::span<const float> v,
