@@ -339,6 +339,16 @@ void expect_oracle_agreement_fails(const std::string& name, const std::string& s
   EXPECT_NE(v.run.out.find(shows), std::string::npos) << v.run.out;
 }
 
+// ggml's angle recurrence declared as such: held to the recurrence bound, it passes everything.
+TEST(PluginCli, RecurrencePluginPassesTheWholeRopeCatalogue) {
+  expect_whole_catalogue_passes("recurrence_rope");
+}
+
+// The same kernel declaring fp32 angles, a more accurate class than it has: it fails.
+TEST(PluginCli, RecurrencePluginDeclaringFp32AnglesFailsOracleAgreement) {
+  expect_oracle_agreement_fails("recurrence_as_fp32_rope", "counterexample:");
+}
+
 // The same plugin with a truncating narrowing: up to one fp16 ulp, twice the bound's rounding.
 TEST(PluginCli, Fp16TruncatingPluginFailsOracleAgreement) {
   expect_oracle_agreement_fails("fp16_truncating_rope", "counterexample:");
