@@ -55,6 +55,11 @@ class EntryField {
     if (!t) fail(fmt::format("\"{}\" '{}' is not an ISO 8601 date-time", key, v));
     return *t;
   }
+  std::int64_t big_count(const char* key) const {
+    const auto& v = get(key);
+    if (!v.is_number_integer() || v.get<long long>() < 0) fail(fmt::format("\"{}\" is not a count", key));
+    return v.get<long long>();
+  }
   int count(const char* key) const {
     const auto& v = get(key);
     if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 1'000'000) {
@@ -156,7 +161,8 @@ OrderedJson entry_to_json(const Entry& e) {
   j["commit"] = {{"id", e.commit.id},
                  {"date", format_utc(e.commit.time)},
                  {"branch", e.commit.branch},
-                 {"subject", e.commit.subject}};
+                 {"subject", e.commit.subject},
+                 {"ancestors", e.commit.ancestors}};
   j["run"] = {{"date", format_utc(e.run.time)},
               {"host_name", e.run.host_name},
               {"digest", e.run.digest},
@@ -208,6 +214,7 @@ Entry entry_from_json(const OrderedJson& json, const fs::path& file) {
   e.commit.time = commit.date("date");
   e.commit.branch = commit.string("branch");
   e.commit.subject = commit.string("subject");
+  e.commit.ancestors = commit.big_count("ancestors");
   const EntryField run = doc.child("run");
   e.run.time = run.date("date");
   e.run.host_name = run.string("host_name");

@@ -20,6 +20,7 @@ struct EntryCommit {
   std::int64_t time = 0;  // committer date, seconds since the epoch (file: UTC ISO 8601)
   std::string branch;     // "" unknown
   std::string subject;    // "" unknown
+  std::int64_t ancestors = 0;  // commits reachable from it, itself included; 0 unknown (git_commit.h)
 };
 
 // Where the run came from: the bench's own date and host, and a digest of its cases, so that one

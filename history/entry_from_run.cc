@@ -113,6 +113,7 @@ Entry entry_from_run(const fs::path& run, const CommitFacts& commit, const std::
   e.commit.time = commit.time;
   e.commit.branch = commit.branch;
   e.commit.subject = commit.subject;
+  e.commit.ancestors = commit.ancestors;
   const std::string date = context.required("date");
   const auto run_time = parse_iso8601(date);
   if (!run_time) {

@@ -98,6 +98,14 @@ CommitFacts commit_from_git(const std::filesystem::path& repo, const std::string
   }
   facts.time = *time;
   if (newline != std::string::npos) facts.subject = first_line(shown.out.substr(newline + 1));
+  const GitResult count = run_git(repo, {"rev-list", "--count", facts.id});
+  if (count.code == 0) {
+    try {
+      facts.ancestors = std::stoll(first_line(count.out));
+    } catch (const std::exception&) {
+      facts.ancestors = 0;
+    }
+  }
   // The branch checked out, when the commit is on it (its tip or an ancestor): in CI that is the
   // branch being built; for a backfill, the branch the range was taken from.
   const GitResult head = run_git(repo, {"symbolic-ref", "--short", "-q", "HEAD"});

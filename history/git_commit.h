@@ -15,6 +15,10 @@ struct CommitFacts {
   std::int64_t time = 0;  // committer date, seconds since the epoch
   std::string branch;   // "" when not known
   std::string subject;  // the message's first line; "" when not known
+  // The commits reachable from it, itself included (`git rev-list --count`): larger for a
+  // descendant than for any of its ancestors, so it orders commits of the same second (a rebase
+  // or a quick series gives many one date). 0 when not known.
+  std::int64_t ancestors = 0;
 };
 
 // The commit `rev` of the git checkout holding `repo`. `branch` is the checked-out branch when

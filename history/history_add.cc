@@ -36,7 +36,7 @@ CommitFacts commit_of(const AddOptions& o) {
                                    "2026-11-25T17:29:13+01:00 (git log --format=%cI)",
                                    o.commit_date));
   }
-  return {o.commit, *time, o.branch, ""};
+  return {o.commit, *time, o.branch, "", 0};
 }
 
 std::int64_t now_seconds() {
@@ -51,10 +51,10 @@ AddResult add_run(const AddOptions& options) {
   if (options.history_dir.empty()) throw InvalidInput("--dir: the history directory is required");
   // The run first: a bad run is the likelier mistake, and is named before git is asked anything
   // (the run's digest does not depend on its commit).
-  Entry entry = entry_from_run(options.run_dir, CommitFacts{"unknown", 0, "", ""}, options.machine,
+  Entry entry = entry_from_run(options.run_dir, CommitFacts{"unknown", 0, "", "", 0}, options.machine,
                                now_seconds());
   const CommitFacts commit = commit_of(options);
-  entry.commit = {commit.id, commit.time, commit.branch, commit.subject};
+  entry.commit = {commit.id, commit.time, commit.branch, commit.subject, commit.ancestors};
   const auto history = read_history(options.history_dir, true);
   for (const auto& stored : history) {
     if (stored.entry.run.digest != entry.run.digest) continue;

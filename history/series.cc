@@ -65,17 +65,20 @@ HistoryView arrange_history(std::vector<StoredEntry> entries) {
   }
   for (const auto& [id, i] : first_file) {
     CommitRef c{id, all[i].entry.commit.branch, all[i].entry.commit.subject, all[i].entry.commit.time,
-                all[i].entry.run.time};
+                all[i].entry.commit.ancestors, all[i].entry.run.time};
     for (const auto& s : all) {
       if (s.entry.commit.id != id) continue;
       c.first_run = std::min(c.first_run, s.entry.run.time);
+      c.ancestors = std::max(c.ancestors, s.entry.commit.ancestors);
       if (c.branch.empty()) c.branch = s.entry.commit.branch;
       if (c.subject.empty()) c.subject = s.entry.commit.subject;
     }
     view.commits.push_back(std::move(c));
   }
   std::sort(view.commits.begin(), view.commits.end(), [](const CommitRef& a, const CommitRef& b) {
-    return std::tie(a.time, a.first_run, a.id) < std::tie(b.time, b.first_run, b.id);
+    // A rebase or a quick series of commits gives many one committer date (to the second):
+    // ancestry orders those.
+    return std::tie(a.time, a.ancestors, a.first_run, a.id) < std::tie(b.time, b.ancestors, b.first_run, b.id);
   });
   std::map<std::string, std::size_t> commit_index;
   for (std::size_t i = 0; i < view.commits.size(); ++i) commit_index[view.commits[i].id] = i;

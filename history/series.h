@@ -14,7 +14,8 @@ namespace ropecheck::history {
 struct CommitRef {
   std::string id, branch, subject;
   std::int64_t time = 0;       // committer date
-  std::int64_t first_run = 0;  // the earliest run recorded at it (breaks ties of time)
+  std::int64_t ancestors = 0;  // git rev-list --count (0: unknown): orders commits of one second
+  std::int64_t first_run = 0;  // the earliest run recorded at it (the last tie-break)
 };
 
 // A line: runs of one machine (machine_id.h) with one build type.
@@ -56,7 +57,9 @@ struct Series {
 
 struct HistoryView {
   std::vector<StoredEntry> entries;
-  std::vector<CommitRef> commits;    // oldest first: committer date, then first run, then id
+  // Oldest first: by committer date, then (commits of the same second) by ancestry, then by
+  // their first run, then by id.
+  std::vector<CommitRef> commits;
   std::vector<LineRef> lines;
   std::vector<std::string> cases;    // in the order the entries first list them
   std::vector<Series> series;        // by case (in `cases` order), then by line

@@ -429,6 +429,27 @@ TEST_F(HistoryGit, HeadOfTheCheckoutIsTheCommitByDefault) {
   EXPECT_EQ(format_utc(e.commit.time), "2026-10-02T08:00:00Z");
   EXPECT_EQ(e.commit.subject, "second");
   EXPECT_EQ(e.commit.branch, git("symbolic-ref --short HEAD"));
+  EXPECT_EQ(e.commit.ancestors, 2);
+}
+
+TEST_F(HistoryGit, CommitsOfTheSameSecondAreOrderedByAncestry) {
+  // A quick series (or a rebase) gives its commits one committer date to the second.
+  commit("third", "2026-10-03T10:00:00+02:00");
+  commit("fourth", "2026-10-03T10:00:00+02:00");
+  // The fourth commit's run is the earlier one: the order the runs were made in must not decide.
+  SyntheticRun early, late;
+  early.date = "2026-10-04T08:00:00Z";
+  late.date = "2026-10-04T09:00:00Z";
+  early.cases = late.cases = {{kCases[0], 0.8, 20}};
+  const auto h = (scratch_ / "h").string();
+  ASSERT_EQ(cli({"history", "add", "--dir", h, "--repo", repo_.str(), "--commit", "HEAD",
+                 test::write_synthetic_run(scratch_ / "early", early).string()}).code, kExitOk);
+  ASSERT_EQ(cli({"history", "add", "--dir", h, "--repo", repo_.str(), "--commit", "HEAD~1",
+                 test::write_synthetic_run(scratch_ / "late", late).string()}).code, kExitOk);
+  const HistoryAnalysis a = analyse_history(scratch_ / "h", "", {});
+  ASSERT_EQ(a.view.commits.size(), 2u);
+  EXPECT_EQ(a.view.commits[0].subject, "third");
+  EXPECT_EQ(a.view.commits[1].subject, "fourth");
 }
 
 TEST_F(HistoryGit, AnEarlierCommitByRevision) {
@@ -440,6 +461,7 @@ TEST_F(HistoryGit, AnEarlierCommitByRevision) {
   const Entry& e = entries[0].entry;
   EXPECT_EQ(e.commit.id, git("rev-parse HEAD~1"));
   EXPECT_EQ(e.commit.subject, "first");
+  EXPECT_EQ(e.commit.ancestors, 1);
   EXPECT_EQ(format_utc(e.commit.time), "2026-10-01T08:00:00Z");
 }
 
