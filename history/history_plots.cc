@@ -88,8 +88,10 @@ std::string panel_blocks(const HistoryAnalysis& a, std::size_t series_index, Pan
   clauses += fmt::format(", \\\n     '{}.dat' index {} using 1:2 with points pt 6 ps 0.45 lc rgb '{}' notitle",
                          id, index, colour);
   ++index;
-  // The fitted levels on the panel of the measure the steps were found in.
-  const bool measured_here = (panel == Panel::fraction) == (f.measure == Series::Measure::fraction);
+  // The fitted levels on the panel, and in the units, of the measure the steps were found in.
+  const bool measured_here = panel == Panel::fraction ? f.measure == Series::Measure::fraction
+                             : use_calls              ? f.measure == Series::Measure::calls
+                                                      : f.measure == Series::Measure::rate;
   if (measured_here && s.commits.size() > 1) {
     data << "# [" << index << "] " << line.label << ": fitted levels (x from, x to, level)\n";
     for (const auto& seg : f.fit.segments) {
