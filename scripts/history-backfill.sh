@@ -15,7 +15,9 @@
 #   BACKFILL_REPO         the git repository (default: the one holding this script)
 #   BACKFILL_REV          with -n: where to count back from (default HEAD)
 #   BACKFILL_WORK         worktrees, build trees, binaries, runs, logs (default: a fresh temp dir)
-#   BACKFILL_CMAKE_ARGS   extra configure arguments (default: -DROPECHECK_TORCH_PEERS=OFF -DBUILD_TESTING=OFF)
+#   BACKFILL_CMAKE_ARGS   configure arguments (default: -DCMAKE_BUILD_TYPE=Release -DROPECHECK_WERROR=OFF
+#                         -DROPECHECK_TORCH_PEERS=OFF -DBUILD_TESTING=OFF: a warning a newer compiler
+#                         finds in an old commit is no reason to skip it)
 #   BACKFILL_BENCH_ARGS   bench arguments (default: the fp32, bf16 and fp16 kernels at every level on
 #                         an in-cache prefill and a decode, 3 repetitions of 0.05 s, one thread)
 #   BACKFILL_RECORDER     the ropecheck that records (it needs `history`, which older commits lack;
@@ -51,7 +53,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 repo=${BACKFILL_REPO:-$here}
 work=${BACKFILL_WORK:-$(mktemp -d -t ropecheck-backfill.XXXXXX)}
 recorder=$(realpath -m "${BACKFILL_RECORDER:-$here/build/ropecheck}")
-read -r -a cmake_args <<< "${BACKFILL_CMAKE_ARGS:--DROPECHECK_TORCH_PEERS=OFF -DBUILD_TESTING=OFF}"
+read -r -a cmake_args <<< "${BACKFILL_CMAKE_ARGS:--DCMAKE_BUILD_TYPE=Release -DROPECHECK_WERROR=OFF -DROPECHECK_TORCH_PEERS=OFF -DBUILD_TESTING=OFF}"
 read -r -a bench_args <<< "${BACKFILL_BENCH_ARGS:---filter ^kernel(_bf16|_fp16)?/[^/]+/(llama3_8b_gqa_prefill512|llama7b_decode_at4095)/interleaved/ --repetitions 3 --min-time 0.05 --threads 1}"
 jobs=${BACKFILL_JOBS:-$(nproc)}
 seed=${BACKFILL_SEED:-1}
@@ -97,7 +99,7 @@ build() {  # build SHA: configure and build its ropecheck; the binary to $work/b
     worktrees+=("$src")
   fi
   # Configured at every commit: the build records its commit at configure time.
-  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release "${cmake_args[@]}" >>"$log" 2>&1 || return 1
+  cmake -S "$src" -B "$build" "${cmake_args[@]}" >>"$log" 2>&1 || return 1
   cmake --build "$build" --target ropecheck -j "$jobs" >>"$log" 2>&1 || return 1
   mkdir -p "$work/bin/$sha"
   cp "$build/ropecheck" "$work/bin/$sha/ropecheck"
