@@ -122,7 +122,9 @@ done
 recorded=0
 declare -A failed=()
 for round in $(seq 1 "$runs"); do
-  order=$(printf '%s\n' "${built[@]}" | shuf --random-source=<(yes "$seed-$round"))
+  # A seeded shuffle (shuf reads too few bytes of a --random-source for small lists to differ).
+  order=$(printf '%s\n' "${built[@]}" | awk -v seed=$((seed * 1000 + round)) 'BEGIN { srand(seed) } { print rand() "\t" $0 }' \
+            | sort -n | cut -f2)
   for sha in $order; do
     [ -z "${failed[$sha]:-}" ] || continue
     out=$work/runs/${sha:0:12}/run-$round
