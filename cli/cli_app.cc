@@ -20,6 +20,8 @@
 #include "vectors/vectors.h"
 #include "vectors/check.h"
 #include "reports/report.h"
+#include "history/history_add.h"
+#include "history/history_report.h"
 #include "core/build_info.h"
 #include "core/errors.h"
 #include "core/isa.h"
@@ -73,6 +75,10 @@ struct Commands {
   ReportOptions report_options;
   CLI::App* gate = nullptr;
   GateOptions gate_options;
+  CLI::App* history_add = nullptr;
+  history::AddOptions history_add_options;
+  CLI::App* history_report = nullptr;
+  history::ReportHistoryOptions history_report_options;
   std::string gate_seed_text = "1", gate_measure = "limit";
   std::string verify_junit;
 };
@@ -314,6 +320,61 @@ void add_report(CLI::App& app, Commands& c) {
   c.report->footer("Exit: 0 written; 2 bad usage, no or malformed input, or gnuplot missing.");
 }
 
+void add_history(CLI::App& app, Commands& c) {
+  CLI::App* history = app.add_subcommand(
+      "history", "Performance over time: record bench runs into a history directory (one file per "
+                 "machine, commit and run) and draw it, one plot per case against commit order with "
+                 "the steps found marked (history/README.md).");
+  history->require_subcommand(1, 1);
+  auto& a = c.history_add_options;
+  c.history_add = history->add_subcommand(
+      "add", "Record a finished `ropecheck bench` (or main job) run into the history, under the "
+             "commit it measured (git's HEAD here unless --commit). Checks the run and every entry "
+             "of the history before writing.");
+  c.history_add->add_option("--dir", a.history_dir, "The history directory (created when missing)")
+      ->type_name("H")
+      ->required();
+  c.history_add->add_option("RUN_DIR", a.run_dir, "The run: a directory holding bench.json, or the file")
+      ->required();
+  c.history_add->add_option("--commit", a.commit, "The commit the run measured (a revision git knows; default HEAD)")
+      ->type_name("REV");
+  c.history_add->add_option("--repo", a.repo, "The git checkout to look the commit up in")
+      ->type_name("DIR")
+      ->capture_default_str();
+  c.history_add->add_option("--commit-date", a.commit_date,
+                            "With --commit: its committer date (ISO 8601, `git log --format=%cI`); git "
+                            "is then not asked")
+      ->type_name("DATE");
+  c.history_add->add_option("--branch", a.branch, "The branch to record (default: git's checked-out branch when it holds the commit)")
+      ->type_name("NAME");
+  c.history_add->add_option("--machine", a.machine,
+                            "A name for this machine (default: from the CPU model, CPUs and ISA level); "
+                            "a fingerprint of the hardware is appended either way")
+      ->type_name("NAME");
+  c.history_add->footer("Exit: 0 recorded (or already there); 2 bad usage, a bad run, a bad file in the "
+                        "history (named), or no such commit.");
+  auto& r = c.history_report_options;
+  c.history_report = history->add_subcommand(
+      "report", "Write OUT/history.md and an offline OUT/history.html: per case the rate and the "
+                "fraction of the same-run probe against commit order, one line per machine, the "
+                "steps found marked and listed with their commit, size and interval.");
+  c.history_report->add_option("--dir", r.history_dir, "The history directory")->type_name("H")->required();
+  c.history_report->add_option("--out", r.out_dir, "Directory for the page and plots/")
+      ->type_name("OUT")
+      ->capture_default_str();
+  c.history_report->add_option("--filter", r.filter, "Regex over case names (default: all)")->type_name("RE");
+  c.history_report->add_option("--alpha", r.settings.alpha,
+                               "Chance of any false step on the page, in (0, 1)")
+      ->type_name("A")
+      ->capture_default_str();
+  c.history_report->add_option("--min-step", r.settings.min_step_percent,
+                               "Smallest change marked as a step, percent, in [0, 100)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  c.history_report->footer("Exit: 0 written; 2 bad usage, an empty history, a bad file in it (named), "
+                           "or gnuplot missing.");
+}
+
 void add_bench(CLI::App& app, Commands& c) {
   auto& b = c.bench_options;
   c.bench = app.add_subcommand(
@@ -349,6 +410,8 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
     return run_check(c.check_options, out);
   }
   if (c.report->parsed()) return run_report(c.report_options, out);
+  if (c.history_add->parsed()) return history::run_history_add(c.history_add_options, out);
+  if (c.history_report->parsed()) return history::run_history_report(c.history_report_options, out);
   if (c.compare->parsed()) {
     c.compare_options.base = c.compare_base;
     c.compare_options.current = c.compare_current;
@@ -395,6 +458,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     add_compare(app, commands);
     add_gate(app, commands);
     add_report(app, commands);
+    add_history(app, commands);
     app.footer(std::string(kExitCodes) +
                " `gate` adds 3: INCONCLUSIVE, too noisy to decide (see `ropecheck gate --help`).");  // after the subcommands: CLI11 copies a parent's footer into them
     try {

@@ -7,6 +7,9 @@
 // then prints where the report is and a three-line summary. Exit 1 when verify failed on one of
 // ropecheck's own implementations or a mutant survived (or a benchmarked implementation failed
 // its check before it was timed).
+// History: with ROPECHECK_HISTORY=DIR, between 3 and 4 the bench joins the history DIR (under the
+// commit checked out in the working directory) and the history page is rendered into
+// reports/out/latest/history/, which the report links (history/README.md).
 // Peers: the PyTorch peer plugins (peers/torch), when they were built next to this binary
 // (<bindir>/plugins/torch_*.so), are verified in step 1 and benchmarked in step 3 beside the
 // built-ins. What verify finds in them is a finding about outside code, listed in verify.json,
@@ -14,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <filesystem>
 #include <map>
@@ -30,6 +34,8 @@
 #include "properties/verify/verify.h"
 #include "bench/run_bench.h"
 #include "reports/report.h"
+#include "history/history_add.h"
+#include "history/history_report.h"
 #include "core/logging.h"
 #include "properties/property.h"
 
@@ -138,6 +144,29 @@ std::string bench_line(const std::filesystem::path& dir) {
 
 }  // namespace
 
+ReportHistoryLink main_job_history(const std::filesystem::path& run_dir,
+                                   const std::filesystem::path& history_dir,
+                                   const std::filesystem::path& repo) {
+  history::AddOptions add;
+  add.history_dir = history_dir;
+  add.run_dir = run_dir;
+  add.repo = repo;
+  const auto added = history::add_run(add);
+  history::ReportHistoryOptions page;
+  page.history_dir = history_dir;
+  page.out_dir = run_dir / "history";
+  const auto summary = history::write_history_report(page);
+  ReportHistoryLink link;
+  link.page = "history/history.html";
+  link.summary = fmt::format(
+      "(and history.md): {} run(s) of {} commit(s) on {} machine line(s) in `{}`, this run at commit "
+      "`{}`; {} step(s) marked.",
+      summary.runs, summary.commits, summary.lines, history_dir.string(),
+      history::short_commit(added.stored.entry.commit.id), summary.steps.size());
+  link.steps = summary.steps;
+  return link;
+}
+
 int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
   const std::filesystem::path dir = kDefaultOutDir;
   progress_log().info("main job 1/4: verify --mutants --out {}", dir.string());
@@ -168,14 +197,28 @@ int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
   bench.plugins = peers;
   const int bench_status = run_bench(bench, out);
 
-  progress_log().info("main job 4/4: report -> {}", (dir / "report.html").string());
   ReportOptions report;
   report.in_dir = dir;
   report.out_dir = dir;
+  const char* history_dir = std::getenv("ROPECHECK_HISTORY");
+  if (history_dir != nullptr && *history_dir != '\0') {
+    if (bench_status == kExitOk) {
+      progress_log().info("main job: ROPECHECK_HISTORY: recording the bench into {}, its page -> {}",
+                          history_dir, (dir / "history" / "history.html").string());
+      report.history = main_job_history(dir, history_dir);
+    } else {
+      progress_log().warn("main job: a benchmarked case failed its check: not recorded in {}", history_dir);
+    }
+  }
+
+  progress_log().info("main job 4/4: report -> {}", (dir / "report.html").string());
   run_report(report, out);
 
   out << fmt::format("\nReport: {} (and report.md; data: verify.json, accuracy.json, bench.json)\n",
                      (dir / "report.html").string());
+  if (!report.history.page.empty()) {
+    out << fmt::format("History: {} {}\n", (dir / report.history.page).string(), report.history.summary);
+  }
   out << verify_line(dir) << '\n' << bench_line(dir) << '\n';
   if (const auto line = peers_line(dir); !line.empty()) out << line << '\n';
   return verdict != kExitOk ? verdict : bench_status;

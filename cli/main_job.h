@@ -7,11 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "reports/data.h"
 
 namespace ropecheck {
 
-// `ropecheck` with no arguments: verify with mutants into kDefaultOutDir (a bench and a report
-// join it later). `command_line` is recorded in the result files.
+// `ropecheck` with no arguments: verify with mutants, accuracy, a short bench and the report into
+// kDefaultOutDir (main_job.cc). `command_line` is recorded in the result files.
 int run_main_job(std::ostream& out, std::vector<std::string> command_line);
+
+// With ROPECHECK_HISTORY=DIR, the main job's step after the bench: records the run in run_dir
+// into the history DIR (under the commit checked out in `repo`: the main job's working
+// directory), renders the history page into run_dir/history/, and returns the link the report
+// shows. Throws InvalidInput as `ropecheck history add` and `history report` do (no checkout, a
+// bad file in DIR).
+ReportHistoryLink main_job_history(const std::filesystem::path& run_dir,
+                                   const std::filesystem::path& history_dir,
+                                   const std::filesystem::path& repo = ".");
 
 }  // namespace ropecheck

@@ -313,6 +313,18 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   peers_section(doc, *in.bench);
 }
 
+// The history page beside the report (the main job with ROPECHECK_HISTORY): a link and what it
+// marks, so that a slowdown over the commits is one click from the run that shows it.
+void history_section(ReportDoc& doc, const ReportInputs& in) {
+  if (in.history.page.empty()) return;
+  heading(doc, 2, "Performance over time");
+  doc.blocks.emplace_back(Link{"The history of stored runs", in.history.page, in.history.summary});
+  if (in.history.steps.empty()) return;
+  Table t{{"steps marked on the history page"}, {false}, {}};
+  for (const auto& step : in.history.steps) t.rows.push_back({{step, ""}});
+  doc.blocks.emplace_back(std::move(t));
+}
+
 // Per implementation and angle formation: the error at 2^12 and 2^24, the largest position within
 // the accurate (fp64-angle) bound, and the largest shift at which relative-position invariance
 // still holds within two accurate rotations' bound.
@@ -423,6 +435,7 @@ ReportDoc build_report(const ReportInputs& in, const std::map<std::string, Figur
   machine_section(doc, in);
   verification_section(doc, in);
   performance_section(doc, in, figures);
+  history_section(doc, in);
   accuracy_section(doc, in, figures);
   baseline_section(doc, in, figures);
   return doc;

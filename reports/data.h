@@ -75,12 +75,21 @@ struct AccuracyData {
   std::vector<DecayCurve> decay;
 };
 
+// A page beside the report that it links to: the performance history (history/, which renders
+// it; the report only links it).
+struct ReportHistoryLink {
+  std::string page;                // relative to the report's directory; empty: none
+  std::string summary;             // what the page holds, in a sentence
+  std::vector<std::string> steps;  // the steps it marks, one line each
+};
+
 struct ReportInputs {
   std::filesystem::path in_dir;
   std::optional<VerifyData> verify;
   std::optional<BenchData> bench;
   std::optional<AccuracyData> accuracy;
   std::optional<BenchData> baseline;  // --baseline: another run's bench.json
+  ReportHistoryLink history;          // from ReportOptions: not read from in_dir
 };
 
 // Reads in_dir/{verify,bench,accuracy}.json (those present) and, when `baseline_dir` is not empty,

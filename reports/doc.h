@@ -1,4 +1,4 @@
-// The report as a list of blocks (headings, paragraphs, tables, figures) that report_writer.cc
+// The report as a list of blocks (headings, paragraphs, tables, figures, links) that writer.cc
 // renders twice, as Markdown and as HTML: one model, so the two files cannot say different things.
 // In paragraph and cell text, `backticks` mark code; everything else is plain text.
 #pragma once
@@ -37,7 +37,15 @@ struct Figure {
   std::string svg;       // the SVG file's text, inlined into the HTML
 };
 
-using Block = std::variant<Heading, Paragraph, Table, Figure>;
+// A link to a page beside the report (the history page), by a relative path: the report stays
+// a file that opens offline.
+struct Link {
+  std::string text;
+  std::string href;  // relative to the report's directory
+  std::string note;  // text after the link, `code` spans as in a paragraph; may be empty
+};
+
+using Block = std::variant<Heading, Paragraph, Table, Figure, Link>;
 
 struct ReportDoc {
   std::string title;

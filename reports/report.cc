@@ -34,7 +34,8 @@ void write_text(const fs::path& path, const std::string& text) {
 
 int run_report(const ReportOptions& options, std::ostream& out) {
   // Inputs first, gnuplot second: a malformed file is reported even where gnuplot is missing.
-  const ReportInputs inputs = read_report_inputs(options.in_dir, options.baseline_dir);
+  ReportInputs inputs = read_report_inputs(options.in_dir, options.baseline_dir);
+  inputs.history = options.history;
   const fs::path gnuplot = find_gnuplot();
   const fs::path out_dir = options.out_dir.empty() ? options.in_dir : options.out_dir;
   const fs::path plots_dir = out_dir / "plots";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/result_files.h"
+#include "reports/data.h"
 
 namespace ropecheck {
 
@@ -17,6 +18,9 @@ struct ReportOptions {
   std::filesystem::path in_dir = kDefaultOutDir;  // verify.json, bench.json, accuracy.json (any)
   std::filesystem::path baseline_dir;  // empty: none; else a bench.json or a directory holding one
   std::filesystem::path out_dir;       // empty: in_dir
+  // The history page to link (the main job with ROPECHECK_HISTORY): its path relative to
+  // out_dir, and what it shows; empty page: no link.
+  ReportHistoryLink history;
 };
 
 // Renders the plots with gnuplot (out_dir/plots/: .dat, .gp, .svg) and writes out_dir/report.md

@@ -108,6 +108,9 @@ void markdown_block(const Block& block, std::ostream& out) {
   } else if (const auto* f = std::get_if<Figure>(&block)) {
     out << "![" << escape_markdown(f->title) << "](" << f->svg_path << ")\n\n"
         << '*' << md_text(f->caption) << "*\n\n";
+  } else if (const auto* l = std::get_if<Link>(&block)) {
+    out << '[' << escape_markdown(l->text) << "](" << l->href << ')'
+        << (l->note.empty() ? "" : " " + md_text(l->note)) << "\n\n";
   }
 }
 
@@ -167,6 +170,9 @@ void html_block(const Block& block, int& figure_number, std::ostream& out) {
     out << "<figure id=\"" << escape_html(f->id) << "\">\n"
         << inline_svg(f->svg, fmt::format("f{}-", figure_number)) << "\n<figcaption><b>Figure "
         << figure_number << ".</b> " << html_text(f->caption) << "</figcaption>\n</figure>\n";
+  } else if (const auto* l = std::get_if<Link>(&block)) {
+    out << "<p><a href=\"" << escape_html(l->href) << "\">" << html_text(l->text) << "</a>"
+        << (l->note.empty() ? "" : " " + html_text(l->note)) << "</p>\n";
   }
 }
 

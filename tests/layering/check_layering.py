@@ -175,6 +175,8 @@ def self_test(root):
         "reports includes properties": ("reports/data.h", '#include "properties/property.h"\n'),
         "a room includes cli": ("gate/compare.h", '#include "cli/cli_app.h"\n'),
         "a test includes a higher room": ("tests/core/spec_test.cc", '#include "bench/run_bench.h"\n'),
+        "history includes bench": ("history/steps.h", '#include "bench/run_bench.h"\n'),
+        "reports includes history": ("reports/plots.h", '#include "history/steps.h"\n'),
     }
     link_plant = ("gate/CMakeLists.txt", "\ntarget_link_libraries(ropecheck_gate PUBLIC ropecheck_impls)\n")
     failures = 0

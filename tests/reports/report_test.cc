@@ -326,6 +326,25 @@ TEST(Report, ForeignAccuracyJsonIsExit2NamingTheFile) {
   EXPECT_NE(run.err.find("error_vs_position"), std::string::npos) << run.err;
 }
 
+TEST(Report, LinksTheHistoryPageOnlyWhenGivenOne) {
+  const ScratchDir out;
+  ReportOptions options;
+  options.in_dir = kFixture;
+  options.out_dir = out.path();
+  std::ostringstream log;
+  ASSERT_EQ(run_report(options, log), kExitOk);
+  EXPECT_EQ(slurp(out / "report.md").find("Performance over time"), std::string::npos);
+  options.history = {"history/history.html", "(and history.md): 6 run(s) of 3 commit(s).",
+                     {"kernel/avx512/x on m: -9.8% [-12.0%, -7.5%] at 0123456789ab (2026-11-25) (after ba9876543210)"}};
+  ASSERT_EQ(run_report(options, log), kExitOk);
+  const std::string md = slurp(out / "report.md"), html = slurp(out / "report.html");
+  EXPECT_NE(md.find("## Performance over time"), std::string::npos);
+  EXPECT_NE(md.find("[The history of stored runs](history/history.html) (and history.md): 6 run(s)"), std::string::npos) << md;
+  EXPECT_NE(html.find("-9.8% [-12.0%, -7.5%] at 0123456789ab"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"history/history.html\">The history of stored runs</a>"), std::string::npos);
+  EXPECT_NE(html.find("href=\"#performance-over-time\""), std::string::npos);  // in the contents
+}
+
 TEST(Report, MissingGnuplotIsExit2WithTheInstallHint) {
   const ScratchDir dir;  // an empty PATH directory: no gnuplot anywhere
   const char* old = std::getenv("PATH");

@@ -1,0 +1,28 @@
+// One plot per case for the history page: against commit order (oldest left), the case's rate
+// (top) and its fraction of the same-run probe (bottom), one colour per line (machine), each run
+// a dot, a commit's median a line, the range of its runs a band, the fitted levels dashed, and
+// every step a vertical line labelled with its size and commit (red slower, green faster).
+// Rendered by the report's gnuplot machinery (reports/plots.h), so a person can edit and
+// re-render one: `cd OUT/plots && gnuplot history-<case>.gp`.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "history/analysis.h"
+#include "reports/plots.h"
+
+namespace ropecheck::history {
+
+inline constexpr const char* kHistoryPlotPrefix = "history-";
+
+// The plot's id (file name under plots/) for each case, unique, by case name.
+std::map<std::string, std::string> history_plot_ids(const HistoryView& view);
+
+// The specs of every case, by id.
+std::map<std::string, PlotSpec> plan_history_plots(const HistoryAnalysis& analysis);
+
+// The colour of line `line` in every plot and table of the page.
+const char* line_colour(std::size_t line);
+
+}  // namespace ropecheck::history
