@@ -85,9 +85,10 @@ CpuBackend::CpuBackend(int max_threads) {
     error_ = "the CPU backend exports no ggml_backend_set_n_threads";
     return;
   }
-  // One pool for the worker's life, as llama.cpp's context keeps one: without it every graph
-  // with more than one thread would start and join its threads again.
-  if (max_threads > 1 && threadpool_new != nullptr && threadpool_free_ != nullptr && set_threadpool != nullptr) {
+  // One pool for the worker's life, as an application that computes many graphs keeps one:
+  // without it every graph_compute makes and frees a pool (its threads, and its bookkeeping
+  // even at one thread: about 4 us, most of a decode-sized rope).
+  if (threadpool_new != nullptr && threadpool_free_ != nullptr && set_threadpool != nullptr) {
     ggml_threadpool_params params = ggml_threadpool_params_default(max_threads);
     pool_ = threadpool_new(&params);
     if (pool_ != nullptr) set_threadpool(backend_, pool_);
@@ -103,7 +104,8 @@ CpuBackend::CpuBackend(int max_threads) {
   const std::string variant = loaded_cpu_variant();
   description_ = "ggml " + std::string(ggml_version()) + " (" + ggml_commit() + ") CPU backend " +
                  (variant.empty() ? std::string("built in") : variant) + " [" + features + "], " +
-                 (pool_ != nullptr ? "pool of " + std::to_string(max_threads) + " threads" : "1 thread");
+                 (pool_ != nullptr ? "pool of " + std::to_string(max_threads) + " thread" + (max_threads > 1 ? "s" : "")
+                                   : "no pool (one per graph)");
 }
 
 CpuBackend::~CpuBackend() {
