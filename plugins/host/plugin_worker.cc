@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -231,6 +232,41 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
   return plugin.v2->apply(plugin.context, &c);
 }
 
+double seconds_on(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// A timed call (plugin_protocol.h): the apply, then the host's probe over the same bytes for at
+// least a quarter of the apply's time and kMinProbeSeconds, in doubling batches (reading a clock
+// costs about a fifth of a decode-sized pass: a few passes alone would count it in). One thread: this thread's CPU time, as the built-ins are timed
+// (bench/same_run_limit.h); more: the wall clock, where the plugin's other threads count too.
+constexpr double kMinProbeSeconds = 50e-6;
+
+ReplyMessage timed_apply(const Plugin& plugin, const CallMessage& call, std::byte* base) {
+  const clockid_t clock = call.threads > 1 ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
+  ReplyMessage reply;
+  const double start = seconds_on(clock);
+  reply.status = plugin.v2 != nullptr ? apply_v2(plugin, call, base) : apply_v1(*plugin.v1, call, base);
+  reply.apply_seconds = seconds_on(clock) - start;
+  if (reply.status != ROPECHECK_PLUGIN_OK) return reply;
+  const std::size_t element = call.dtype == ROPECHECK_DTYPE_FP32 ? 4 : 2;
+  const std::size_t row = static_cast<std::size_t>(call.spec.head_dim) * element * static_cast<std::size_t>(call.tokens);
+  auto* q = reinterpret_cast<float*>(base + call.q_offset);
+  auto* k = reinterpret_cast<float*>(base + call.k_offset);
+  const std::size_t q_floats = row * static_cast<std::size_t>(call.q_heads) / 4;
+  const std::size_t k_floats = row * static_cast<std::size_t>(call.k_heads) / 4;
+  const double probe_start = seconds_on(clock);
+  for (std::int64_t batch = 1;; batch *= 2) {  // at least one pass
+    for (std::int64_t i = 0; i < batch; ++i) call.probe(q, q_floats, k, k_floats, call.tokens);
+    reply.probe_passes += batch;
+    reply.probe_seconds = seconds_on(clock) - probe_start;
+    if (reply.probe_seconds >= reply.apply_seconds / 4 && reply.probe_seconds >= kMinProbeSeconds) break;
+  }
+  return reply;
+}
+
 [[noreturn]] void serve(int channel, int memory_fd, const Plugin& plugin) {
   void* mapping = MAP_FAILED;
   std::uint64_t mapped_bytes = 0;
@@ -251,7 +287,11 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
     }
     auto* base = static_cast<std::byte*>(mapping);
     ReplyMessage reply;
-    reply.status = plugin.v2 != nullptr ? apply_v2(plugin, call, base) : apply_v1(*plugin.v1, call, base);
+    if (call.probe != nullptr) {
+      reply = timed_apply(plugin, call, base);
+    } else {
+      reply.status = plugin.v2 != nullptr ? apply_v2(plugin, call, base) : apply_v1(*plugin.v1, call, base);
+    }
     if (!send_message(channel, reply)) _exit(kExitChannelBroken);
   }
 }
