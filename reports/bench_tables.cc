@@ -29,6 +29,11 @@ CaseRate case_rate(const BenchCase& c) {
   return r;
 }
 
+bool oracle_failed(const BenchCase& c) {
+  const auto it = c.counters.find("oracle_failed");
+  return it != c.counters.end() && !it->second.empty() && it->second.front() > 0;
+}
+
 std::vector<BaselineRow> compare_to_baseline(const BenchData& current, const BenchData& baseline) {
   std::vector<BaselineRow> rows;
   for (const auto& name : current.order) {
@@ -47,7 +52,9 @@ std::vector<PeerRow> peer_rows(const BenchData& bench) {
     const auto parsed = parse_rope_case(name);
     if (!parsed || parsed->impl.rfind("plugin/", 0) != 0) continue;
     PeerRow row{parsed->impl, parsed->shape, parsed->layout, parsed->threads,
-                case_rate(bench.cases.at(name)), "", std::nullopt, std::nullopt};
+                case_rate(bench.cases.at(name)), "", std::nullopt, std::nullopt,
+                oracle_failed(bench.cases.at(name)),
+                median_of(bench.cases.at(name), "boundary_bytes_per_second", 1e9)};
     for (const auto& other : bench.order) {
       const auto k = parse_rope_case(other);
       if (!k || k->impl.rfind("kernel/", 0) != 0 || k->shape != row.shape ||

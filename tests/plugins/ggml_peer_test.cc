@@ -62,7 +62,7 @@ struct Verdict {
 // to 2^24, bases to 1e7) at 0.44. One finding: identity_at_zero under YaRN with an explicit
 // attention factor of 1: ggml multiplies YaRN's own 1 + 0.1 ln(1/freq_scale) into cos and sin
 // whatever it is told, and the compensating attn_factor (llama.cpp's way for DeepSeek-2) leaves
-// 0.99999994 for 1 at position 0 (docs/peers.md). Both builds give the same verdicts.
+// 0.99999994 for 1 at position 0 (docs/findings.md). Both builds give the same verdicts.
 constexpr Verdict kVerdicts[] = {
     {"oracle_agreement", "PASSED", 0},
     {"norm_preservation", "PASSED", 0},

@@ -71,7 +71,7 @@ std::string rope_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
       // ext_factor != 0: YaRN's own attention factor maps as attn_factor = 1, exactly. Another
       // (an override) is what llama.cpp passes for DeepSeek-2: attn_factor = it / (1 + 0.1 ln
       // factor), which ggml's product restores only to an ulp or so (an override of 1 gives
-      // 0.99999994 at position 0: identity_at_zero's finding, docs/peers.md).
+      // 0.99999994 at position 0: identity_at_zero's finding, docs/findings.md).
       p.attn_factor = std::abs(s.attention_factor - (1.0 + 0.1 * std::log(s.factor))) <= 1e-12 * s.attention_factor
                           ? 1.0f
                           : static_cast<float>(s.attention_factor / (1.0 + 0.1 * std::log(s.factor)));
