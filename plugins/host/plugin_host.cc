@@ -330,6 +330,7 @@ class PluginRope final : public RopeImpl, public PluginTimer {
     copy_bytes(memory_->data(GuardedBuffers::factors), staged_factors_.data(), factor_bytes);
     plugin_protocol::CallMessage& message = staged_;
     message = {};
+    message.stage = ++stages_;  // a timed call copies a new stage's q and k (plugin_protocol.h)
     message.dtype = dtype;
     message.threads = options_.threads;
     message.spec = to_plugin_spec(spec);
@@ -416,6 +417,7 @@ class PluginRope final : public RopeImpl, public PluginTimer {
   mutable std::vector<double> staged_factors_;
   mutable std::size_t staged_elements_ = 0;
   mutable bool staged_any_ = false;
+  mutable std::uint64_t stages_ = 0;
 };
 
 }  // namespace

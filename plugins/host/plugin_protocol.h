@@ -75,8 +75,11 @@ struct CallMessage {
   std::uint64_t factors_count = 0;  // 0, or rotary_dim/2 (each array)
   // A timed call (bench): the worker times the apply on its clock and then runs `probe` over the
   // same q and k bytes for at least a quarter of that time (as bench/same_run_limit.h
-  // interleaves the probe), and replies with both. nullptr: an ordinary call.
+  // interleaves the probe), and replies with both. nullptr: an ordinary call. A timed call works
+  // on the worker's private copies of the q and k that the stage numbered `stage` put in the
+  // file (made on its first timed call): memory placed as the built-ins' buffers are.
   WorkerProbe probe = nullptr;
+  std::uint64_t stage = 0;
 };
 
 struct ReplyMessage {
