@@ -51,6 +51,9 @@ struct PeerRow {
   std::string best_kernel;                   // empty: no kernel case on that shape and layout
   std::optional<double> best_kernel_rate;    // GB/s, median
   std::optional<double> ratio;               // best_kernel_rate / peer rate
+  // The same kernel's limit_fraction over the peer's: the speed-up with each side divided by its
+  // own same-run probe, which a load that changes between the two cases moves far less.
+  std::optional<double> fraction_ratio;
   bool oracle_failed = false;                // timed despite a failed oracle check
   // The rate through the ABI's process boundary (q and k copied in and out, a request and a
   // reply), median; empty for a bench.json from before peers were timed in their worker.

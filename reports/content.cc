@@ -260,11 +260,13 @@ void peers_section(ReportDoc& doc, const BenchData& bench) {
                  "runs on one thread). \"through the boundary\": the same call from ropecheck's side, "
                  "q and k copied into shared memory and back, one request and reply. ratio = the fastest "
                  "ropecheck fp32 kernel's rate / the peer's on the same shape, layout and threads (> 1: "
-                 "ropecheck is faster).");
+                 "ropecheck is faster); by limit_fraction: the same with each rate divided by its own "
+                 "same-run probe, which a machine load that differs between the two cases moves less.");
   Table t;
   t.header = {"shape", "layout", "peer", "peer rate (GB/s)", "peer limit_fraction", "best ropecheck kernel",
-              "kernel rate (GB/s)", "ratio kernel / peer", "peer through the boundary (GB/s)"};
-  t.numeric = {false, false, false, true, true, false, true, true, true};
+              "kernel rate (GB/s)", "ratio kernel / peer", "ratio by limit_fraction",
+              "peer through the boundary (GB/s)"};
+  t.numeric = {false, false, false, true, true, false, true, true, true, true};
   for (const auto& r : rows) {
     t.rows.push_back({{r.shape, ""},
                       {r.layout, ""},
@@ -274,6 +276,7 @@ void peers_section(ReportDoc& doc, const BenchData& bench) {
                       {r.best_kernel.empty() ? "-" : r.best_kernel, ""},
                       {r.best_kernel_rate ? format_rate(*r.best_kernel_rate) : "-", ""},
                       {r.ratio ? fmt::format("{:.1f}", *r.ratio) : "-", ""},
+                      {r.fraction_ratio ? fmt::format("{:.1f}", *r.fraction_ratio) : "-", ""},
                       {r.boundary_rate ? format_rate(*r.boundary_rate) : "-", ""}});
   }
   doc.blocks.emplace_back(std::move(t));

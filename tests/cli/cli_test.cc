@@ -406,6 +406,13 @@ TEST(CliMainJob, NoArgumentsVerifiesBenchmarksAndReportsIntoReportsOutLatest) {
     }
     if (fs::exists(built / "ggml.so")) {  // its one finding (docs/findings.md), pinned in ggml_peer_test
       EXPECT_NE(run.out.find("plugin/ggml: 13 passed, 1 failed (identity_at_zero)"), std::string::npos) << run.out;
+      // On the error-vs-position plot beside ropecheck's own, by the angles it declares.
+      bool plotted = false;
+      const Json accuracy = read_json(latest / "accuracy.json");  // named: a temporary's member would dangle
+      for (const auto& c : accuracy["error_vs_position"]) {
+        plotted = plotted || (c["implementation"] == "plugin/ggml" && c["angles"] == "fp32_recurrence");
+      }
+      EXPECT_TRUE(plotted);
     }
   }
   EXPECT_EQ(read_json(latest / "accuracy.json")["schema"], "ropecheck.accuracy/1");
