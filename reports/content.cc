@@ -193,6 +193,30 @@ void kill_matrix(ReportDoc& doc, const VerifyData& v) {
   }
 }
 
+// Every property a peer (plugins: "plugin/...") fails, with its shrunk case and its bound: a finding
+// about outside code, not a failure of ropecheck's own; docs/findings.md writes each one up.
+void peer_findings(ReportDoc& doc, const VerifyData& v) {
+  Table t;
+  t.header = {"peer", "property", "what failed", "shrunk case", "worst / bound", "replay"};
+  t.numeric = {false, false, false, false, true, false};
+  for (const auto& r : v.results) {
+    if (r.status != "FAILED" || r.mutant || r.subject.rfind("plugin/", 0) != 0) continue;
+    std::string shrunk = r.counterexample;
+    std::replace(shrunk.begin(), shrunk.end(), '\n', ' ');
+    const auto number = [](const std::optional<double>& x) { return x ? fmt::format("{:.3g}", *x) : std::string("inf"); };
+    t.rows.push_back({{r.subject, ""}, {r.property, "fail"}, {r.message, ""}, {shrunk, ""},
+                      {fmt::format("{} / {} {}", number(r.worst_error), number(r.bound), r.units), ""},
+                      {r.repro_command.empty() ? "-" : "`" + r.repro_command + "`", ""}});
+  }
+  if (t.rows.empty()) return;
+  heading(doc, 3, "Findings in the peers");
+  paragraph(doc, "Properties an outside implementation fails: findings about its code (what it computes where "
+                 "its users would expect otherwise), not failures of this run. The shrunk case is RapidCheck's "
+                 "smallest failing input; docs/findings.md writes each finding up: what, where, how large, "
+                 "and whether it matters at real context lengths.");
+  doc.blocks.emplace_back(std::move(t));
+}
+
 void verification_section(ReportDoc& doc, const ReportInputs& in) {
   heading(doc, 2, "Verification");
   if (!in.verify) {
@@ -216,6 +240,7 @@ void verification_section(ReportDoc& doc, const ReportInputs& in) {
                      "bound (`worst/bound`; at most 1 passes, 0 is exact).",
                      v.results.size(), passed, failed, unexpected, skipped, mistrusted_text));
   results_tables(doc, v);
+  peer_findings(doc, v);
   kill_matrix(doc, v);
 }
 

@@ -111,6 +111,16 @@ TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
     if (key.first == kGgml || key.first == kGgmlCompute) ADD_FAILURE() << "unpinned result " << key.second;
   }
   EXPECT_EQ(run.code, 1) << run.out;  // the finding above fails verify, as it must
+
+  // The report lists it as a finding, with its shrunk case and its bound.
+  const auto report = spawn({ROPECHECK_CLI_PATH, "report", "--in", out.str()});
+  ASSERT_EQ(report.code, 0) << report.out << report.err;
+  const std::string md = slurp(out / "report.md");
+  const auto findings = md.find("### Findings in the peers");
+  ASSERT_NE(findings, std::string::npos) << md;
+  const std::regex row("\\| plugin/ggml \\| identity_at_zero \\| R_0 changed q[^|]*got 0\\.99999994[^|]*\\| "
+                       "ropecheck::RopeSpec: head_dim=2 [^|]*scaling=yarn[^|]*\\| 0\\.5 / 0 eps32");
+  EXPECT_TRUE(std::regex_search(md.substr(findings), row)) << md.substr(findings);
 }
 
 // What the peer declares and what its init chose: both layouts, fp32 and fp16 storage, fp32
