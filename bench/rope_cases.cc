@@ -147,12 +147,10 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
 }
 
 // Times impl on this thread's tokens, with the probe over the same bytes (same_run_limit.h).
-// in_other_process: a plugin, whose work runs in its worker process (plugins/host/plugin_process.cc), so
-// that this thread's CPU time would count only the copies to and from shared memory: such a case
-// and its probe are timed on the wall clock (same_run_limit.h), as multi-threaded OpenBLAS is.
+// (A plugin's work runs in its worker process: it is timed there, time_in_worker below.)
 template <typename Element, typename Apply>
 void time_case(benchmark::State& state, Workload& w, AlignedVector<Element>& q_all,
-               AlignedVector<Element>& k_all, bool in_other_process, Apply apply) {
+               AlignedVector<Element>& k_all, Apply apply) {
   const TokenRange r = my_tokens(state, w.shape.tokens);
   const auto q = rows(q_all, w.shape, r, w.shape.q_heads);
   const auto k = rows(k_all, w.shape, r, w.shape.k_heads);
@@ -165,11 +163,7 @@ void time_case(benchmark::State& state, Workload& w, AlignedVector<Element>& q_a
     benchmark::ClobberMemory();
   };
   const auto probe = [&] { probe_pass(as_floats(q.data), as_floats(k.data), r.count); };
-  if (in_other_process) {
-    run_with_limit<WallClock>(state, step, probe, bytes);
-  } else {
-    run_with_limit(state, step, probe, bytes);
-  }
+  run_with_limit(state, step, probe, bytes);
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   state.counters["flops"] = benchmark::Counter(3.0 * static_cast<double>(elements),  // 6 a pair
                                                benchmark::Counter::kIsIterationInvariantRate);
@@ -277,21 +271,20 @@ void bench_rope(benchmark::State& state, RopeCase* c) {
   }
   Workload& w = *c->workload;
   const double slowdown = slowdown_percent(c->impl->id());  // 0 outside gate calibration
-  const bool in_other_process = c->impl->capabilities().out_of_process;
   const StorageType storage = c->impl->capabilities().storage;
   if (storage == StorageType::bf16) {
     w.allocate_bf16();  // bf16 in and out: the bytes a bf16 model moves
-    time_case(state, w, w.q16, w.k16, in_other_process, [&](Bf16HeadTensor q, Bf16HeadTensor k, PositionIds p) {
+    time_case(state, w, w.q16, w.k16, [&](Bf16HeadTensor q, Bf16HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply_bf16(c->spec, q, k, p); });
     });
   } else if (storage == StorageType::fp16) {
     w.allocate_fp16();
-    time_case(state, w, w.q_half, w.k_half, in_other_process, [&](Fp16HeadTensor q, Fp16HeadTensor k, PositionIds p) {
+    time_case(state, w, w.q_half, w.k_half, [&](Fp16HeadTensor q, Fp16HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply_fp16(c->spec, q, k, p); });
     });
   } else {
     w.allocate();
-    time_case(state, w, w.q, w.k, in_other_process, [&](HeadTensor q, HeadTensor k, PositionIds p) {
+    time_case(state, w, w.q, w.k, [&](HeadTensor q, HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply(c->spec, q, k, p); });
     });
   }
