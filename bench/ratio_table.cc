@@ -13,9 +13,13 @@ RatioReporter::RatioReporter(OutputOptions options) : ConsoleReporter(options) {
 void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
   ConsoleReporter::ReportRuns(runs);
   for (const Run& run : runs) {
+    // One line per case, however many repetitions and aggregates report it.
     if (run.error_occurred) {
-      errors_.push_back(fmt::format("{}: {}", run.benchmark_name(), run.error_message));
+      errors_.emplace(run.run_name.str(), run.error_message);
       continue;
+    }
+    if (const auto failed = run.counters.find("oracle_failed"); failed != run.counters.end() && failed->second.value > 0) {
+      errors_.emplace(run.run_name.str(), "timed with --time-failing, but " + run.report_label);
     }
     // With repetitions, only the median: one slow repetition (another build on the machine)
     // must not move the table.
@@ -35,7 +39,9 @@ void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
     r.probe_rate = counter("probe_rate");
     r.limit_fraction = counter("limit_fraction");
     r.threads = run.run_name.threads;
-    rates_[{run.run_name.function_name, run.threads}] = r;
+    // A plugin's case is registered with its thread count as an argument (rope_cases.cc).
+    const std::string& args = run.run_name.args;
+    rates_[{run.run_name.function_name + (args.empty() ? "" : "/" + args), run.threads}] = r;
   }
 }
 
@@ -84,7 +90,7 @@ int RatioReporter::print_table(std::span<const Comparison> comparisons) {
     out << line << '\n';
   }
   out.flush();
-  for (const std::string& e : errors_) GetErrorStream() << "FAILED " << e << '\n';
+  for (const auto& [name, error] : errors_) GetErrorStream() << "FAILED " << name << ": " << error << '\n';
   return errors_.empty() ? 0 : 1;
 }
 

@@ -32,8 +32,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override;
 
   // Prints one line per comparison and thread count that ran (to the output stream), then every
-  // run that reported an error (to the error stream). Returns 1 when a run reported an error
-  // (an implementation failed its check before timing), else 0. A goal missed is shown, not
+  // case that reported an error or was timed despite a failed check (--time-failing), once each
+  // (to the error stream). Returns 1 when a case failed its check (timed or not), else 0. A goal missed is shown, not
   // failed: on a shared machine it is a measurement, not a verdict.
   int print_table(std::span<const Comparison> comparisons);
 
@@ -47,7 +47,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
     std::string threads;        // "threads:N" when the benchmark was registered with Threads()
   };
   std::map<Key, Rates> rates_;
-  std::vector<std::string> errors_;
+  std::map<std::string, std::string> errors_;  // case (run name) -> why it failed, once each
 };
 
 }  // namespace ropecheck::bench

@@ -147,12 +147,10 @@ std::string check_against_oracle(const RopeImpl& impl, const RopeSpec& spec, con
 }
 
 // Times impl on this thread's tokens, with the probe over the same bytes (same_run_limit.h).
-// in_other_process: a plugin, whose work runs in its worker process (plugins/host/plugin_process.cc), so
-// that this thread's CPU time would count only the copies to and from shared memory: such a case
-// and its probe are timed on the wall clock (same_run_limit.h), as multi-threaded OpenBLAS is.
+// (A plugin's work runs in its worker process: it is timed there, time_in_worker below.)
 template <typename Element, typename Apply>
 void time_case(benchmark::State& state, Workload& w, AlignedVector<Element>& q_all,
-               AlignedVector<Element>& k_all, bool in_other_process, Apply apply) {
+               AlignedVector<Element>& k_all, Apply apply) {
   const TokenRange r = my_tokens(state, w.shape.tokens);
   const auto q = rows(q_all, w.shape, r, w.shape.q_heads);
   const auto k = rows(k_all, w.shape, r, w.shape.k_heads);
@@ -165,47 +163,134 @@ void time_case(benchmark::State& state, Workload& w, AlignedVector<Element>& q_a
     benchmark::ClobberMemory();
   };
   const auto probe = [&] { probe_pass(as_floats(q.data), as_floats(k.data), r.count); };
-  if (in_other_process) {
-    run_with_limit<WallClock>(state, step, probe, bytes);
-  } else {
-    run_with_limit(state, step, probe, bytes);
-  }
+  run_with_limit(state, step, probe, bytes);
   state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   state.counters["flops"] = benchmark::Counter(3.0 * static_cast<double>(elements),  // 6 a pair
                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The probe as the plugin worker runs it (plugin_protocol.h, WorkerProbe): this function's address
+// is valid in the worker, a fork of this process.
+void probe_in_worker(float* q, std::size_t q_floats, float* k, std::size_t k_floats, std::int64_t tokens) {
+  probe_pass({q, q_floats}, {k, k_floats}, tokens);
+}
+
+// Median wall time of a few calls through the ABI's process boundary (q and k copied into
+// shared memory and back, one request and reply): what `bench` reported before plugins were
+// timed in their worker, kept as a separate counter (boundary_seconds).
+template <typename Apply>
+double boundary_seconds(Apply apply) {
+  std::vector<double> took;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = WallClock::now();
+    apply();
+    took.push_back(std::chrono::duration<double>(WallClock::now() - start).count());
+  }
+  std::sort(took.begin(), took.end());
+  return took[1];
+}
+
+// A plugin, timed where it runs (plugin_host.h, PluginTimer): q and k staged once into its
+// worker's shared memory, then every iteration one apply there, timed by the worker, with the
+// same-run probe over the same bytes run and timed in the worker after it (the built-ins' rule:
+// at least a quarter of the case's time). The Google Benchmark time is the worker's (manual
+// time); the rate, limit_fraction and probe_rate are the built-ins' counters.
+template <typename Element>
+void time_in_worker(benchmark::State& state, const RopeCase& c, const PluginTimer& timer, AlignedVector<Element>& q,
+                    AlignedVector<Element>& k) {
+  const Workload& w = *c.workload;
+  const int threads = static_cast<int>(state.range(0));
+  const StorageType storage = c.impl->capabilities().storage;
+  const double boundary = boundary_seconds([&] {
+    timer.apply_at(c.spec, storage, std::as_writable_bytes(std::span(q)), w.shape.q_heads,
+                   std::as_writable_bytes(std::span(k)), w.shape.k_heads, w.positions, threads);
+  });
+  timer.stage(c.spec, storage, std::as_bytes(std::span(q)), w.shape.q_heads, std::as_bytes(std::span(k)),
+              w.shape.k_heads, w.positions);
+  timer.timed_call(probe_in_worker, threads);  // untimed: page faults, caches
+  double apply_seconds = 0, probe_seconds = 0;
+  std::int64_t probe_passes = 0;
+  for (auto _ : state) {
+    const WorkerTimedCall t = timer.timed_call(probe_in_worker, threads);
+    state.SetIterationTime(t.apply_seconds);
+    apply_seconds += t.apply_seconds;
+    probe_seconds += t.probe_seconds;
+    probe_passes += t.probe_passes;
+  }
+  const double elements = static_cast<double>(q.size() + k.size());
+  const double bytes = 2.0 * sizeof(Element) * elements;  // read + write
+  const double per_call = apply_seconds / static_cast<double>(state.iterations());
+  const double per_probe = probe_seconds / static_cast<double>(probe_passes);
+  using benchmark::Counter;
+  state.counters["bytes_per_second"] = Counter(bytes / per_call);
+  state.counters["flops"] = Counter(3.0 * elements / per_call);
+  state.counters["limit_fraction"] = Counter(per_probe / per_call);
+  state.counters["probe_rate"] = Counter(bytes / per_probe);
+  state.counters["boundary_seconds"] = Counter(boundary);
+  state.counters["boundary_bytes_per_second"] = Counter(bytes / boundary);
+}
+
+void bench_plugin(benchmark::State& state, RopeCase* c, const PluginTimer& timer) {
+  Workload& w = *c->workload;
+  const StorageType storage = c->impl->capabilities().storage;
+  if (storage == StorageType::bf16) {
+    w.allocate_bf16();
+    time_in_worker(state, *c, timer, w.q16, w.k16);
+  } else if (storage == StorageType::fp16) {
+    w.allocate_fp16();
+    time_in_worker(state, *c, timer, w.q_half, w.k_half);
+  } else {
+    w.allocate();
+    time_in_worker(state, *c, timer, w.q, w.k);
+  }
 }
 
 void bench_rope(benchmark::State& state, RopeCase* c) {
   std::call_once(c->checked, [c] {
     double worst = 0;
     c->error = check_against_oracle(*c->impl, c->spec, c->workload->shape, worst);
-    c->label = fmt::format("oracle: {:.2f} of bound", worst);
+    // A failing case timed anyway says so in every repetition; its error is printed once, after
+    // the run (run_bench.cc).
+    c->label = c->error.empty() ? fmt::format("oracle: {:.2f} of bound", worst)
+                                : fmt::format("oracle FAILED: {:.2f} of bound", worst);
   });
-  if (!c->error.empty()) {
+  if (!c->error.empty() && !c->time_failing) {
     state.SkipWithError(c->error.c_str());
     return;  // every thread sees the same error, so none waits for the others
   }
+  if (const PluginTimer* timer = plugin_timer(*c->impl)) {
+    try {
+      bench_plugin(state, c, *timer);
+    } catch (const std::exception& e) {  // a plugin that fails while timed: this case's error
+      state.SkipWithError(e.what());
+      return;
+    }
+    state.SetLabel(c->label);
+    if (!c->error.empty()) state.counters["oracle_failed"] = 1;
+    return;
+  }
   Workload& w = *c->workload;
   const double slowdown = slowdown_percent(c->impl->id());  // 0 outside gate calibration
-  const bool in_other_process = c->impl->capabilities().out_of_process;
   const StorageType storage = c->impl->capabilities().storage;
   if (storage == StorageType::bf16) {
     w.allocate_bf16();  // bf16 in and out: the bytes a bf16 model moves
-    time_case(state, w, w.q16, w.k16, in_other_process, [&](Bf16HeadTensor q, Bf16HeadTensor k, PositionIds p) {
+    time_case(state, w, w.q16, w.k16, [&](Bf16HeadTensor q, Bf16HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply_bf16(c->spec, q, k, p); });
     });
   } else if (storage == StorageType::fp16) {
     w.allocate_fp16();
-    time_case(state, w, w.q_half, w.k_half, in_other_process, [&](Fp16HeadTensor q, Fp16HeadTensor k, PositionIds p) {
+    time_case(state, w, w.q_half, w.k_half, [&](Fp16HeadTensor q, Fp16HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply_fp16(c->spec, q, k, p); });
     });
   } else {
     w.allocate();
-    time_case(state, w, w.q, w.k, in_other_process, [&](HeadTensor q, HeadTensor k, PositionIds p) {
+    time_case(state, w, w.q, w.k, [&](HeadTensor q, HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply(c->spec, q, k, p); });
     });
   }
   state.SetLabel(c->label);
+  // A case timed despite its failed check says so in every repetition's entry of bench.json.
+  if (!c->error.empty()) state.counters["oracle_failed"] = 1;
 }
 
 bool is_kernel(const RopeImpl& impl) { return impl.id().starts_with("kernel"); }
@@ -280,6 +365,7 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
       if (!worth_running(*impl, shape)) continue;
       for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
         RopeCase& c = owner.cases.emplace_back(impl, &w, layout);
+        c.time_failing = owner.time_failing;
         if (const auto why = impl->capabilities().why_unsupported(c.spec); !why.empty()) {
           spdlog::info("bench: skipping {} on {}: {}", impl->id(), shape.name, why);
           owner.cases.pop_back();
@@ -289,6 +375,19 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
           return registered_name(RopeCaseName{std::string(id), shape.name, std::string(to_string(layout))});
         };
         const std::string name = name_of(impl->id());
+        if (plugin_timer(*impl) != nullptr) {
+          // Timed in its worker at each thread count as the call's (ABI 2's call->threads; ABI 1
+          // has none: one): <name>/threads:N/manual_time (case_name.h).
+          auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_rope, &c)->UseManualTime()->ArgName("threads");
+          const bool abi2 = plugin_info(*impl)->abi_version == ROPECHECK_PLUGIN_ABI_V2;
+          for (const int n : threads) {
+            if (n == 1 || abi2) {
+              b->Arg(n);
+              table.push_back({fmt::format("{}/threads:{}", name, n), "", 0});
+            }
+          }
+          continue;
+        }
         auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_rope, &c)->UseRealTime();
         // A thread needs a token; the references are not worth a scaling curve.
         for (const int n : threads) {

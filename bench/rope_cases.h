@@ -44,11 +44,14 @@ struct RopeCase {
   RopeSpec spec;
   std::once_flag checked;  // Google Benchmark calls a case many times: check it once
   std::string error, label;
+  // Timed although it failed its check (--time-failing): marked oracle_failed = 1 in bench.json.
+  bool time_failing = false;
 };
 
 struct RopeCases {
   std::deque<Workload> workloads;  // deques: stable addresses for the whole run
   std::deque<RopeCase> cases;
+  bool time_failing = false;  // each case's time_failing
 };
 
 // Registers the cases of `impls` (unavailable ones are logged and left out) at the given

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -96,17 +97,21 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   benchmark::ClearRegisteredBenchmarks();  // a second run in one process starts clean
   add_context();
   std::vector<const RopeImpl*> impls(rope_implementations().begin(), rope_implementations().end());
-  // Plugin cases are timed at one benchmark thread (one request in flight per worker:
-  // bench/rope_cases.cc). An ABI 2 plugin is told its threads in every call (--plugin-threads,
-  // 1 by default); ABI 1 carries no thread count, so a plugin that can use threads of its own
+  // Plugin cases are timed in their worker, one request in flight (bench/rope_cases.cc). An ABI 2
+  // plugin is told its threads in every call; ABI 1 carries no thread count, so a plugin that can use threads of its own
   // (the PyTorch peers, peers/torch: torch's intra-op pool and OpenBLAS) is told to use one
   // through ROPECHECK_PLUGIN_THREADS, set here before load_plugins forks the workers that inherit
   // it: a peer and a kernel at threads:1 then each have one core.
   setenv("ROPECHECK_PLUGIN_THREADS", "1", 1);
   benchmark::AddCustomContext("ropecheck_plugin_threads", "1");
-  const LoadedPlugins plugins = load_plugins(options.plugins, options.plugin_options);
+  // An ABI 2 plugin is timed at each --threads count as its call's (bench/rope_cases.cc): its
+  // worker is told the largest at init (a thread pool's size), unless --plugin-threads says more.
+  PluginOptions plugin_options = options.plugin_options;
+  for (const int n : options.threads) plugin_options.threads = std::max(plugin_options.threads, n);
+  const LoadedPlugins plugins = load_plugins(options.plugins, plugin_options);
   for (const auto& plugin : plugins) impls.push_back(plugin.get());
   bench::Suite suite;
+  suite.rope.time_failing = options.time_failing;
   // The registered cases point into `suite`: unregister them however this returns, so that
   // nothing in this process can run them once the suite is gone (a test process runs several).
   struct Unregister {
@@ -124,6 +129,13 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     throw InvalidInput(fmt::format("bench: no benchmark matches --filter '{}'", options.filter));
   }
   const int status = reporter.print_table(table);
+  // Each case timed despite its failed check (--time-failing), with the element that failed: once.
+  for (const bench::RopeCase& c : suite.rope.cases) {
+    if (c.time_failing && !c.error.empty()) {
+      out << fmt::format("ORACLE FAILED (timed with --time-failing) {} on {} ({}): {}\n", c.impl->id(),
+                         c.workload->shape.name, to_string(c.spec.layout), c.error);
+    }
+  }
   out << fmt::format("\nbench.json: {}\n", json.string());
   return status == 0 ? kExitOk : kExitFailed;
 }

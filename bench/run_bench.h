@@ -21,6 +21,9 @@ struct BenchOptions {
   // --plugin: timed beside the registry's, one thread (each call crosses to the plugin's worker
   // process through shared memory: the copies are part of what is timed).
   std::vector<std::filesystem::path> plugins;
+  // Time implementations that fail their oracle check too (a peer that users run regardless):
+  // each such case is labelled and counted oracle_failed = 1 in bench.json, its error printed once.
+  bool time_failing = false;
   PluginOptions plugin_options;
   std::filesystem::path out_dir = kDefaultOutDir;
 };

@@ -395,7 +395,11 @@ void add_bench(CLI::App& app, Commands& c) {
       ->type_name("FLAG")
       ->allow_extra_args(false);
   add_plugin_options(*c.bench, b.plugins, b.plugin_options);
-  c.bench->footer("Exit: 0 ran; 1 a case failed its check against the oracle (not timed); 2 bad usage.");
+  c.bench->add_flag("--time-failing", b.time_failing,
+                    "Time implementations that fail their check against the oracle too (each such case "
+                    "is marked oracle_failed in bench.json and the report; its error printed once)");
+  c.bench->footer("Exit: 0 ran; 1 a case failed its check against the oracle (not timed, or timed with "
+                  "--time-failing); 2 bad usage.");
 }
 
 int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& out) {

@@ -10,10 +10,11 @@
 // History: with ROPECHECK_HISTORY=DIR, between 3 and 4 the bench joins the history DIR (under the
 // commit checked out in the working directory) and the history page is rendered into
 // reports/out/latest/history/, which the report links (history/README.md).
-// Peers: the PyTorch peer plugins (peers/torch), when they were built next to this binary
-// (<bindir>/plugins/torch_*.so), are verified in step 1 and benchmarked in step 3 beside the
-// built-ins. What verify finds in them is a finding about outside code, listed in verify.json,
-// the report and the summary line, not a failure of the job.
+// Peers: the PyTorch peer plugins (peers/torch) and the ggml peer (peers/ggml), when they were
+// built next to this binary (<bindir>/plugins/), are verified in step 1 and benchmarked in step 3
+// beside the built-ins (timed even where they fail their check: --time-failing). What verify or
+// bench finds in them is a finding about outside code, listed in verify.json, bench.json, the
+// report and the summary line, not a failure of the job.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,6 +39,7 @@
 #include "history/history_report.h"
 #include "core/logging.h"
 #include "properties/property.h"
+#include "plugins/host/plugin_subjects.h"
 
 namespace ropecheck {
 namespace {
@@ -52,16 +54,17 @@ constexpr const char* kShortBenchFilter =
     "|attention_blas/.*/head_dim:128/"
     // Peers beside the kernels on the same shapes (the HF form is half-split only).
     "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095)/"
-    "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_decode_at4095)/half_split)";
+    "|plugin/ggml(_compute)?/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/"
+    "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/half_split)";
 
-// The PyTorch peers built beside this binary (plugins/peers/torch/CMakeLists.txt writes them to
-// <build>/plugins/, the binary is <build>/ropecheck), sorted; none when they were not built.
+// The peers built beside this binary (plugins/peers/*/CMakeLists.txt write them to <build>/plugins/,
+// the binary is <build>/ropecheck), sorted; none when they were not built.
 std::vector<std::filesystem::path> built_peers() {
   std::error_code error;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) return {};
   std::vector<std::filesystem::path> peers;
-  for (const char* name : {"torch_hf.so", "torch_llama.so"}) {
+  for (const char* name : {"ggml.so", "ggml_compute.so", "torch_hf.so", "torch_llama.so"}) {
     const auto path = self.parent_path() / "plugins" / name;
     if (std::filesystem::is_regular_file(path, error)) peers.push_back(path);
   }
@@ -79,6 +82,19 @@ int own_verdict(const std::filesystem::path& dir, int verdict) {
     if (r["status"] == "FAILED") return kExitFailed;
   }
   return json["summary"].value("mutants_survived", 0) > 0 ? kExitFailed : kExitOk;
+}
+
+// bench's verdict without the peers' cases: 1 when one of ropecheck's own cases failed its check.
+int own_bench_verdict(const std::filesystem::path& dir, int verdict) {
+  if (verdict == kExitOk) return verdict;
+  std::ifstream in(dir / "bench.json");
+  const auto json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded() || !json.contains("benchmarks")) return verdict;
+  for (const auto& b : json["benchmarks"]) {
+    const bool failed = b.value("error_occurred", false) || b.value("oracle_failed", 0.0) > 0;
+    if (failed && b.value("run_name", std::string()).rfind("plugin/", 0) != 0) return kExitFailed;
+  }
+  return kExitOk;
 }
 
 // "peers: ..." with each peer's verdicts, "" without peers.
@@ -179,12 +195,18 @@ int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
     // With --plugin, verify checks only the plugins unless the implementations are named.
     for (const auto& subject : registry_subjects(false)) verify.impls.push_back(subject.id);
     verify.plugins = peers;
-    for (const auto& peer : peers) progress_log().info("main job: with the PyTorch peer {}", peer.string());
+    for (const auto& peer : peers) progress_log().info("main job: with the peer {}", peer.string());
   }
   const int verdict = peers.empty() ? run_verify(verify, out) : own_verdict(dir, run_verify(verify, out));
 
   progress_log().info("main job 2/4: accuracy sweeps -> {}", (dir / "accuracy.json").string());
-  write_json_file(accuracy_json(), dir / "accuracy.json");
+  {
+    // The peers on the error-vs-position plot beside ropecheck's implementations.
+    const LoadedPlugins loaded = load_plugins(peers, PluginOptions{});
+    std::vector<const RopeImpl*> extra;
+    for (const auto& peer : loaded) extra.push_back(peer.get());
+    write_json_file(accuracy_json(extra), dir / "accuracy.json");
+  }
 
   progress_log().info("main job 3/4: short benchmark -> {} (`ropecheck bench` runs the whole suite)",
                       (dir / "bench.json").string());
@@ -195,7 +217,8 @@ int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
   bench.threads = {1};
   bench.out_dir = dir;
   bench.plugins = peers;
-  const int bench_status = run_bench(bench, out);
+  bench.time_failing = !peers.empty();  // a peer that fails its check is still timed, and marked
+  const int bench_status = own_bench_verdict(dir, run_bench(bench, out));
 
   ReportOptions report;
   report.in_dir = dir;

@@ -31,6 +31,11 @@ CaseRate case_rate(const BenchCase& c) {
   return r;
 }
 
+bool oracle_failed(const BenchCase& c) {
+  const auto it = c.counters.find("oracle_failed");
+  return it != c.counters.end() && !it->second.empty() && it->second.front() > 0;
+}
+
 std::vector<BaselineRow> compare_to_baseline(const BenchData& current, const BenchData& baseline) {
   std::vector<BaselineRow> rows;
   for (const auto& name : current.order) {
@@ -80,7 +85,10 @@ std::vector<PeerRow> peer_rows(const BenchData& bench) {
     const auto parsed = parse_rope_case(name);
     if (!parsed || parsed->impl.rfind("plugin/", 0) != 0) continue;
     PeerRow row{parsed->impl, parsed->shape, parsed->layout, parsed->threads,
-                case_rate(bench.cases.at(name)), "", std::nullopt, std::nullopt};
+                case_rate(bench.cases.at(name)), "", std::nullopt, std::nullopt, std::nullopt,
+                oracle_failed(bench.cases.at(name)),
+                median_of(bench.cases.at(name), "boundary_bytes_per_second", 1e9)};
+    std::optional<double> best_fraction;
     for (const auto& other : bench.order) {
       const auto k = parse_rope_case(other);
       if (!k || k->impl.rfind("kernel/", 0) != 0 || k->shape != row.shape ||
@@ -92,10 +100,14 @@ std::vector<PeerRow> peer_rows(const BenchData& bench) {
       if (!row.best_kernel_rate || *r.rate > *row.best_kernel_rate) {
         row.best_kernel = k->impl;
         row.best_kernel_rate = r.rate;
+        best_fraction = r.limit_fraction;
       }
     }
     if (row.best_kernel_rate && row.peer_rate.unit == "GB/s" && row.peer_rate.rate && *row.peer_rate.rate > 0) {
       row.ratio = *row.best_kernel_rate / *row.peer_rate.rate;
+    }
+    if (best_fraction && row.peer_rate.limit_fraction && *row.peer_rate.limit_fraction > 0) {
+      row.fraction_ratio = *best_fraction / *row.peer_rate.limit_fraction;
     }
     rows.push_back(std::move(row));
   }

@@ -28,6 +28,10 @@ struct CaseRate {
 };
 CaseRate case_rate(const BenchCase& c);
 
+// True for a case timed although it failed its check against the oracle (`bench --time-failing`
+// counts oracle_failed = 1 in each of its repetitions).
+bool oracle_failed(const BenchCase& c);
+
 struct BaselineRow {
   std::string name;
   double current_median = 0, baseline_median = 0;
@@ -47,6 +51,13 @@ struct PeerRow {
   std::string best_kernel;                   // empty: no kernel case on that shape and layout
   std::optional<double> best_kernel_rate;    // GB/s, median
   std::optional<double> ratio;               // best_kernel_rate / peer rate
+  // The same kernel's limit_fraction over the peer's: the speed-up with each side divided by its
+  // own same-run probe, which a load that changes between the two cases moves far less.
+  std::optional<double> fraction_ratio;
+  bool oracle_failed = false;                // timed despite a failed oracle check
+  // The rate through the ABI's process boundary (q and k copied in and out, a request and a
+  // reply), median; empty for a bench.json from before peers were timed in their worker.
+  std::optional<double> boundary_rate;
 };
 // Every plugin RoPE case of the run, in file order.
 std::vector<PeerRow> peer_rows(const BenchData& bench);

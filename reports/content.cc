@@ -193,6 +193,30 @@ void kill_matrix(ReportDoc& doc, const VerifyData& v) {
   }
 }
 
+// Every property a peer (plugins: "plugin/...") fails, with its shrunk case and its bound: a finding
+// about outside code, not a failure of ropecheck's own; docs/findings.md writes each one up.
+void peer_findings(ReportDoc& doc, const VerifyData& v) {
+  Table t;
+  t.header = {"peer", "property", "what failed", "shrunk case", "worst / bound", "replay"};
+  t.numeric = {false, false, false, false, true, false};
+  for (const auto& r : v.results) {
+    if (r.status != "FAILED" || r.mutant || r.subject.rfind("plugin/", 0) != 0) continue;
+    std::string shrunk = r.counterexample;
+    std::replace(shrunk.begin(), shrunk.end(), '\n', ' ');
+    const auto number = [](const std::optional<double>& x) { return x ? fmt::format("{:.3g}", *x) : std::string("inf"); };
+    t.rows.push_back({{r.subject, ""}, {r.property, "fail"}, {r.message, ""}, {shrunk, ""},
+                      {fmt::format("{} / {} {}", number(r.worst_error), number(r.bound), r.units), ""},
+                      {r.repro_command.empty() ? "-" : "`" + r.repro_command + "`", ""}});
+  }
+  if (t.rows.empty()) return;
+  heading(doc, 3, "Findings in the peers");
+  paragraph(doc, "Properties an outside implementation fails: findings about its code (what it computes where "
+                 "its users would expect otherwise), not failures of this run. The shrunk case is RapidCheck's "
+                 "smallest failing input; docs/findings.md writes each finding up: what, where, how large, "
+                 "and whether it matters at real context lengths.");
+  doc.blocks.emplace_back(std::move(t));
+}
+
 void verification_section(ReportDoc& doc, const ReportInputs& in) {
   heading(doc, 2, "Verification");
   if (!in.verify) {
@@ -216,6 +240,7 @@ void verification_section(ReportDoc& doc, const ReportInputs& in) {
                      "bound (`worst/bound`; at most 1 passes, 0 is exact).",
                      v.results.size(), passed, failed, unexpected, skipped, mistrusted_text));
   results_tables(doc, v);
+  peer_findings(doc, v);
   kill_matrix(doc, v);
 }
 
@@ -233,7 +258,7 @@ void bench_table(ReportDoc& doc, const BenchData& bench) {
   for (const auto& name : bench.order) {
     const auto& c = bench.cases.at(name);
     const CaseRate r = case_rate(c);
-    t.rows.push_back({{name, ""},
+    t.rows.push_back({{oracle_failed(c) ? name + " (oracle FAILED, timed with --time-failing)" : name, ""},
                       {r.rate ? format_rate(*r.rate) : "-", ""},
                       {r.probe_rate ? format_rate(*r.probe_rate) : "-", ""},
                       {r.unit.empty() ? "-" : r.unit, ""},
@@ -251,23 +276,33 @@ void peers_section(ReportDoc& doc, const BenchData& bench) {
   heading(doc, 3, "Peers");
   paragraph(doc, "Implementations from outside ropecheck, run through the plugin ABI in the same run as "
                  "its own kernels (`--plugin`; the PyTorch peers are RoPE as HF transformers and Meta's "
-                 "LLaMA compute it with torch ops, one torch thread). A peer's time includes the ABI's "
-                 "process boundary: q and k copied into shared memory and back, one request and reply. "
-                 "ratio = the fastest ropecheck fp32 kernel's rate / the peer's on the same shape, layout "
-                 "and threads (> 1: ropecheck is faster).");
+                 "LLaMA compute it with torch ops, one torch thread; plugin/ggml is llama.cpp's "
+                 "ggml_rope_ext on ggml's CPU backend with its context and graph built per call, as a "
+                 "caller of the API pays, plugin/ggml_compute the same graph reused: graph_compute "
+                 "alone). A peer is timed in its worker process on q and k already in its shared "
+                 "memory, with the same-run probe run there too, as the built-ins are timed in their "
+                 "thread; \"threads:N\" is the thread count of its call (at N > 1 its probe still "
+                 "runs on one thread). \"through the boundary\": the same call from ropecheck's side, "
+                 "q and k copied into shared memory and back, one request and reply. ratio = the fastest "
+                 "ropecheck fp32 kernel's rate / the peer's on the same shape, layout and threads (> 1: "
+                 "ropecheck is faster); by limit_fraction: the same with each rate divided by its own "
+                 "same-run probe, which a machine load that differs between the two cases moves less.");
   Table t;
   t.header = {"shape", "layout", "peer", "peer rate (GB/s)", "peer limit_fraction", "best ropecheck kernel",
-              "kernel rate (GB/s)", "ratio kernel / peer"};
-  t.numeric = {false, false, false, true, true, false, true, true};
+              "kernel rate (GB/s)", "ratio kernel / peer", "ratio by limit_fraction",
+              "peer through the boundary (GB/s)"};
+  t.numeric = {false, false, false, true, true, false, true, true, true, true};
   for (const auto& r : rows) {
     t.rows.push_back({{r.shape, ""},
                       {r.layout, ""},
-                      {fmt::format("{}/threads:{}", r.peer, r.threads), ""},
+                      {fmt::format("{}/threads:{}{}", r.peer, r.threads, r.oracle_failed ? " (oracle FAILED)" : ""), ""},
                       {r.peer_rate.rate ? format_rate(*r.peer_rate.rate) : "-", ""},
                       {r.peer_rate.limit_fraction ? format_fraction(*r.peer_rate.limit_fraction) : "-", ""},
                       {r.best_kernel.empty() ? "-" : r.best_kernel, ""},
                       {r.best_kernel_rate ? format_rate(*r.best_kernel_rate) : "-", ""},
-                      {r.ratio ? fmt::format("{:.1f}", *r.ratio) : "-", ""}});
+                      {r.ratio ? fmt::format("{:.1f}", *r.ratio) : "-", ""},
+                      {r.fraction_ratio ? fmt::format("{:.1f}", *r.fraction_ratio) : "-", ""},
+                      {r.boundary_rate ? format_rate(*r.boundary_rate) : "-", ""}});
   }
   doc.blocks.emplace_back(std::move(t));
 }

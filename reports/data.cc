@@ -65,6 +65,11 @@ class Reader {
     if (v.is_null()) return std::nullopt;
     return number(key);
   }
+  // The string under key, "" where the key is absent or null (fields a row has only when FAILED).
+  std::string string_if_present(const char* key) const {
+    if (!node_.is_object() || !node_.contains(key) || node_[key].is_null()) return "";
+    return string(key);
+  }
   bool boolean(const char* key) const {
     const Json& v = get(key);
     if (!v.is_boolean()) fail(fmt::format("\"{}\" is not a boolean", key));
@@ -156,6 +161,9 @@ VerifyData read_verify_data(const fs::path& file) {
     row.worst_error = e.number_or_null("worst_error");
     row.bound = e.number_or_null("bound");
     row.units = e.string("units");
+    row.message = e.string_if_present("message");
+    row.counterexample = e.string_if_present("counterexample");
+    row.repro_command = e.string_if_present("repro_command");
     v.results.push_back(std::move(row));
   }
   if (doc.contains("kill_matrix")) {

@@ -19,6 +19,7 @@ struct VerifyResultRow {
   bool mutant = false;
   std::optional<double> worst_ratio, worst_error, bound;  // null in the file: not finite
   std::string units;
+  std::string message, counterexample, repro_command;    // a FAILED row's; "" where absent
 };
 
 struct KillRow {

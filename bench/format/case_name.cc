@@ -42,17 +42,20 @@ std::string registered_name(const RopeCaseName& n) {
   return fmt::format("{}/{}/{}", n.impl, n.shape, n.layout);
 }
 std::string full_name(const RopeCaseName& n) {
-  return fmt::format("{}/real_time/threads:{}", registered_name(n), n.threads);
+  return n.in_worker ? fmt::format("{}/threads:{}/manual_time", registered_name(n), n.threads)
+                     : fmt::format("{}/real_time/threads:{}", registered_name(n), n.threads);
 }
 std::optional<RopeCaseName> parse_rope_case(std::string_view name) {
   const auto parts = split(name);
-  if (parts.size() != 6 || parts[4] != "real_time" || !is_layout(parts[3])) return std::nullopt;
-  const auto threads = keyed_int(parts[5], "threads");
+  if (parts.size() != 6 || !is_layout(parts[3])) return std::nullopt;
+  const bool in_worker = parts[5] == "manual_time";
+  if (!in_worker && parts[4] != "real_time") return std::nullopt;
+  const auto threads = keyed_int(in_worker ? parts[4] : parts[5], "threads");
   if (!threads || *threads < 1 || parts[0].empty() || parts[1].empty() || parts[2].empty()) {
     return std::nullopt;
   }
   return RopeCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2]),
-                      std::string(parts[3]), static_cast<int>(*threads)};
+                      std::string(parts[3]), static_cast<int>(*threads), in_worker};
 }
 
 namespace {

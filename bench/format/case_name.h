@@ -3,6 +3,8 @@
 // is registered under ("/real_time", "/threads:N"); full_name() is the name as bench.json has it.
 //   RoPE:       <impl id>/<shape>/<layout>/real_time/threads:<N>
 //               kernel_bf16/avx512/llama7b_prefill512/interleaved/real_time/threads:1
+//               a plugin, timed in its worker process at N threads of its own (manual time):
+//               <impl id>/<shape>/<layout>/threads:<N>/manual_time
 //   attention:  attention_blas/causal_<H>heads/tokens:<T>/head_dim:<D>/blas_threads:<N>/real_time
 //   table:      <impl id>/<table shape>/real_time
 // An implementation id is <algorithm>/<isa>, the storage type a suffix of the algorithm
@@ -17,7 +19,8 @@ namespace ropecheck::bench {
 
 struct RopeCaseName {
   std::string impl, shape, layout;  // layout: "interleaved" or "half_split"
-  int threads = 1;                  // benchmark threads
+  int threads = 1;                  // benchmark threads; a plugin's: the threads of its call
+  bool in_worker = false;           // a plugin timed in its worker (manual time)
 };
 std::string registered_name(const RopeCaseName& name);  // without Google Benchmark's suffixes
 std::string full_name(const RopeCaseName& name);

@@ -229,7 +229,7 @@ double worker_seconds(const PluginOptions& options) {
   return options.timeout_seconds > 0 ? options.timeout_seconds : kWatchdogBaseSeconds;
 }
 
-class PluginRope final : public RopeImpl {
+class PluginRope final : public RopeImpl, public PluginTimer {
  public:
   PluginRope(PluginInfo info, const PluginOptions& options, std::unique_ptr<GuardedBuffers> memory,
              std::unique_ptr<WorkerProcess> worker)
@@ -246,6 +246,36 @@ class PluginRope final : public RopeImpl {
   std::string_view summary() const override { return summary_; }
   RopeCapabilities capabilities() const override { return caps_; }
   const PluginInfo& info() const { return info_; }
+
+  void stage(const RopeSpec& spec, StorageType storage, std::span<const std::byte> q, std::int64_t q_heads,
+             std::span<const std::byte> k, std::int64_t k_heads, PositionIds positions) const override {
+    const std::lock_guard lock(mutex_);
+    const std::uint32_t dtype = storage == StorageType::fp32   ? ROPECHECK_DTYPE_FP32
+                                : storage == StorageType::bf16 ? ROPECHECK_DTYPE_BF16
+                                                               : ROPECHECK_DTYPE_FP16;
+    stage_locked(dtype, spec, q, static_cast<std::int64_t>(positions.size()), q_heads, k, k_heads, positions);
+  }
+
+  WorkerTimedCall timed_call(WorkerProbe probe, int threads) const override {
+    const std::lock_guard lock(mutex_);
+    if (!staged_any_) throw std::logic_error("timed_call before stage");
+    plugin_protocol::CallMessage message = staged_;
+    message.probe = probe;
+    message.threads = std::clamp(threads, 1, options_.threads);
+    const auto reply = exchange_locked(message, "apply (timed in the worker)");
+    return {reply.apply_seconds, reply.probe_seconds, reply.probe_passes};
+  }
+
+  void apply_at(const RopeSpec& spec, StorageType storage, std::span<std::byte> q, std::int64_t q_heads,
+                std::span<std::byte> k, std::int64_t k_heads, PositionIds positions, int threads) const override {
+    stage(spec, storage, q, q_heads, k, k_heads, positions);
+    const std::lock_guard lock(mutex_);
+    plugin_protocol::CallMessage message = staged_;
+    message.threads = std::clamp(threads, 1, options_.threads);
+    exchange_locked(message, "apply");
+    copy_bytes(q.data(), memory_->data(GuardedBuffers::q), q.size());
+    copy_bytes(k.data(), memory_->data(GuardedBuffers::k), k.size());
+  }
 
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
@@ -271,46 +301,68 @@ class PluginRope final : public RopeImpl {
             HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) const {
     const std::lock_guard lock(mutex_);  // one worker, one request in flight
     if (info_.abi_version == ROPECHECK_PLUGIN_ABI_V2) function = "apply";  // one for every dtype
+    stage_locked(dtype, spec, std::as_bytes(q.data), q.tokens, q.heads, std::as_bytes(k.data), k.heads, positions);
+    exchange_locked(staged_, function);
+    copy_bytes(q.data.data(), memory_->data(GuardedBuffers::q), q.data.size_bytes());
+    copy_bytes(k.data.data(), memory_->data(GuardedBuffers::k), k.data.size_bytes());
+  }
+
+  // Copies q, k, positions and a LongRoPE spec's factors into the guarded shared memory and makes
+  // the message of a call on them (staged_); the caller holds mutex_.
+  void stage_locked(std::uint32_t dtype, const RopeSpec& spec, std::span<const std::byte> q, std::int64_t tokens,
+                    std::int64_t q_heads, std::span<const std::byte> k, std::int64_t k_heads,
+                    PositionIds positions) const {
     // LongRoPE's two factor arrays, one after the other; nothing for the other kinds.
-    std::vector<double> factors;
+    staged_factors_.clear();
     if (spec.scaling.kind == ScalingKind::longrope) {
-      factors = spec.scaling.short_factor;
-      factors.insert(factors.end(), spec.scaling.long_factor.begin(), spec.scaling.long_factor.end());
+      staged_factors_ = spec.scaling.short_factor;
+      staged_factors_.insert(staged_factors_.end(), spec.scaling.long_factor.begin(), spec.scaling.long_factor.end());
     }
-    const std::size_t factor_bytes = factors.size() * sizeof(double);
-    memory_->prepare(q.data.size_bytes(), k.data.size_bytes(), positions.size_bytes(), factor_bytes);
-    copy_bytes(memory_->data(GuardedBuffers::q), q.data.data(), q.data.size_bytes());
-    copy_bytes(memory_->data(GuardedBuffers::k), k.data.data(), k.data.size_bytes());
+    staged_positions_.assign(positions.begin(), positions.end());
+    staged_spec_ = spec;
+    staged_any_ = true;
+    staged_elements_ = (q.size() + k.size()) / (dtype == ROPECHECK_DTYPE_FP32 ? 4 : 2);
+    const std::size_t factor_bytes = staged_factors_.size() * sizeof(double);
+    memory_->prepare(q.size(), k.size(), positions.size_bytes(), factor_bytes);
+    copy_bytes(memory_->data(GuardedBuffers::q), q.data(), q.size());
+    copy_bytes(memory_->data(GuardedBuffers::k), k.data(), k.size());
     copy_bytes(memory_->data(GuardedBuffers::positions), positions.data(), positions.size_bytes());
-    copy_bytes(memory_->data(GuardedBuffers::factors), factors.data(), factor_bytes);
-    plugin_protocol::CallMessage message;
+    copy_bytes(memory_->data(GuardedBuffers::factors), staged_factors_.data(), factor_bytes);
+    plugin_protocol::CallMessage& message = staged_;
+    message = {};
+    message.stage = ++stages_;  // a timed call copies a new stage's q and k (plugin_protocol.h)
     message.dtype = dtype;
     message.threads = options_.threads;
     message.spec = to_plugin_spec(spec);
     message.factors_offset = memory_->offset(GuardedBuffers::factors);
-    message.factors_count = factors.size() / 2;
-    message.tokens = q.tokens;
-    message.q_heads = q.heads;
-    message.k_heads = k.heads;
+    message.factors_count = staged_factors_.size() / 2;
+    message.tokens = tokens;
+    message.q_heads = q_heads;
+    message.k_heads = k_heads;
     message.file_bytes = memory_->file_bytes();
     message.q_offset = memory_->offset(GuardedBuffers::q);
     message.k_offset = memory_->offset(GuardedBuffers::k);
     message.positions_offset = memory_->offset(GuardedBuffers::positions);
+  }
 
+  // Sends a staged call and judges what came back: a crash, a hang, a write outside the buffers
+  // or into what is read-only, an ERROR or unknown status (PluginFailure), UNSUPPORTED
+  // (UnsupportedCase). The caller holds mutex_.
+  plugin_protocol::ReplyMessage exchange_locked(const plugin_protocol::CallMessage& message,
+                                                std::string_view function) const {
+    const RopeSpec& spec = staged_spec_;
     // The watchdog: fixed by --plugin-timeout, or from the call's size.
-    const double seconds = options_.timeout_seconds > 0
-                               ? options_.timeout_seconds
-                               : watchdog_seconds(q.data.size() + k.data.size());
-    std::int32_t status = ROPECHECK_PLUGIN_ERROR;
+    const double seconds = options_.timeout_seconds > 0 ? options_.timeout_seconds : watchdog_seconds(staged_elements_);
+    plugin_protocol::ReplyMessage reply;
     try {
       if (!worker_) worker_ = restart();
-      status = worker_->call(message, function, seconds);
+      reply = worker_->exchange(message, function, seconds);
     } catch (const PluginHang& e) {
       worker_.reset();  // killed: the next call starts a fresh worker
       // The input that hung, in the message: the property harness reports it unshrunk.
       throw PluginHang(fmt::format("{}; the call: {}, tokens {}, q_heads {}, k_heads {}, positions {}",
-                                   e.what(), describe(spec), q.tokens, q.heads, k.heads,
-                                   positions_text(positions)));
+                                   e.what(), describe(spec), message.tokens, message.q_heads, message.k_heads,
+                                   positions_text(staged_positions_)));
     } catch (const PluginFailure&) {
       worker_.reset();  // spent: the next call starts a fresh worker
       throw;
@@ -321,22 +373,23 @@ class PluginRope final : public RopeImpl {
       if (bytes == 0 || std::memcmp(memory_->data(buffer), original, bytes) == 0) return;
       damage += fmt::format("{}modified {} (read-only)", damage.empty() ? "" : "; ", name);
     };
-    read_only_changed(GuardedBuffers::positions, positions.data(), positions.size_bytes(), "positions");
-    read_only_changed(GuardedBuffers::factors, factors.data(), factor_bytes, "the LongRoPE factors");
+    read_only_changed(GuardedBuffers::positions, staged_positions_.data(),
+                      staged_positions_.size() * sizeof(std::int64_t), "positions");
+    read_only_changed(GuardedBuffers::factors, staged_factors_.data(), staged_factors_.size() * sizeof(double),
+                      "the LongRoPE factors");
     if (!damage.empty()) {
       worker_.reset();  // it scribbled on shared memory: trust nothing it holds
       throw PluginFailure(fmt::format("plugin {} ({})", damage, function));
     }
-    if (status == ROPECHECK_PLUGIN_UNSUPPORTED) {
+    if (reply.status == ROPECHECK_PLUGIN_UNSUPPORTED) {
       throw UnsupportedCase(fmt::format("plugin reported unsupported for {}", describe(spec)));
     }
-    if (status != ROPECHECK_PLUGIN_OK) {
-      throw PluginFailure(status == ROPECHECK_PLUGIN_ERROR
+    if (reply.status != ROPECHECK_PLUGIN_OK) {
+      throw PluginFailure(reply.status == ROPECHECK_PLUGIN_ERROR
                               ? fmt::format("plugin returned ERROR ({})", function)
-                              : fmt::format("plugin returned unknown status {} ({})", status, function));
+                              : fmt::format("plugin returned unknown status {} ({})", reply.status, function));
     }
-    copy_bytes(q.data.data(), memory_->data(GuardedBuffers::q), q.data.size_bytes());
-    copy_bytes(k.data.data(), memory_->data(GuardedBuffers::k), k.data.size_bytes());
+    return reply;
   }
 
   // A new worker after a failure; one that no longer loads is a failure of this call.
@@ -357,6 +410,14 @@ class PluginRope final : public RopeImpl {
   mutable std::mutex mutex_;
   std::unique_ptr<GuardedBuffers> memory_;
   mutable std::unique_ptr<WorkerProcess> worker_;
+  // The call now in the shared memory, and what its read-only inputs were (guarded by mutex_).
+  mutable plugin_protocol::CallMessage staged_;
+  mutable RopeSpec staged_spec_{};
+  mutable std::vector<std::int64_t> staged_positions_;
+  mutable std::vector<double> staged_factors_;
+  mutable std::size_t staged_elements_ = 0;
+  mutable bool staged_any_ = false;
+  mutable std::uint64_t stages_ = 0;
 };
 
 }  // namespace
@@ -409,5 +470,7 @@ const PluginInfo* plugin_info(const RopeImpl& impl) {
   const auto* plugin = dynamic_cast<const PluginRope*>(&impl);
   return plugin != nullptr ? &plugin->info() : nullptr;
 }
+
+const PluginTimer* plugin_timer(const RopeImpl& impl) { return dynamic_cast<const PluginRope*>(&impl); }
 
 }  // namespace ropecheck

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "impls/rope_impl.h"
+#include "plugins/host/plugin_protocol.h"
 
 namespace ropecheck {
 
@@ -70,5 +71,37 @@ std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
 
 // The PluginInfo of an implementation made by load_plugin(); nullptr for any other.
 const PluginInfo* plugin_info(const RopeImpl& impl);
+
+// What a timed call measured in the worker (plugin_protocol.h, CallMessage::probe).
+struct WorkerTimedCall {
+  double apply_seconds = 0;  // the plugin's apply alone: no copies, no request or reply
+  double probe_seconds = 0;  // probe_passes of the same-run probe over the same bytes
+  std::int64_t probe_passes = 0;
+};
+using plugin_protocol::WorkerProbe;
+
+// How `bench` times a plugin where it runs, as the built-ins are timed in their thread: stage()
+// puts q and k (elements of `storage`, as bytes) and the positions into the worker's shared
+// memory once; each timed_call() then applies the plugin to them there (in place, again and
+// again, as a built-in's benchmark loop does), timed by the worker, and runs the probe after it.
+// Failures as for apply (PluginFailure, PluginHang, UnsupportedCase).
+class PluginTimer {
+ public:
+  virtual void stage(const RopeSpec& spec, StorageType storage, std::span<const std::byte> q,
+                     std::int64_t q_heads, std::span<const std::byte> k, std::int64_t k_heads,
+                     PositionIds positions) const = 0;
+  // threads: the call's thread count (ABI 2's call->threads), at most PluginOptions::threads.
+  virtual WorkerTimedCall timed_call(WorkerProbe probe, int threads) const = 0;
+  // One ordinary call at `threads`, as apply makes it: q and k copied into the shared memory and
+  // back, one request and reply (what the process boundary costs, timed by the caller).
+  virtual void apply_at(const RopeSpec& spec, StorageType storage, std::span<std::byte> q, std::int64_t q_heads,
+                        std::span<std::byte> k, std::int64_t k_heads, PositionIds positions, int threads) const = 0;
+
+ protected:
+  ~PluginTimer() = default;
+};
+
+// The PluginTimer of an implementation made by load_plugin(); nullptr for any other.
+const PluginTimer* plugin_timer(const RopeImpl& impl);
 
 }  // namespace ropecheck

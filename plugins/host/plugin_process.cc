@@ -91,14 +91,14 @@ void WorkerProcess::reap(bool kill_first) {
   pid_ = -1;
 }
 
-std::int32_t WorkerProcess::call(const plugin_protocol::CallMessage& message,
-                                 std::string_view function, double seconds) {
+plugin_protocol::ReplyMessage WorkerProcess::exchange(const plugin_protocol::CallMessage& message,
+                                                      std::string_view function, double seconds) {
   if (pid_ <= 0) throw PluginFailure("plugin worker is gone");
   const ssize_t sent = send(channel_, &message, sizeof message, MSG_NOSIGNAL);
   if (sent != static_cast<ssize_t>(sizeof message)) fail_dead(function);
   plugin_protocol::ReplyMessage reply;
   receive(&reply, sizeof reply, function, seconds);
-  return reply.status;
+  return reply;
 }
 
 void WorkerProcess::receive(void* message, std::size_t bytes, std::string_view during,

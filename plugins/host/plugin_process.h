@@ -31,7 +31,12 @@ class WorkerProcess {
   // One apply, waiting up to `seconds`: the status the plugin returned. PluginFailure on a crash,
   // PluginHang past the wait (the worker is killed and reaped first); the object is then spent.
   std::int32_t call(const plugin_protocol::CallMessage& message, std::string_view function,
-                    double seconds);
+                    double seconds) {
+    return exchange(message, function, seconds).status;
+  }
+  // The same, with the whole reply (a timed call's measurements).
+  plugin_protocol::ReplyMessage exchange(const plugin_protocol::CallMessage& message,
+                                         std::string_view function, double seconds);
 
  private:
   // Waits up to `seconds` for exactly one message of this size.

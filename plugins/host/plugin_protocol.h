@@ -51,6 +51,12 @@ struct LoadReport {
   char description[kMaxDescriptionBytes + 1] = {};
 };
 
+// What `bench` hands the worker to time a plugin where it runs (timed calls, below): a function of
+// the host's, the same-run probe, whose address is valid in the worker because the worker is a
+// fork of the host (same binary, same mapping). It walks q and k as RoPE does, in place.
+using WorkerProbe = void (*)(float* q, std::size_t q_floats, float* k, std::size_t k_floats,
+                             std::int64_t tokens);
+
 // One apply: the spec and shape, and where q, k, positions and a LongRoPE spec's factor arrays
 // (short_factor, then long_factor, rotary_dim/2 doubles each) lie in the shared memory file. The
 // spec's pointers are NULL here: the worker points them into its own mapping.
@@ -67,10 +73,22 @@ struct CallMessage {
   std::uint64_t positions_offset = 0;
   std::uint64_t factors_offset = 0;
   std::uint64_t factors_count = 0;  // 0, or rotary_dim/2 (each array)
+  // A timed call (bench): the worker times the apply on its clock and then runs `probe` over the
+  // same q and k bytes for at least a quarter of that time (as bench/same_run_limit.h
+  // interleaves the probe), and replies with both. nullptr: an ordinary call. A timed call works
+  // on the worker's private copies of the q and k that the stage numbered `stage` put in the
+  // file (made on its first timed call): memory placed as the built-ins' buffers are.
+  WorkerProbe probe = nullptr;
+  std::uint64_t stage = 0;
 };
 
 struct ReplyMessage {
   std::int32_t status = ROPECHECK_PLUGIN_ERROR;  // what apply_* returned
+  // A timed call's measurements, in the worker: this thread's CPU time where the plugin ran on
+  // one thread (the built-ins' clock), the wall clock where it was told more.
+  double apply_seconds = 0;
+  double probe_seconds = 0;
+  std::int64_t probe_passes = 0;
 };
 
 }  // namespace ropecheck::plugin_protocol

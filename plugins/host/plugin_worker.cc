@@ -8,9 +8,11 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -192,7 +194,14 @@ bool send_message(int channel, const Message& message) {
          static_cast<ssize_t>(sizeof message);
 }
 
-std::int32_t apply_v1(const ropecheck_plugin_v1& plugin, const CallMessage& call, std::byte* base) {
+// q and k: the call's, in the shared memory file, or a timed call's private copies (below).
+struct Data {
+  std::byte* q;
+  std::byte* k;
+};
+Data shared_data(const CallMessage& call, std::byte* base) { return {base + call.q_offset, base + call.k_offset}; }
+
+std::int32_t apply_v1(const ropecheck_plugin_v1& plugin, const CallMessage& call, std::byte* base, Data data) {
   ropecheck_plugin_spec spec = call.spec;  // a copy: the plugin cannot alter the host's
   spec.struct_size = offsetof(ropecheck_plugin_spec, factor);  // the fields ABI 1 has
   const auto* positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
@@ -200,17 +209,15 @@ std::int32_t apply_v1(const ropecheck_plugin_v1& plugin, const CallMessage& call
     // Both 16-bit storages pass uint16_t bit patterns; only the function differs.
     const auto apply_16 = call.dtype == ROPECHECK_DTYPE_BF16 ? plugin.apply_bf16 : apply_fp16_of(plugin);
     if (apply_16 == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
-    return apply_16(&spec, reinterpret_cast<std::uint16_t*>(base + call.q_offset), call.q_heads,
-                    reinterpret_cast<std::uint16_t*>(base + call.k_offset), call.k_heads,
-                    positions, call.tokens);
+    return apply_16(&spec, reinterpret_cast<std::uint16_t*>(data.q), call.q_heads,
+                    reinterpret_cast<std::uint16_t*>(data.k), call.k_heads, positions, call.tokens);
   }
   if (plugin.apply_f32 == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
-  return plugin.apply_f32(&spec, reinterpret_cast<float*>(base + call.q_offset), call.q_heads,
-                          reinterpret_cast<float*>(base + call.k_offset), call.k_heads, positions,
-                          call.tokens);
+  return plugin.apply_f32(&spec, reinterpret_cast<float*>(data.q), call.q_heads,
+                          reinterpret_cast<float*>(data.k), call.k_heads, positions, call.tokens);
 }
 
-std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* base) {
+std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* base, Data data) {
   ropecheck_plugin_spec spec = call.spec;  // a copy: the plugin cannot alter the host's
   if (call.factors_count != 0) {
     const auto* factors = reinterpret_cast<const double*>(base + call.factors_offset);
@@ -221,9 +228,9 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
   c.struct_size = sizeof c;
   c.dtype = call.dtype;
   c.spec = &spec;
-  c.q = base + call.q_offset;
+  c.q = data.q;
   c.q_heads = call.q_heads;
-  c.k = base + call.k_offset;
+  c.k = data.k;
   c.k_heads = call.k_heads;
   c.positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
   c.tokens = call.tokens;
@@ -231,9 +238,94 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
   return plugin.v2->apply(plugin.context, &c);
 }
 
+double seconds_on(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// A timed call (plugin_protocol.h): the apply, then the host's probe over the same bytes for at
+// least a quarter of the apply's time and kMinProbeSeconds, in doubling batches (reading a clock
+// costs about a fifth of a decode-sized pass: a few passes alone would count it in). One thread: this thread's CPU time, as the built-ins are timed
+// (bench/same_run_limit.h); more: the wall clock, where the plugin's other threads count too.
+constexpr double kMinProbeSeconds = 50e-6;
+
+// A timed call's q and k: private copies of a stage's shared ones, in anonymous memory advised
+// for transparent huge pages as the built-ins' buffers are (bench/aligned_buffer.h; the shared
+// memory file gets none where shmem THP is off, its default): 2 MiB aligned, a PROT_NONE page
+// before and after, so a write past either end kills the worker (a PluginFailure).
+class PrivateCopy {
+ public:
+  ~PrivateCopy() { release(); }
+  std::byte* data() const { return data_; }
+  bool make(const std::byte* from, std::size_t bytes) {
+    release();
+    constexpr std::size_t kPage = 4096, kHuge = std::size_t{2} << 20;
+    const std::size_t body = (bytes + kPage - 1) / kPage * kPage;
+    mapping_bytes_ = 2 * kHuge + body + kPage;
+    mapping_ = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping_ == MAP_FAILED) return false;
+    const auto at = reinterpret_cast<std::uintptr_t>(mapping_) + kPage;
+    data_ = reinterpret_cast<std::byte*>((at + kHuge - 1) / kHuge * kHuge);
+    mprotect(data_ - kPage, kPage, PROT_NONE);
+    mprotect(data_ + body, kPage, PROT_NONE);
+    if (body >= kHuge) madvise(data_, body, MADV_HUGEPAGE);  // advice: nothing changes where THP is off
+    if (bytes != 0) std::memcpy(data_, from, bytes);
+    return true;
+  }
+
+ private:
+  void release() {
+    if (mapping_ != MAP_FAILED) munmap(mapping_, mapping_bytes_);
+    mapping_ = MAP_FAILED;
+    data_ = nullptr;
+  }
+  void* mapping_ = MAP_FAILED;
+  std::size_t mapping_bytes_ = 0;
+  std::byte* data_ = nullptr;
+};
+
+struct TimingCopies {
+  std::uint64_t stage = 0;  // the stage they were copied from (CallMessage::stage)
+  PrivateCopy q, k;
+};
+
+ReplyMessage timed_apply(const Plugin& plugin, const CallMessage& call, std::byte* base, TimingCopies& copies) {
+  const std::size_t element = call.dtype == ROPECHECK_DTYPE_FP32 ? 4 : 2;
+  const std::size_t row = static_cast<std::size_t>(call.spec.head_dim) * element * static_cast<std::size_t>(call.tokens);
+  const std::size_t q_bytes = row * static_cast<std::size_t>(call.q_heads);
+  const std::size_t k_bytes = row * static_cast<std::size_t>(call.k_heads);
+  ReplyMessage reply;
+  if (copies.stage != call.stage) {
+    if (!copies.q.make(base + call.q_offset, q_bytes) || !copies.k.make(base + call.k_offset, k_bytes)) {
+      copies.stage = 0;
+      return reply;  // ERROR: no memory for the copies
+    }
+    copies.stage = call.stage;
+  }
+  const Data data{copies.q.data(), copies.k.data()};
+  const clockid_t clock = call.threads > 1 ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
+  const double start = seconds_on(clock);
+  reply.status = plugin.v2 != nullptr ? apply_v2(plugin, call, base, data) : apply_v1(*plugin.v1, call, base, data);
+  reply.apply_seconds = seconds_on(clock) - start;
+  if (reply.status != ROPECHECK_PLUGIN_OK) return reply;
+  auto* q = reinterpret_cast<float*>(data.q);
+  auto* k = reinterpret_cast<float*>(data.k);
+  const std::size_t q_floats = q_bytes / 4, k_floats = k_bytes / 4;
+  const double probe_start = seconds_on(clock);
+  for (std::int64_t batch = 1;; batch *= 2) {  // at least one pass
+    for (std::int64_t i = 0; i < batch; ++i) call.probe(q, q_floats, k, k_floats, call.tokens);
+    reply.probe_passes += batch;
+    reply.probe_seconds = seconds_on(clock) - probe_start;
+    if (reply.probe_seconds >= reply.apply_seconds / 4 && reply.probe_seconds >= kMinProbeSeconds) break;
+  }
+  return reply;
+}
+
 [[noreturn]] void serve(int channel, int memory_fd, const Plugin& plugin) {
   void* mapping = MAP_FAILED;
   std::uint64_t mapped_bytes = 0;
+  TimingCopies copies;
   for (;;) {
     CallMessage call;
     const ssize_t got = recv(channel, &call, sizeof call, 0);
@@ -251,7 +343,12 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
     }
     auto* base = static_cast<std::byte*>(mapping);
     ReplyMessage reply;
-    reply.status = plugin.v2 != nullptr ? apply_v2(plugin, call, base) : apply_v1(*plugin.v1, call, base);
+    if (call.probe != nullptr) {
+      reply = timed_apply(plugin, call, base, copies);
+    } else {
+      const Data data = shared_data(call, base);
+      reply.status = plugin.v2 != nullptr ? apply_v2(plugin, call, base, data) : apply_v1(*plugin.v1, call, base, data);
+    }
     if (!send_message(channel, reply)) _exit(kExitChannelBroken);
   }
 }

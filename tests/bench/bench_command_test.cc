@@ -83,9 +83,44 @@ TEST(BenchCommand, TimesAPluginBesideTheBuiltIns) {
   const auto doc = read_json(dir / "bench.json");  // named: a range-for over a temporary's member dangles
   std::set<std::string> names;
   for (const auto& b : doc["benchmarks"]) names.insert(b["run_name"].get<std::string>());
-  EXPECT_TRUE(names.count("plugin/good_rope/llama7b_decode_at4095/interleaved/real_time/threads:1"))
+  // Timed in its worker (manual time), with the same-run probe run there, and the old figure
+  // through the process boundary as its own counters.
+  EXPECT_TRUE(names.count("plugin/good_rope/llama7b_decode_at4095/interleaved/threads:1/manual_time"))
       << run.out;
   EXPECT_TRUE(names.count("kernel/scalar/llama7b_decode_at4095/interleaved/real_time/threads:1"));
+  for (const auto& b : doc["benchmarks"]) {
+    if (b["run_type"] != "iteration" || b["run_name"].get<std::string>().rfind("plugin/", 0) != 0) continue;
+    EXPECT_GT(b["limit_fraction"].get<double>(), 0.0);
+    EXPECT_GT(b["probe_rate"].get<double>(), 0.0);
+    // The boundary costs copies and a round trip: slower than the call alone.
+    ASSERT_EQ(b["time_unit"], "ns");
+    EXPECT_GT(b["boundary_seconds"].get<double>(), b["real_time"].get<double>() * 1e-9) << b.dump();
+    EXPECT_FALSE(b.contains("oracle_failed"));
+  }
+}
+
+TEST(BenchCommand, TimeFailingTimesAWrongKernelMarksItAndSaysWhyOnce) {
+  const fs::path dir = scratch("time_failing");
+  const auto run = bench({"--plugin", plugin("broken_rope"), "--time-failing", "--filter",
+                          "^plugin/broken_rope/llama7b_decode_at4095/half_split/", "--out", dir.string()});
+  EXPECT_EQ(run.code, kExitFailed) << run.out << run.err;
+  const std::string all = run.out + run.err;
+  const auto once = [&](const std::string& text) {
+    const auto first = all.find(text);
+    return first != std::string::npos && all.find(text, first + 1) == std::string::npos;
+  };
+  EXPECT_TRUE(once("vs oracle")) << all;  // the failing element, once for both repetitions
+  EXPECT_TRUE(once("ORACLE FAILED (timed with --time-failing) plugin/broken_rope on llama7b_decode_at4095")) << all;
+  const auto doc = read_json(dir / "bench.json");
+  int timed = 0;
+  for (const auto& b : doc["benchmarks"]) {
+    if (b["run_type"] != "iteration") continue;
+    ++timed;
+    EXPECT_EQ(b["oracle_failed"].get<double>(), 1.0) << b.dump();
+    EXPECT_GT(b["bytes_per_second"].get<double>(), 0.0);
+    EXPECT_NE(b["label"].get<std::string>().find("oracle FAILED"), std::string::npos) << b["label"];
+  }
+  EXPECT_EQ(timed, 2);
 }
 
 TEST(BenchCommand, AWrongKernelIsAnErrorNotANumber) {

@@ -24,6 +24,14 @@ TEST(CaseName, RopeRoundTrips) {
         EXPECT_EQ(parsed->shape, name.shape);
         EXPECT_EQ(parsed->layout, name.layout);
         EXPECT_EQ(parsed->threads, threads);
+        EXPECT_FALSE(parsed->in_worker);
+        // A plugin timed in its worker: its threads before the time kind.
+        const RopeCaseName plugin{"plugin/ggml", shape.name, layout, threads, true};
+        const auto in_worker = parse_rope_case(full_name(plugin));
+        ASSERT_TRUE(in_worker) << full_name(plugin);
+        EXPECT_EQ(in_worker->impl, "plugin/ggml");
+        EXPECT_EQ(in_worker->threads, threads);
+        EXPECT_TRUE(in_worker->in_worker);
       }
     }
   }
@@ -59,6 +67,8 @@ TEST(CaseName, MalformedNamesAreRefused) {
                           "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:0",
                           "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:1x",
                           "kernel/avx2/llama7b_prefill512/interleaved/cpu_time/threads:1",
+                          "plugin/ggml/llama7b_prefill512/interleaved/threads:1/real_time",
+                          "plugin/ggml/llama7b_prefill512/interleaved/manual_time/threads:1",
                           "kernel//llama7b_prefill512/interleaved/real_time/threads:1"}) {
     EXPECT_FALSE(parse_rope_case(bad)) << bad;
   }
@@ -84,12 +94,18 @@ class NameCollector : public benchmark::BenchmarkReporter {
 
 TEST(CaseName, GoogleBenchmarkReportsTheFullName) {
   const RopeCaseName rope{"kernel/avx2", "llama7b_prefill512", "half_split", 2};
+  const RopeCaseName plugin{"plugin/ggml", "llama7b_prefill512", "half_split", 2, true};
   const AttentionCaseName attention{kAttentionHeads, 512, 64, 1};
   const TableCaseName table{"sinusoidal/formula", "transformer_base_4096x512"};
   const auto nothing = [](benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(state.iterations());
   };
   benchmark::RegisterBenchmark(registered_name(rope).c_str(), nothing)->UseRealTime()->Threads(2);
+  const auto manual = [](benchmark::State& state) {
+    for (auto _ : state) state.SetIterationTime(1e-6);
+  };
+  // As bench/rope_cases.cc registers a plugin: the call's threads as an argument, manual time.
+  benchmark::RegisterBenchmark(registered_name(plugin).c_str(), manual)->UseManualTime()->ArgName("threads")->Arg(2);
   benchmark::RegisterBenchmark(registered_name(attention).c_str(), nothing)->UseRealTime();
   benchmark::RegisterBenchmark(registered_name(table).c_str(), nothing)->UseRealTime();
   // The run length as a flag, as `ropecheck bench` sets it: per-case settings would enter the name.
@@ -103,11 +119,13 @@ TEST(CaseName, GoogleBenchmarkReportsTheFullName) {
   NameCollector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::ClearRegisteredBenchmarks();
-  EXPECT_EQ(collector.names, (std::vector<std::string>{full_name(rope), full_name(attention), full_name(table)}));
-  ASSERT_EQ(collector.names.size(), 3u);
+  EXPECT_EQ(collector.names, (std::vector<std::string>{full_name(rope), full_name(plugin), full_name(attention),
+                                                       full_name(table)}));
+  ASSERT_EQ(collector.names.size(), 4u);
   EXPECT_TRUE(parse_rope_case(collector.names[0]));
-  EXPECT_TRUE(parse_attention_case(collector.names[1]));
-  EXPECT_TRUE(parse_table_case(collector.names[2]));
+  EXPECT_TRUE(parse_rope_case(collector.names[1]));
+  EXPECT_TRUE(parse_attention_case(collector.names[2]));
+  EXPECT_TRUE(parse_table_case(collector.names[3]));
 }
 
 TEST(Shapes, FoundByName) {

@@ -387,8 +387,8 @@ TEST(CliMainJob, NoArgumentsVerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   const Json doc = read_json(latest / "verify.json");
   EXPECT_EQ(doc["mutants"], true);
   EXPECT_TRUE(doc.contains("kill_matrix"));
-  // Where the PyTorch peers are built (peers/torch), the job verifies them too: what it finds in
-  // them (plugin/ subjects) is reported, not a failure of the job; ropecheck's own must pass.
+  // Where the peers are built (peers/torch, peers/ggml), the job verifies them too: what it finds
+  // in them (plugin/ subjects) is reported, not a failure of the job; ropecheck's own must pass.
   bool own_failed = false, peer_failed = false, peers = false;
   for (const auto& r : doc["results"]) {
     if (r["mutant"].get<bool>()) continue;
@@ -399,7 +399,21 @@ TEST(CliMainJob, NoArgumentsVerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   EXPECT_FALSE(own_failed);
   EXPECT_EQ(doc["summary"]["exit_code"], peer_failed ? 1 : run.code);
   if (peers) {
-    EXPECT_NE(run.out.find("peers: plugin/torch_"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("\npeers: plugin/"), std::string::npos) << run.out;
+    const fs::path built(ROPECHECK_PLUGIN_DIR);
+    if (fs::exists(built / "torch_hf.so")) {
+      EXPECT_NE(run.out.find("plugin/torch_hf_rotate_half: "), std::string::npos) << run.out;
+    }
+    if (fs::exists(built / "ggml.so")) {  // its one finding (docs/findings.md), pinned in ggml_peer_test
+      EXPECT_NE(run.out.find("plugin/ggml: 13 passed, 1 failed (identity_at_zero)"), std::string::npos) << run.out;
+      // On the error-vs-position plot beside ropecheck's own, by the angles it declares.
+      bool plotted = false;
+      const Json accuracy = read_json(latest / "accuracy.json");  // named: a temporary's member would dangle
+      for (const auto& c : accuracy["error_vs_position"]) {
+        plotted = plotted || (c["implementation"] == "plugin/ggml" && c["angles"] == "fp32_recurrence");
+      }
+      EXPECT_TRUE(plotted);
+    }
   }
   EXPECT_EQ(read_json(latest / "accuracy.json")["schema"], "ropecheck.accuracy/1");
   EXPECT_FALSE(read_json(latest / "bench.json")["benchmarks"].empty());

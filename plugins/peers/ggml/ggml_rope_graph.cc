@@ -1,0 +1,120 @@
+// RopeGraph (ggml_rope_graph.h): ggml's public API only (ggml.h, ggml-backend.h).
+#include "ggml_rope_graph.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ropecheck_ggml_peer {
+namespace {
+
+// What ggml_backend_cpu_buffer_from_ptr asserts of a pointer (ggml's TENSOR_ALIGNMENT).
+constexpr std::uintptr_t kAlignment = 32;
+
+// The spec without its pointers, for comparing two calls' specs byte by byte.
+ropecheck_plugin_spec without_pointers(const ropecheck_plugin_spec& s) {
+  ropecheck_plugin_spec copy{};
+  std::memcpy(&copy, &s, s.struct_size < sizeof copy ? s.struct_size : sizeof copy);
+  copy.short_factor = copy.long_factor = nullptr;
+  return copy;
+}
+
+std::vector<double> factors_of(const ropecheck_plugin_spec& s) {
+  std::vector<double> f;
+  const std::size_t half = static_cast<std::size_t>(s.rotary_dim / 2);
+  if (s.short_factor != nullptr) f.insert(f.end(), s.short_factor, s.short_factor + half);
+  if (s.long_factor != nullptr) f.insert(f.end(), s.long_factor, s.long_factor + half);
+  return f;
+}
+
+// A tensor of `context` placed over `data` (no copy): a CPU buffer wrapping the memory.
+bool place(ggml_tensor* tensor, void* data, ggml_backend_buffer_t& buffer) {
+  if (reinterpret_cast<std::uintptr_t>(data) % kAlignment != 0) return false;
+  buffer = ggml_backend_cpu_buffer_from_ptr(data, ggml_nbytes(tensor));
+  return buffer != nullptr && ggml_backend_tensor_alloc(buffer, tensor, data) == GGML_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+RopeGraph::~RopeGraph() { release(); }
+
+void RopeGraph::release() {
+  for (auto& buffer : buffers_) {
+    if (buffer != nullptr) ggml_backend_buffer_free(buffer);
+    buffer = nullptr;
+  }
+  if (context_ != nullptr) ggml_free(context_);
+  context_ = nullptr;
+  graph_ = nullptr;
+}
+
+std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParameters& p) {
+  release();
+  const ropecheck_plugin_spec& spec = *call.spec;
+  constexpr std::size_t kNodes = 8;  // q, k, positions, factors, two ropes
+  ggml_init_params params{ggml_tensor_overhead() * kNodes + ggml_graph_overhead_custom(kNodes, false),
+                          nullptr, /*no_alloc=*/true};  // metadata only: the data is the caller's
+  context_ = ggml_init(params);
+  if (context_ == nullptr) return "ggml_init failed";
+  const ggml_type type = call.dtype == ROPECHECK_DTYPE_FP16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+
+  // Positions and factors live in this object's memory, aligned as ggml's buffers want it.
+  positions_.assign(static_cast<std::size_t>(call.tokens) + kAlignment / sizeof(std::int32_t), 0);
+  ggml_tensor* positions = ggml_new_tensor_1d(context_, GGML_TYPE_I32, call.tokens);
+  ggml_tensor* factors = nullptr;
+  const auto aligned = [](auto& v) {
+    auto at = reinterpret_cast<std::uintptr_t>(v.data());
+    return reinterpret_cast<void*>((at + kAlignment - 1) / kAlignment * kAlignment);
+  };
+  if (!place(positions, aligned(positions_), buffers_[2])) return "cannot place the positions";
+  if (!p.freq_factors.empty()) {
+    freq_factors_ = p.freq_factors;
+    freq_factors_.resize(p.freq_factors.size() + kAlignment / sizeof(float));
+    float* at = static_cast<float*>(aligned(freq_factors_));
+    std::memmove(at, freq_factors_.data(), p.freq_factors.size() * sizeof(float));
+    factors = ggml_new_tensor_1d(context_, GGML_TYPE_F32, static_cast<std::int64_t>(p.freq_factors.size()));
+    if (!place(factors, at, buffers_[3])) return "cannot place the frequency factors";
+  }
+
+  graph_ = ggml_new_graph_custom(context_, kNodes, false);
+  const auto rope = [&](void* data, std::int64_t heads, ggml_backend_buffer_t& buffer) -> bool {
+    ggml_tensor* x = ggml_new_tensor_3d(context_, type, spec.head_dim, heads, call.tokens);
+    if (!place(x, data, buffer)) return false;
+    ggml_tensor* rotated = ggml_rope_ext_inplace(context_, x, positions, factors, p.n_dims, p.mode, p.n_ctx_orig,
+                                                 p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor,
+                                                 p.beta_fast, p.beta_slow);
+    if (ggml_backend_view_init(rotated) != GGML_STATUS_SUCCESS) return false;
+    ggml_build_forward_expand(graph_, rotated);
+    return true;
+  };
+  if (!rope(call.q, call.q_heads, buffers_[0])) return "cannot place q";
+  if (call.k_heads > 0 && !rope(call.k, call.k_heads, buffers_[1])) return "cannot place k";
+
+  spec_ = without_pointers(spec);
+  factors_ = factors_of(spec);
+  dtype_ = call.dtype;
+  q_ = call.q;
+  k_ = call.k;
+  q_heads_ = call.q_heads;
+  k_heads_ = call.k_heads;
+  tokens_ = call.tokens;
+  return "";
+}
+
+bool RopeGraph::matches(const ropecheck_plugin_call& call) const {
+  if (graph_ == nullptr || call.dtype != dtype_ || call.q != q_ || call.k != k_ || call.q_heads != q_heads_ ||
+      call.k_heads != k_heads_ || call.tokens != tokens_) {
+    return false;
+  }
+  const ropecheck_plugin_spec spec = without_pointers(*call.spec);
+  return std::memcmp(&spec, &spec_, sizeof spec) == 0 && factors_of(*call.spec) == factors_;
+}
+
+bool RopeGraph::compute(ggml_backend_t backend, const ropecheck_plugin_call& call) {
+  // The positions tensor was placed at the first aligned int32 of positions_.
+  auto at = reinterpret_cast<std::uintptr_t>(positions_.data());
+  auto* positions = reinterpret_cast<std::int32_t*>((at + kAlignment - 1) / kAlignment * kAlignment);
+  for (std::int64_t t = 0; t < call.tokens; ++t) positions[t] = static_cast<std::int32_t>(call.positions[t]);
+  return ggml_backend_graph_compute(backend, graph_) == GGML_STATUS_SUCCESS;
+}
+
+}  // namespace ropecheck_ggml_peer

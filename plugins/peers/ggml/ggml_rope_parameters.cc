@@ -1,0 +1,93 @@
+// rope_parameters() (ggml_rope_parameters.h): the spec's formulas are plugin.h's; what ggml does
+// with each argument is ggml_rope_cache_init and rope_yarn in ggml-cpu (theta *= theta_scale,
+// theta / freq_factors[i], freq_scale times that, the YaRN ramp by pair index).
+#include "ggml_rope_parameters.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ggml.h"
+
+namespace ropecheck_ggml_peer {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// NTK's new base (plugin.h): base * factor^(d/(d-2)); d = 2 has only theta_0 = 1, any base.
+double ntk_base(const ropecheck_plugin_spec& s) {
+  const int d = s.rotary_dim;
+  if (d == 2) return s.base;
+  double factor = s.factor;
+  if (s.scaling_kind == ROPECHECK_SCALING_DYNAMIC_NTK) {
+    if (s.sequence_length <= s.original_max_position) return s.base;  // not grown yet: unscaled
+    factor = s.factor * static_cast<double>(s.sequence_length) / static_cast<double>(s.original_max_position) -
+             (s.factor - 1.0);
+  }
+  return s.base * std::pow(factor, d / (d - 2.0));
+}
+
+// Llama 3's divisor of pair i's frequency: theta_i / theta'_i over the band (plugin.h).
+double llama3_divisor(const ropecheck_plugin_spec& s, int i) {
+  const double theta = std::pow(s.base, -2.0 * i / s.rotary_dim);
+  const double wavelength = 2 * kPi / theta;
+  const double L = static_cast<double>(s.original_max_position);
+  if (wavelength < L / s.high_freq_factor) return 1.0;
+  if (wavelength > L / s.low_freq_factor) return s.factor;
+  const double a = (L / wavelength - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+  return 1.0 / ((1 - a) / s.factor + a);
+}
+
+bool fits_int(std::int64_t v) { return v > 0 && v <= std::numeric_limits<int>::max(); }
+
+}  // namespace
+
+std::string rope_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
+  p = RopeParameters{};
+  p.n_dims = s.rotary_dim;
+  p.mode = s.layout == ROPECHECK_LAYOUT_INTERLEAVED ? GGML_ROPE_TYPE_NORMAL : GGML_ROPE_TYPE_NEOX;
+  p.freq_base = static_cast<float>(s.base);
+  p.attn_factor = static_cast<float>(s.attention_factor > 0 ? s.attention_factor : 1.0);
+  const int half = s.rotary_dim / 2;
+  switch (s.scaling_kind) {
+    case ROPECHECK_SCALING_NONE: return "";
+    case ROPECHECK_SCALING_LINEAR:
+      p.freq_scale = static_cast<float>(1.0 / s.factor);
+      return "";
+    case ROPECHECK_SCALING_NTK:
+    case ROPECHECK_SCALING_DYNAMIC_NTK:
+      p.freq_base = static_cast<float>(ntk_base(s));
+      return "";
+    case ROPECHECK_SCALING_YARN:
+      if (s.yarn_truncate == 0) {
+        return "yarn without truncation: ggml always floors and ceils the correction dims";
+      }
+      if (!fits_int(s.original_max_position)) return "yarn: original_max_position exceeds ggml's int n_ctx_orig";
+      p.freq_scale = static_cast<float>(1.0 / s.factor);
+      p.ext_factor = 1.0f;
+      p.n_ctx_orig = static_cast<int>(s.original_max_position);
+      p.beta_fast = static_cast<float>(s.beta_fast);
+      p.beta_slow = static_cast<float>(s.beta_slow);
+      // rope_yarn multiplies cos and sin by (1 + 0.1 ln(1/freq_scale)) itself whenever
+      // ext_factor != 0: YaRN's own attention factor maps as attn_factor = 1, exactly. Another
+      // (an override) is what llama.cpp passes for DeepSeek-2: attn_factor = it / (1 + 0.1 ln
+      // factor), which ggml's product restores only to an ulp or so (an override of 1 gives
+      // 0.99999994 at position 0: identity_at_zero's finding, docs/findings.md).
+      p.attn_factor = std::abs(s.attention_factor - (1.0 + 0.1 * std::log(s.factor))) <= 1e-12 * s.attention_factor
+                          ? 1.0f
+                          : static_cast<float>(s.attention_factor / (1.0 + 0.1 * std::log(s.factor)));
+      return "";
+    case ROPECHECK_SCALING_LLAMA3:
+      if (!fits_int(s.original_max_position)) return "llama3: original_max_position exceeds an int";
+      for (int i = 0; i < half; ++i) p.freq_factors.push_back(static_cast<float>(llama3_divisor(s, i)));
+      return "";
+    case ROPECHECK_SCALING_LONGROPE: {
+      const double* factors = s.sequence_length > s.original_max_position ? s.long_factor : s.short_factor;
+      if (factors == nullptr) return "longrope without its factor arrays";
+      for (int i = 0; i < half; ++i) p.freq_factors.push_back(static_cast<float>(factors[i]));
+      return "";
+    }
+    default: return "a scaling kind this peer does not know";
+  }
+}
+
+}  // namespace ropecheck_ggml_peer

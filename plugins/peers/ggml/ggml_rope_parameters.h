@@ -1,0 +1,45 @@
+// A ropecheck spec (plugins/include/ropecheck/plugin.h) as the arguments of ggml_rope_ext, where
+// it maps onto them exactly, and why not where it does not:
+//   layout       interleaved -> GGML_ROPE_TYPE_NORMAL, half_split -> GGML_ROPE_TYPE_NEOX
+//   rotary_dim   n_dims (ggml copies features n_dims.. head_dim unchanged)
+//   base         freq_base (ggml takes a float: base rounded to fp32)
+//   linear       freq_scale = 1/factor
+//   ntk          freq_base = base * factor^(d/(d-2)), as a model's rope_freq_base carries it
+//   dynamic_ntk  the same with factor' = factor L'/L - (factor - 1) when L' > L (ggml itself has
+//                no dynamic form: the caller recomputes the base, as the spec does)
+//   yarn         freq_scale = 1/factor, ext_factor = 1, n_ctx_orig = L, beta_fast, beta_slow,
+//                attn_factor = 1: ggml multiplies in YaRN's own 1 + 0.1 ln(1/freq_scale) itself
+//                when ext_factor != 0. Not exact: another attention factor (an override) goes in
+//                as attn_factor = it / (1 + 0.1 ln factor), llama.cpp's way, an ulp off after
+//                ggml's product; yarn_truncate = 0 is UNSUPPORTED (ggml always floors and ceils
+//                the correction dims, ggml_rope_yarn_corr_dims). n_ctx_orig is an int.
+//   llama3       freq_factors[i] = theta_i / theta'_i (the band's smooth mix), as llama.cpp's
+//   longrope     converters store rope_freqs; longrope: the long or the short factors
+//   attention    attn_factor (cos and sin times it)
+// Positions are int32 in ggml: |m| < 2^31 (ropecheck's limit, 2^24, is smaller).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ropecheck/plugin.h"
+
+namespace ropecheck_ggml_peer {
+
+// The scaling kinds that map (capabilities.scaling_kinds).
+inline constexpr std::uint32_t kScalingKinds =
+    (1u << ROPECHECK_SCALING_LINEAR) | (1u << ROPECHECK_SCALING_NTK) |
+    (1u << ROPECHECK_SCALING_DYNAMIC_NTK) | (1u << ROPECHECK_SCALING_YARN) |
+    (1u << ROPECHECK_SCALING_LLAMA3) | (1u << ROPECHECK_SCALING_LONGROPE);
+
+struct RopeParameters {
+  int n_dims = 0, mode = 0, n_ctx_orig = 0;
+  float freq_base = 0, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 0, beta_slow = 0;
+  std::vector<float> freq_factors;  // empty: none (ggml's c argument NULL)
+};
+
+// The parameters of `spec`, or "" replaced by why the spec does not map (then UNSUPPORTED).
+std::string rope_parameters(const ropecheck_plugin_spec& spec, RopeParameters& out);
+
+}  // namespace ropecheck_ggml_peer

@@ -1,0 +1,150 @@
+// The ggml peer (issue 17): llama.cpp's ggml RoPE (ggml_rope_ext on the CPU backend) as an ABI 2
+// plugin (plugins/include/ropecheck/plugin.h), verified and benchmarked beside ropecheck's kernels.
+// Built twice from this file (CMakeLists.txt):
+//   ggml.so          plugin/ggml: every call builds its context and graph, then computes it: what a
+//                    caller of the API pays per call
+//   ggml_compute.so  plugin/ggml_compute (ROPECHECK_GGML_REUSE_GRAPH): the graph is kept while
+//                    the calls are the same, so a repeated call is graph_compute alone: ggml's
+//                    kernel time
+// Angles: ggml's rope cache forms theta = float(m), theta *= powf(base, -2/n_dims) pair by pair
+// in fp32: ROPECHECK_ANGLES_FP32_RECURRENCE, and the oracle judges it by that.
+//   ropecheck list --plugin build/plugins/ggml.so      # init's line: the version, CPU level, pool
+//   ropecheck verify --plugin build/plugins/ggml.so
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ggml_cpu_backend.h"
+#include "ggml_rope_graph.h"
+#include "ggml_rope_parameters.h"
+#include "ropecheck/plugin.h"
+
+namespace ropecheck_ggml_peer {
+namespace {
+
+#ifdef ROPECHECK_GGML_REUSE_GRAPH
+constexpr bool kReuseGraph = true;
+#else
+constexpr bool kReuseGraph = false;
+#endif
+
+struct Peer {
+  explicit Peer(int max_threads) : backend(max_threads), max_threads(max_threads) {}
+  CpuBackend backend;
+  RopeGraph graph;
+  int max_threads;
+  std::vector<unsigned char> staging;  // q and k of a caller whose buffers ggml cannot wrap
+};
+
+void write_line(const ropecheck_plugin_init_args* args, const std::string& text) {
+  if (args->description == nullptr || args->description_bytes == 0) return;
+  const std::size_t n = std::min<std::size_t>(text.size(), args->description_bytes - 1);
+  std::memcpy(args->description, text.data(), n);
+  args->description[n] = '\0';
+}
+
+int32_t init(const ropecheck_plugin_init_args* args, void** context) {
+  try {
+    auto* peer = new Peer(args->max_threads > 0 ? args->max_threads : 1);
+    if (peer->backend.backend() == nullptr) {
+      write_line(args, peer->backend.error());
+      delete peer;
+      return ROPECHECK_PLUGIN_ERROR;
+    }
+    write_line(args, peer->backend.description() +
+                         (kReuseGraph ? ", graph reused while the call is the same" : ", graph built per call"));
+    *context = peer;
+    return ROPECHECK_PLUGIN_OK;
+  } catch (const std::bad_alloc&) {
+    write_line(args, "out of memory");
+    return ROPECHECK_PLUGIN_ERROR;
+  }
+}
+
+void teardown(void* context) { delete static_cast<Peer*>(context); }
+
+int32_t query_capabilities(void*, ropecheck_plugin_capabilities* caps) {
+  caps->layouts = (1u << ROPECHECK_LAYOUT_INTERLEAVED) | (1u << ROPECHECK_LAYOUT_HALF_SPLIT);
+  caps->dtypes = ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_FP16;  // ggml's rope: F32 and F16 only
+  caps->angle_precisions = 1u << ROPECHECK_ANGLES_FP32_RECURRENCE;
+  caps->max_head_dim = 0;
+  caps->partial_rotary = 1;
+  caps->scaling_kinds = kScalingKinds;
+  caps->max_position = std::numeric_limits<std::int32_t>::max();  // ggml's positions are int32
+  return ROPECHECK_PLUGIN_OK;
+}
+
+bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 32 == 0; }
+
+int32_t rotate(Peer& peer, const ropecheck_plugin_call& call, const RopeParameters& parameters) {
+  peer.backend.set_threads(call.threads < 1 ? 1 : (call.threads > peer.max_threads ? peer.max_threads : call.threads));
+  if (!kReuseGraph || !peer.graph.matches(call)) {
+    if (!peer.graph.build(call, parameters).empty()) return ROPECHECK_PLUGIN_ERROR;
+  }
+  return peer.graph.compute(peer.backend.backend(), call) ? ROPECHECK_PLUGIN_OK : ROPECHECK_PLUGIN_ERROR;
+}
+
+int32_t apply(void* context, const ropecheck_plugin_call* call) {
+  auto& peer = *static_cast<Peer*>(context);
+  if (call->dtype != ROPECHECK_DTYPE_FP32 && call->dtype != ROPECHECK_DTYPE_FP16) return ROPECHECK_PLUGIN_UNSUPPORTED;
+  RopeParameters parameters;
+  if (!rope_parameters(*call->spec, parameters).empty()) return ROPECHECK_PLUGIN_UNSUPPORTED;
+  for (std::int64_t t = 0; t < call->tokens; ++t) {
+    const std::int64_t m = call->positions[t];
+    if (m < std::numeric_limits<std::int32_t>::min() || m > std::numeric_limits<std::int32_t>::max()) {
+      return ROPECHECK_PLUGIN_UNSUPPORTED;  // beyond the declared max_position: never sent
+    }
+  }
+  try {
+    if (aligned(call->q) && (call->k_heads == 0 || aligned(call->k))) return rotate(peer, *call, parameters);
+    // ggml wraps only 32-byte aligned memory (ropecheck's shared memory is page aligned; an
+    // in-process caller's may not be): rotate aligned copies, then copy back.
+    const std::size_t element = call->dtype == ROPECHECK_DTYPE_FP16 ? 2 : 4;
+    const auto row = static_cast<std::size_t>(call->spec->head_dim) * element * static_cast<std::size_t>(call->tokens);
+    const std::size_t q_bytes = row * static_cast<std::size_t>(call->q_heads);
+    const std::size_t k_bytes = row * static_cast<std::size_t>(call->k_heads);
+    const std::size_t q_room = (q_bytes + 31) / 32 * 32;
+    peer.staging.resize(q_room + k_bytes + 32);
+    auto base = reinterpret_cast<std::uintptr_t>(peer.staging.data());
+    auto* q = reinterpret_cast<unsigned char*>((base + 31) / 32 * 32);
+    unsigned char* k = q + q_room;
+    std::memcpy(q, call->q, q_bytes);
+    if (k_bytes != 0) std::memcpy(k, call->k, k_bytes);
+    ropecheck_plugin_call staged = *call;
+    staged.q = q;
+    staged.k = k;
+    const int32_t status = rotate(peer, staged, parameters);
+    std::memcpy(call->q, q, q_bytes);
+    if (k_bytes != 0) std::memcpy(call->k, k, k_bytes);
+    return status;
+  } catch (const std::bad_alloc&) {
+    return ROPECHECK_PLUGIN_ERROR;
+  }
+}
+
+#ifdef ROPECHECK_GGML_REUSE_GRAPH
+constexpr const char* kName = "ggml_compute";
+constexpr const char* kSummary =
+    "llama.cpp's ggml_rope_ext on ggml's CPU backend, the graph reused while the call is the same "
+    "(graph_compute alone)";
+#else
+constexpr const char* kName = "ggml";
+constexpr const char* kSummary =
+    "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split) on ggml's CPU backend, context and "
+    "graph built per call";
+#endif
+
+const ropecheck_plugin_v2 kPlugin = {
+    ROPECHECK_PLUGIN_ABI_V2, sizeof(ropecheck_plugin_v2), kName, kSummary, init, query_capabilities,
+    apply, teardown, {nullptr, nullptr, nullptr, nullptr}};
+
+}  // namespace
+}  // namespace ropecheck_ggml_peer
+
+extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v2* ropecheck_plugin_entry(void) {
+  return &ropecheck_ggml_peer::kPlugin;
+}
