@@ -307,15 +307,15 @@ void peers_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
-// Attention alone, with RoPE as a separate pass over q and k first, and with RoPE fused into the
-// packing of q and k for sgemm (attention_fused), from the same run.
+// Attention alone, with RoPE as a separate pass over q and k first, and with RoPE fused into
+// attention's blocking (attention_fused), from the same run.
 void rope_attention_section(ReportDoc& doc, const BenchData& bench) {
   const auto rows = rope_attention_rows(bench);
   if (rows.empty()) return;
   heading(doc, 3, "RoPE with attention: separate pass vs fused");
   paragraph(doc, "Causal attention (8 heads, OpenBLAS) alone, then with RoPE on q and k: as a separate "
-                 "pass of the fast kernel over q and k in place before it, and fused, q and k rotated "
-                 "in cache as they are packed for sgemm. Each RoPE form's median time over attention "
+                 "pass of the fast kernel over q and k in place before it, and fused, each block of "
+                 "query rows rotated in cache just before its sgemms (k once, into a copy). Each RoPE form's median time over attention "
                  "alone's (1.05 = 5% slower), same run.");
   Table t;
   t.header = {"tokens", "head_dim", "threads", "attention alone (GFLOP/s)", "separate RoPE / alone",

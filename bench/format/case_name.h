@@ -28,7 +28,7 @@ std::optional<RopeCaseName> parse_rope_case(std::string_view full_name);
 
 // How RoPE meets attention in a case, the first part of its name: none (attention_blas: attention
 // alone), separate (attention_blas_rope: the fast kernel's pass over q and k, then attention) or
-// fused (attention_fused: RoPE applied as q and k are packed for sgemm).
+// fused (attention_fused: RoPE inside attention's blocking, query blocks rotated in cache).
 enum class AttentionRope { none, separate, fused };
 struct AttentionCaseName {
   long heads = 0, tokens = 0;

@@ -82,14 +82,14 @@ class BlasAttention final : public AttentionImpl {
   std::string id_;
 };
 
-// RoPE fused into the packing of q and k (attention_blas_rope_fused), one per softmax level.
+// RoPE fused into attention's blocking (attention_blas_rope_fused), one per softmax level.
 class FusedAttention final : public AttentionImpl {
  public:
   explicit FusedAttention(Isa softmax)
       : softmax_(softmax), id_("attention_fused/" + std::string(to_string(softmax))) {}
   std::string_view id() const override { return id_; }
   std::string_view summary() const override {
-    return "attention_blas with RoPE fused into the packing of q and k for sgemm (no separate pass)";
+    return "attention_blas with RoPE fused: query blocks rotated in cache before their sgemms, k once";
   }
   bool available(std::string* why) const override { return cpu_supports(softmax_, why); }
 
