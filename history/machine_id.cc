@@ -7,21 +7,14 @@
 #include <cstdint>
 
 #include "core/errors.h"
+#include "reports/writer.h"
 
 namespace ropecheck::history {
 namespace {
 
-// Lower case letters and digits, '-' between words, at most 40 characters.
-std::string slug(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!out.empty() && out.back() != '-') {
-      out += '-';
-    }
-    if (out.size() >= 40) break;
-  }
+// reports' slug, at most 40 characters, "unknown" for none.
+std::string short_slug(const std::string& text) {
+  std::string out = slug(text).substr(0, 40);
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out.empty() ? "unknown" : out;
 }
@@ -51,8 +44,8 @@ std::string machine_id(const EntryMachine& m, const std::string& name) {
     throw InvalidInput(fmt::format(
         "--machine '{}': a machine name is 1-80 letters, digits, '.', '_' or '-'", name));
   }
-  const std::string base = name.empty() ? fmt::format("{}-{}cpu-{}", slug(m.cpu_model), m.logical_cpus,
-                                                      slug(m.dispatched_isa))
+  const std::string base = name.empty() ? fmt::format("{}-{}cpu-{}", short_slug(m.cpu_model), m.logical_cpus,
+                                                      short_slug(m.dispatched_isa))
                                         : name;
   return base + "-" + machine_fingerprint(m);
 }

@@ -6,8 +6,6 @@
 
 #include <vector>
 
-#include "core/tolerance.h"
-#include "impls/oracle/oracle.h"
 #include "properties/catalogue.h"
 #include "properties/harness/boundary_cases.h"
 #include "properties/harness/guarded_apply.h"
@@ -24,20 +22,10 @@ PropertyResult boundary_shapes(const Subject& subject, const RunConfig& config) 
     const QkCase c = pick_boundary_case(caps, shape);
     std::vector<float> q = c.q, k = c.k;
     apply_guarded(impl, c.spec, q, c.q_heads, k, c.k_heads, c.positions);
-    const auto bound = [&](std::size_t t, double theta, int pair) {
-      return rotation_bound_units(c.model(), c.positions[t], theta, pair);
-    };
-    const auto worst_q = worst_rotary_error(c.spec, c.storage, c.q, q,
-                                            oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions),
-                                            c.q_heads, c.positions, bound);
-    const auto worst_k = worst_rotary_error(c.spec, c.storage, c.k, k,
-                                            oracle_rope(c.spec, c.k, c.tokens, c.k_heads, c.positions),
-                                            c.k_heads, c.positions, bound);
-    const bool q_worse = worst_q.ratio >= worst_k.ratio;
-    const auto& worst = q_worse ? worst_q : worst_k;
+    const auto [worst, tensor] = worst_against_oracle(c, q, k);
     tracker.observe(worst.error, worst.bound);
     fail_if_over(worst, fmt::format("{} ({} tokens, {} q heads, {} kv heads): {}", to_string(shape),
-                                    c.tokens, c.q_heads, c.k_heads, q_worse ? "q" : "k"));
+                                    c.tokens, c.q_heads, c.k_heads, tensor));
   });
 }
 

@@ -10,7 +10,6 @@
 #include "properties/harness/rope_harness.h"
 #include "properties/catalogue.h"
 #include "core/frequency.h"
-#include "impls/oracle/oracle.h"
 #include "core/tolerance.h"
 
 namespace ropecheck {
@@ -32,19 +31,9 @@ PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config)
     const QkCase c = pick_qk_case(caps, Rotary::any);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);
-    // The tolerance model (tolerance.h): rounding plus the declared angle precision's term.
-    const auto bound = [&](std::size_t t, double theta, int pair) {
-      return rotation_bound_units(c.model(), c.positions[t], theta, pair);
-    };
-    const auto worst_q = worst_rotary_error(c.spec, c.storage, c.q, q,
-                                            oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions),
-                                            c.q_heads, c.positions, bound);
-    const auto worst_k = worst_rotary_error(c.spec, c.storage, c.k, k,
-                                            oracle_rope(c.spec, c.k, c.tokens, c.k_heads, c.positions),
-                                            c.k_heads, c.positions, bound);
-    const auto& worst = worst_q.ratio >= worst_k.ratio ? worst_q : worst_k;
+    const auto [worst, tensor] = worst_against_oracle(c, q, k);
     tracker.observe(worst.error, worst.bound);
-    fail_if_over(worst, worst_q.ratio >= worst_k.ratio ? "q" : "k");
+    fail_if_over(worst, tensor);
   });
 }
 

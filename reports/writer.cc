@@ -72,20 +72,6 @@ std::string md_cell(const std::string& text) {
   return out;
 }
 
-// An anchor id from heading text: lower case letters and digits, '-' between words.
-std::string anchor(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!out.empty() && out.back() != '-') {
-      out += '-';
-    }
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out;
-}
-
 void markdown_block(const Block& block, std::ostream& out) {
   if (const auto* h = std::get_if<Heading>(&block)) {
     out << std::string(static_cast<std::size_t>(h->level), '#') << ' ' << md_text(h->text) << "\n\n";
@@ -138,7 +124,7 @@ nav ul { columns: 2; }
 
 void html_block(const Block& block, int& figure_number, std::ostream& out) {
   if (const auto* h = std::get_if<Heading>(&block)) {
-    out << fmt::format("<h{0} id=\"{1}\">{2}</h{0}>\n", h->level, anchor(h->text), html_text(h->text));
+    out << fmt::format("<h{0} id=\"{1}\">{2}</h{0}>\n", h->level, slug(h->text), html_text(h->text));
   } else if (const auto* p = std::get_if<Paragraph>(&block)) {
     out << "<p>" << html_text(p->text) << "</p>\n";
   } else if (const auto* t = std::get_if<Table>(&block)) {
@@ -195,7 +181,7 @@ std::string render_html(const ReportDoc& doc) {
   out << "<nav><ul>\n";
   for (const auto& block : doc.blocks) {
     if (const auto* h = std::get_if<Heading>(&block); h && h->level == 2) {
-      out << "<li><a href=\"#" << anchor(h->text) << "\">" << html_text(h->text) << "</a></li>\n";
+      out << "<li><a href=\"#" << slug(h->text) << "\">" << html_text(h->text) << "</a></li>\n";
     }
   }
   out << "</ul></nav>\n";
@@ -254,6 +240,19 @@ std::string inline_svg(const std::string& svg, const std::string& prefix) {
     }
     out += text[i++];
   }
+  return out;
+}
+
+std::string slug(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
   return out;
 }
 

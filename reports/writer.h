@@ -16,4 +16,8 @@ std::string render_html(const ReportDoc& doc);
 // ids (gpPt0, gnuplot_canvas, ...) and one document must not hold an id twice.
 std::string inline_svg(const std::string& svg, const std::string& prefix);
 
+// Lower case letters and digits of `text`, '-' between words, none at either end: heading anchors
+// (and the history's machine ids).
+std::string slug(const std::string& text);
+
 }  // namespace ropecheck

@@ -2,6 +2,8 @@
 // on blocks of query rows); see impls/attention/attention.h.
 #include "impls/attention/attention.h"
 
+#include "impls/attention/attention_block.h"
+
 #include <cblas.h>
 #include <fmt/format.h>
 
@@ -108,23 +110,29 @@ void attention_blas(const AttentionShape& s, std::span<const float> q, std::span
     const float* vh = v.data() + (h / group) * d;
     for (std::int64_t i0 = 0; i0 < s.tokens; i0 += block_rows) {
       const std::int64_t rows = std::min(block_rows, s.tokens - i0);
-      // Causal: the block's last row sees keys 0 .. i0 + rows - 1; later columns are never formed.
-      const std::int64_t cols = s.causal ? i0 + rows : s.tokens;
       const float* qh = q.data() + (i0 * s.q_heads + h) * d;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows),
-                  static_cast<int>(cols), d, scale, qh, ldq, kh, ldkv, 0.0f, scores.data(),
-                  static_cast<int>(cols));
-      for (std::int64_t r = 0; r < rows; ++r) {
-        float* row = scores.data() + r * cols;
-        const std::int64_t visible = s.causal ? i0 + r + 1 : cols;
-        softmax_row(row, visible, softmax);
-        std::fill(row + visible, row + cols, 0.0f);  // masked keys get no weight
-      }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), d,
-                  static_cast<int>(cols), 1.0f, scores.data(), static_cast<int>(cols), vh, ldkv,
-                  0.0f, out.data() + (i0 * s.q_heads + h) * d, ldq);
+      attend_block(s, {i0, rows, qh, ldq, kh, vh, ldkv, out.data() + (i0 * s.q_heads + h) * d, ldq},
+                   scale, softmax, scores.data());
     }
   }
+}
+
+void attend_block(const AttentionShape& s, const AttentionBlock& b, float scale, Isa softmax,
+                  float* scores) {
+  // Causal: the block's last row sees keys 0 .. i0 + rows - 1; later columns are never formed.
+  const std::int64_t cols = s.causal ? b.i0 + b.rows : s.tokens;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(b.rows),
+              static_cast<int>(cols), s.head_dim, scale, b.q, b.ldq, b.k, b.ldkv, 0.0f, scores,
+              static_cast<int>(cols));
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    float* row = scores + r * cols;
+    const std::int64_t visible = s.causal ? b.i0 + r + 1 : cols;
+    softmax_row(row, visible, softmax);
+    std::fill(row + visible, row + cols, 0.0f);  // masked keys get no weight
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(b.rows), s.head_dim,
+              static_cast<int>(cols), 1.0f, scores, static_cast<int>(cols), b.v, b.ldkv, 0.0f,
+              b.out, b.ldo);
 }
 
 }  // namespace ropecheck

@@ -1,6 +1,5 @@
 // attention_blas_rope_fused (see attention.h): RoPE applied inside attention's blocking: q block by
 // block in cache as it is copied for sgemm, k once into a copy; q and k themselves only read.
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include "core/errors.h"
 #include "core/isa.h"
 #include "impls/attention/attention.h"
+#include "impls/attention/attention_block.h"
 #include "impls/registry.h"
 
 namespace ropecheck {
@@ -47,7 +47,6 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
   std::vector<float> scores(static_cast<std::size_t>(block * s.tokens));
   for (std::int64_t i0 = 0; i0 < s.tokens; i0 += block_rows) {
     const std::int64_t rows = std::min(block_rows, s.tokens - i0);
-    const std::int64_t cols = s.causal ? i0 + rows : s.tokens;
     // The block's query rows of every head (contiguous in the layout), copied and rotated in
     // cache, never written back: one table per token for all its heads.
     const std::span<float> packed(queries.data(), static_cast<std::size_t>(rows * s.q_heads * d));
@@ -57,18 +56,9 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
     for (std::int64_t h = 0; h < s.q_heads; ++h) {
       const float* kh = keys.data() + (h / group) * d;
       const float* vh = v.data() + (h / group) * d;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows),
-                  static_cast<int>(cols), d, scale, packed.data() + h * d, ldq, kh, ldkv, 0.0f,
-                  scores.data(), static_cast<int>(cols));
-      for (std::int64_t r = 0; r < rows; ++r) {
-        float* row = scores.data() + r * cols;
-        const std::int64_t visible = s.causal ? i0 + r + 1 : cols;
-        softmax_row(row, visible, softmax);
-        std::fill(row + visible, row + cols, 0.0f);  // masked keys get no weight
-      }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), d,
-                  static_cast<int>(cols), 1.0f, scores.data(), static_cast<int>(cols), vh, ldkv,
-                  0.0f, out.data() + (i0 * s.q_heads + h) * d, ldq);
+      attend_block(s, {i0, rows, packed.data() + h * d, ldq, kh, vh, ldkv,
+                       out.data() + (i0 * s.q_heads + h) * d, ldq},
+                   scale, softmax, scores.data());
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include "properties/harness/rope_harness.h"
 #include "core/frequency.h"
+#include "impls/oracle/oracle.h"
 
 namespace ropecheck {
 
@@ -32,6 +33,21 @@ QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary) {
   QkCase c = pick_qk_case(caps, rotary);
   if (c.spec.scaling.kind != ScalingKind::none) c.spec.scaling.attention_factor = 1.0;
   return c;
+}
+
+OracleWorst worst_against_oracle(const QkCase& c, std::span<const float> q, std::span<const float> k) {
+  // The tolerance model (tolerance.h): rounding plus the declared angle precision's term.
+  const auto bound = [&](std::size_t t, double theta, int pair) {
+    return rotation_bound_units(c.model(), c.positions[t], theta, pair);
+  };
+  auto worst_q = worst_rotary_error(c.spec, c.storage, c.q, q,
+                                    oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions),
+                                    c.q_heads, c.positions, bound);
+  auto worst_k = worst_rotary_error(c.spec, c.storage, c.k, k,
+                                    oracle_rope(c.spec, c.k, c.tokens, c.k_heads, c.positions),
+                                    c.k_heads, c.positions, bound);
+  if (worst_q.ratio >= worst_k.ratio) return {std::move(worst_q), "q"};
+  return {std::move(worst_k), "k"};
 }
 
 void round_to_storage(std::vector<float>& x, StorageType storage) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "properties/harness/generators.h"
+#include "properties/harness/rope_harness.h"
 #include "core/tensor.h"
 #include "core/tolerance.h"
 
@@ -34,6 +35,15 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary);
 // properties of the rotation group (identity at 0, inverse, composition, relative position),
 // which a rotation scaled by a != 1 does not satisfy; norm_preservation checks the factor.
 QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary);
+
+// An implementation's outputs q and k for c.q and c.k against the oracle, every element within
+// rotation_bound_units of c's error model (oracle_agreement's check): the worse of the two, and
+// which tensor it is ("q" or "k").
+struct OracleWorst {
+  WorstElement worst;
+  std::string_view tensor;
+};
+OracleWorst worst_against_oracle(const QkCase& c, std::span<const float> q, std::span<const float> k);
 
 // One [tokens][heads][head_dim] tensor's worth of finite floats in the range an implementation
 // storing `storage` is given (storage_floats), not yet rounded to it.

@@ -1,0 +1,28 @@
+// One block of query rows of one q head, the step attention_blas and attention_blas_rope_fused
+// share: S = Q K^T * scale by sgemm (the causal block's later columns never formed), a
+// max-subtracted softmax per row with masked keys weighted 0, O = P V by sgemm into out.
+#pragma once
+
+#include <cstdint>
+
+#include "core/isa.h"
+#include "impls/attention/attention.h"
+
+namespace ropecheck {
+
+struct AttentionBlock {
+  std::int64_t i0 = 0, rows = 0;  // query rows [i0, i0 + rows)
+  const float* q = nullptr;       // the block's first query row of this head, rows ldq apart
+  int ldq = 0;
+  const float* k = nullptr;       // this head's keys (token 0), rows ldkv apart; v likewise
+  const float* v = nullptr;
+  int ldkv = 0;
+  float* out = nullptr;           // the block's first output row of this head, rows ldo apart
+  int ldo = 0;
+};
+
+// `scores` holds at least rows x (causal ? i0 + rows : tokens) floats.
+void attend_block(const AttentionShape& shape, const AttentionBlock& b, float scale, Isa softmax,
+                  float* scores);
+
+}  // namespace ropecheck
