@@ -79,7 +79,7 @@ struct Commands {
   history::AddOptions history_add_options;
   CLI::App* history_report = nullptr;
   history::ReportHistoryOptions history_report_options;
-  std::string gate_seed_text = "1", gate_measure = "limit";
+  std::string gate_seed_text = "1", gate_measure = "auto";
   std::string verify_junit;
 };
 
@@ -229,9 +229,15 @@ void add_gate(CLI::App& app, Commands& c) {
       ->type_name("A")
       ->capture_default_str();
   c.gate->add_option("--measure", c.gate_measure,
-                     "Per-process value: limit (median case time / same-run probe time, the quieter "
-                     "ratio where measured) or time (median real time)")
-      ->check(CLI::IsMember({"time", "limit"}))
+                     "Per-process value: auto (per case, whichever of the two spreads less over "
+                     "the pilot rounds), limit (median case time / same-run probe time) or time "
+                     "(median real time)")
+      ->check(CLI::IsMember({"auto", "time", "limit"}))
+      ->capture_default_str();
+  c.gate->add_option("--pilot-rounds", g.pilot_rounds,
+                     "With --measure auto: rounds run first, not judged, that choose each case's "
+                     "measure (>= 3)")
+      ->type_name("N")
       ->capture_default_str();
   c.gate->add_option("--repetitions", g.repetitions, "Repetitions per case in each process")
       ->capture_default_str();
@@ -424,7 +430,9 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
   }
   if (c.gate->parsed()) {
     c.gate_options.seed = parse_seed(c.gate_seed_text);
-    c.gate_options.measure = c.gate_measure == "limit" ? GateMeasure::limit : GateMeasure::time;
+    c.gate_options.measure = c.gate_measure == "auto"    ? MeasureRule::automatic
+                             : c.gate_measure == "limit" ? MeasureRule::limit
+                                                         : MeasureRule::time;
     c.gate_options.command_line = std::move(command_line);
     return run_gate(c.gate_options, out);
   }

@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <ctime>
+#include <optional>
 #include <ostream>
 #include <set>
 
@@ -40,6 +41,10 @@ void validate(const GateOptions& o) {
   }
   if (o.warmup_rounds < 1) {
     throw InvalidInput("--warmup-rounds must be >= 1: the first one also finds the cases to gate");
+  }
+  if (o.measure == MeasureRule::automatic && o.pilot_rounds < kMinPilotRounds) {
+    throw InvalidInput(fmt::format("--pilot-rounds must be >= {} with --measure auto, got {}",
+                                   kMinPilotRounds, o.pilot_rounds));
   }
   if (o.rounds < kMinRounds) {
     throw InvalidInput(fmt::format("--rounds must be >= {}, got {}", kMinRounds, o.rounds));
@@ -139,6 +144,21 @@ std::vector<std::string> paired_cases(const std::vector<Round>& rounds, std::vec
   return {every.begin(), every.end()};
 }
 
+// The measure the pilot rounds choose for `key` (measure_choice.h); none when some pilot round
+// lacks the case on a side.
+std::optional<MeasureChoice> pilot_choice(const std::vector<Round>& pilot, const std::string& key) {
+  std::vector<double> time_ratios, limit_ratios;
+  bool has_limit = true;
+  for (const auto& round : pilot) {
+    if (!round.base.time_ns.contains(key) || !round.current.time_ns.contains(key)) return std::nullopt;
+    time_ratios.push_back(round.current.time_ns.at(key) / round.base.time_ns.at(key));
+    has_limit = has_limit && round.base.limit_time.contains(key) && round.current.limit_time.contains(key);
+    if (has_limit) limit_ratios.push_back(round.current.limit_time.at(key) / round.base.limit_time.at(key));
+  }
+  if (!has_limit) limit_ratios.clear();
+  return choose_measure(time_ratios, limit_ratios);
+}
+
 void judge(GateResult& result, const std::vector<CacheLevel>& caches) {
   result.series.clear();
   result.notes.clear();
@@ -168,10 +188,21 @@ void judge(GateResult& result, const std::vector<CacheLevel>& caches) {
         s.current_limit_time.push_back(round.current.limit_time.at(key));
       }
     }
-    const bool by_limit = result.measure == GateMeasure::limit && has_limit;
-    if (result.measure == GateMeasure::limit && !has_limit) {
+    s.measure = has_limit && result.measure_rule != MeasureRule::time ? GateMeasure::limit : GateMeasure::time;
+    if (result.measure_rule == MeasureRule::limit && !has_limit) {
       result.notes.push_back(fmt::format("{}: no limit_fraction; judged on time", key));
     }
+    if (result.measure_rule == MeasureRule::automatic) {
+      if (const auto choice = pilot_choice(result.pilot_rounds, key)) {
+        s.choice = *choice;
+        if (!has_limit) s.choice.measure = GateMeasure::time;
+        s.measure = s.choice.measure;
+      } else {
+        result.notes.push_back(fmt::format("{}: not in every pilot round on both sides; judged on {}", key,
+                                           to_string(s.measure)));
+      }
+    }
+    const bool by_limit = s.measure == GateMeasure::limit;
     const auto& b = by_limit ? s.base_limit_time : s.base_time_ns;
     const auto& c = by_limit ? s.current_limit_time : s.current_time_ns;
     for (std::size_t r = 0; r < b.size(); ++r) s.ratios.push_back(c[r] / b[r]);
@@ -198,8 +229,8 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   validate(options);
   prepare_out_dir(options.out_dir);
   // Rounds of an earlier gate in the same folder would mix into `compare base current`. Warm-up
-  // rounds go to warmup/, outside what compare reads.
-  for (const char* side : {"base", "current", "warmup"}) std::filesystem::remove_all(options.out_dir / side);
+  // and pilot rounds go to warmup/ and pilot/, outside what compare reads.
+  for (const char* side : {"base", "current", "warmup", "pilot"}) std::filesystem::remove_all(options.out_dir / side);
   const auto start = SteadyClock::now();
   const auto sides = sides_of(options);
   const auto caches = read_cpu_caches();
@@ -208,7 +239,7 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   result.base = options.base.empty() ? options.base_plugin.string() : options.base;
   result.current = options.current.empty() ? options.plugin.string() : options.current;
   result.filter = resolve_filter(options, sides);
-  result.measure = options.measure;
+  result.measure_rule = options.measure;
   result.settings = {options.threshold_percent, options.alpha, options.trim};
   result.repetitions = options.repetitions;
   result.min_time = options.min_time;
@@ -251,26 +282,33 @@ int run_gate(const GateOptions& options, std::ostream& out) {
     throw InvalidInput(fmt::format("gate: no case measured on both sides (filter '{}')", result.filter));
   }
 
-  // A judged round: case by case in a shuffled order, a process of that case on each side.
-  const auto run_round = [&] {
+  // A round: case by case in a shuffled order, a process of that case on each side, into
+  // `rounds` and its files under root/<side>/round-NN/.
+  const auto run_round = [&](std::vector<Round>& rounds, const std::filesystem::path& root, const char* what) {
     Round round;
     round.base_first = order.next_base_first();
     const auto round_start = SteadyClock::now();
-    const std::string name = fmt::format("round-{:02}", result.rounds.size() + 1);
+    const std::string name = fmt::format("round-{:02}", rounds.size() + 1);
     for (const std::size_t c : shuffled_case_order(keys.size(), order.engine())) {
       const BenchSettings one_case{exact_case_filter(keys[c]), options.repetitions, options.min_time};
       for (const int which : round.base_first ? std::array{0, 1} : std::array{1, 0}) {
         const GateSide& side = sides[static_cast<std::size_t>(which)];
         (which == 0 ? round.base : round.current)
-            .merge(run_side(side, one_case, out_dir / side.label / name / fmt::format("case-{:02}", c + 1)));
+            .merge(run_side(side, one_case, root / side.label / name / fmt::format("case-{:02}", c + 1)));
       }
     }
     round.seconds = std::chrono::duration<double>(SteadyClock::now() - round_start).count();
-    progress_log().info("gate: {} ({} first) in {:.1f}s", name, round.base_first ? "base" : "current",
+    progress_log().info("gate: {} {} ({} first) in {:.1f}s", what, name, round.base_first ? "base" : "current",
                         round.seconds);
-    result.rounds.push_back(std::move(round));
+    rounds.push_back(std::move(round));
   };
-  for (std::size_t i = 0; i < options.rounds; ++i) run_round();
+  if (options.measure == MeasureRule::automatic) {
+    for (std::size_t i = 0; i < options.pilot_rounds; ++i) {
+      run_round(result.pilot_rounds, out_dir / "pilot", "pilot, not judged:");
+    }
+  }
+  const auto run_judged_round = [&] { run_round(result.rounds, out_dir, "judged"); };
+  for (std::size_t i = 0; i < options.rounds; ++i) run_judged_round();
   judge(result, caches);
 
   const auto more = [&] {
@@ -280,8 +318,8 @@ int run_gate(const GateOptions& options, std::ostream& out) {
     return worth_more_rounds(result.judgement, elapsed, slowest, options.max_seconds);
   };
   while (more()) {
-    run_round();
-    run_round();
+    run_judged_round();
+    run_judged_round();
     result.budget_used = true;
     judge(result, caches);
   }

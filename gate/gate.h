@@ -13,6 +13,7 @@
 
 #include "gate/gate_rounds.h"
 #include "gate/gate_rule.h"
+#include "gate/measure_choice.h"
 
 namespace ropecheck {
 
@@ -34,9 +35,12 @@ struct GateOptions {
   double threshold_percent = 5;
   double alpha = 0.05;
   double trim = GateSettings{}.trim;  // per end of each case's sorted rounds (gate_rule.h)
-  // limit: on the machine of bench/README.md its ratios were the quieter (median CV over the
-  // gated cases 3.8% against 6.8% for real time in a 10-round A/A gate).
-  GateMeasure measure = GateMeasure::limit;
+  // auto: per case, the measure whose ratios spread less over `pilot_rounds` rounds run first
+  // (measure_choice.h). On the AVX-512 machine of bench/README.md limit was the quieter for every
+  // case; on an AVX2 machine real time was, for three of ten cases, by 4-10x.
+  MeasureRule measure = MeasureRule::automatic;
+  // With auto: rounds run like judged ones, after the warm-up, that only choose the measures.
+  std::size_t pilot_rounds = 4;
   // > 0: after the K rounds, keep adding pairs of rounds while a gated case is INCONCLUSIVE and
   // the next pair is expected to end within this many seconds of the start.
   double max_seconds = 0;

@@ -41,6 +41,9 @@ Json case_json(const CaseVerdict& v, const CaseSeries& s) {
             {"threshold_to_pass_percent", v.verdict == GateVerdict::inconclusive
                                               ? number_or_null(v.threshold_to_pass_percent)
                                               : Json(nullptr)},
+            {"measure", std::string(to_string(s.measure))},
+            {"pilot_spread_percent", {{"time", number_or_null(100 * s.choice.time_spread)},
+                                      {"limit", number_or_null(100 * s.choice.limit_spread)}}},
             {"time_ratio_cv_percent", ratio_cv(s.base_time_ns, s.current_time_ns)},
             {"limit_ratio_cv_percent", ratio_cv(s.base_limit_time, s.current_limit_time)},
             {"ratios", s.ratios},
@@ -76,7 +79,8 @@ Json gate_json(const GateResult& r) {
           {"base", r.base},
           {"current", r.current},
           {"filter", r.filter},
-          {"measure", std::string(to_string(r.measure))},
+          {"measure", std::string(to_string(r.measure_rule))},
+          {"pilot_rounds", r.pilot_rounds.size()},
           {"threshold_percent", r.settings.threshold_percent},
           {"alpha", r.settings.alpha},
           {"test", "paired_trimmed_t_log_ratio_one_sided"},

@@ -14,15 +14,16 @@ std::string gate_junit(const GateResult& r) {
   suite.timestamp = r.started;
   suite.seconds = r.seconds;
   const double per_case = r.judgement.cases.empty() ? 0 : r.seconds / static_cast<double>(r.judgement.cases.size());
-  for (const auto& v : r.judgement.cases) {
+  for (std::size_t i = 0; i < r.judgement.cases.size(); ++i) {
+    const auto& v = r.judgement.cases[i];
     JUnitTestCase t;
     t.classname = "ropecheck.gate";
     t.name = v.name;
     t.seconds = per_case;
     const std::string measured = fmt::format(
-        "change {:+.1f}%, interval [{:+.1f}%, {:+.1f}%], threshold {}%, noise {:.1f}%, {} rounds",
+        "change {:+.1f}%, interval [{:+.1f}%, {:+.1f}%], threshold {}%, noise {:.1f}%, {} rounds of {}",
         100 * (v.ratio - 1), 100 * (v.ratio_low - 1), 100 * (v.ratio_high - 1),
-        r.settings.threshold_percent, v.noise_percent, v.rounds);
+        r.settings.threshold_percent, v.noise_percent, v.rounds, to_string(r.series[i].measure));
     switch (v.verdict) {
       case GateVerdict::pass:
         break;

@@ -20,8 +20,14 @@ std::string verdict_text(const CaseVerdict& v) {
   return v.verdict == GateVerdict::flagged ? "flagged (not gated)" : std::string(to_string(v.verdict));
 }
 
-std::string measure_text(GateMeasure m) {
-  return m == GateMeasure::time ? "real time" : "time / same-run probe time";
+std::string measure_text(const GateResult& r) {
+  switch (r.measure_rule) {
+    case MeasureRule::time: return "real time";
+    case MeasureRule::limit: return "time / same-run probe time";
+    case MeasureRule::automatic: break;
+  }
+  return fmt::format("per case real time or time / same-run probe time, whichever spread less over "
+                     "{} pilot rounds (MEASURE)", r.pilot_rounds.size());
 }
 
 std::string overall(int exit_code) {
@@ -50,16 +56,18 @@ std::string gate_summary_line(const GateResult& r) {
       "ratio of {} current/base, paired t on log ratios trimmed {:.0f}% per end, Holm alpha {}, "
       "threshold {}%; {:.0f} s -> {} (exit {})",
       j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,
-      r.rounds.size(), measure_text(r.measure), 100 * r.settings.trim, r.settings.alpha,
+      r.rounds.size(), measure_text(r), 100 * r.settings.trim, r.settings.alpha,
       r.settings.threshold_percent, r.seconds, overall(j.exit_code), j.exit_code);
 }
 
 void print_gate_table(const GateResult& r, std::ostream& out) {
   using A = TextTable::Align;
-  TextTable table({"CASE", "ROUNDS", "NOISE (CV)", "DETECTABLE", "CHANGE", "INTERVAL", "VERDICT"},
-                  {A::left, A::right, A::right, A::right, A::right, A::left, A::left});
-  for (const auto& v : r.judgement.cases) {
-    table.add_row({v.name, std::to_string(v.rounds), fmt::format("{:.1f}%", v.noise_percent),
+  TextTable table({"CASE", "MEASURE", "ROUNDS", "NOISE (CV)", "DETECTABLE", "CHANGE", "INTERVAL", "VERDICT"},
+                  {A::left, A::left, A::right, A::right, A::right, A::right, A::left, A::left});
+  for (std::size_t i = 0; i < r.judgement.cases.size(); ++i) {
+    const auto& v = r.judgement.cases[i];
+    table.add_row({v.name, std::string(to_string(r.series[i].measure)), std::to_string(v.rounds),
+                   fmt::format("{:.1f}%", v.noise_percent),
                    fmt::format(">= {:.1f}%", v.detectable_percent), percent(v.ratio), interval(v),
                    verdict_text(v)});
     if (v.verdict == GateVerdict::inconclusive) table.add_note("    " + resolve_advice(v));
@@ -70,7 +78,7 @@ void print_gate_table(const GateResult& r, std::ostream& out) {
   out << fmt::format("CHANGE: trimmed geometric mean over the rounds of current/base - 1 ({}; + is "
                      "slower). INTERVAL: lower bound Holm-adjusted, upper at alpha. DETECTABLE: "
                      "the slowdown caught with ~80% probability at this noise and K.\n",
-                     measure_text(r.measure));
+                     measure_text(r));
 }
 
 std::string gate_markdown(const GateResult& r) {
@@ -81,20 +89,22 @@ std::string gate_markdown(const GateResult& r) {
                     "Threshold {}%, {} rounds.\n\n",
                     j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,
                     r.settings.threshold_percent, r.rounds.size());
-  md += "| case | change | interval | noise | detectable | verdict |\n";
-  md += "|---|---:|---|---:|---:|---|\n";
-  for (const auto& v : j.cases) {
+  md += "| case | measure | change | interval | noise | detectable | verdict |\n";
+  md += "|---|---|---:|---|---:|---:|---|\n";
+  for (std::size_t i = 0; i < j.cases.size(); ++i) {
+    const auto& v = j.cases[i];
     std::string verdict = verdict_text(v);
     if (v.verdict == GateVerdict::regression) verdict = "**REGRESSION**";
     if (v.verdict == GateVerdict::inconclusive) verdict += ": " + resolve_advice(v);
     if (v.verdict == GateVerdict::flagged) verdict += ": " + v.flagged;
-    md += fmt::format("| `{}` | {} | {} | {:.1f}% | {:.1f}% | {} |\n", v.name, percent(v.ratio),
+    md += fmt::format("| `{}` | {} | {} | {} | {:.1f}% | {:.1f}% | {} |\n", v.name,
+                      to_string(r.series[i].measure), percent(v.ratio),
                       interval(v), v.noise_percent, v.detectable_percent, verdict);
   }
   md += fmt::format("\n<sub>{} current/base per round, {} paired rounds of fresh processes "
                     "({} repetitions each), paired t interval on log ratios trimmed {:.0f}% per "
                     "end, Holm over the gated cases at alpha {}; {}; {:.0f} s.</sub>\n",
-                    measure_text(r.measure), r.rounds.size(), r.repetitions, 100 * r.settings.trim,
+                    measure_text(r), r.rounds.size(), r.repetitions, 100 * r.settings.trim,
                     r.settings.alpha, r.cpu_model, r.seconds);
   return md;
 }

@@ -8,6 +8,7 @@
 
 #include "gate/gate_rounds.h"
 #include "gate/gate_rule.h"
+#include "gate/measure_choice.h"
 
 namespace ropecheck {
 
@@ -16,18 +17,21 @@ struct CaseSeries {
   std::string name;
   std::vector<double> base_time_ns, current_time_ns;
   std::vector<double> base_limit_time, current_limit_time;  // empty without limit_fraction
+  GateMeasure measure = GateMeasure::time;  // the one judged
+  MeasureChoice choice;        // the pilot rounds' spreads (NaN without pilot rounds)
   std::vector<double> ratios;  // of the measure judged
 };
 
 struct GateResult {
   std::string base, current;  // as given: executables or plugins
   std::string filter;
-  GateMeasure measure = GateMeasure::time;
+  MeasureRule measure_rule = MeasureRule::time;
   GateSettings settings;
   int repetitions = 0;
   double min_time = 0;
   std::uint64_t seed = 0;
   std::size_t warmup_rounds = 0;       // run first and discarded (GateOptions::warmup_rounds)
+  std::vector<Round> pilot_rounds;     // with --measure auto: they chose each case's measure
   int cpu = -1;                        // the CPU the bench processes were pinned to; -1: none
   std::vector<Round> rounds;           // the judged rounds
   std::vector<CaseSeries> series;      // the judged cases, in the judgement's order

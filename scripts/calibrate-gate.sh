@@ -3,7 +3,8 @@
 # iteration, one real gate (default settings plus GATE_ARGS) of each kind:
 #   quiet   A/A: the same build on both sides, nothing else started by this script;
 #   loaded  A/A beside a 2-job compile of this project (a scratch build tree, rebuilt in a loop);
-#   s5 s10 s20   the fastest fp32 kernel (SLOWED) slowed by 5/10/20% on the current side
+#   s5 s10 s20   the fastest fp32 kernel (SLOWED: kernel/avx512 where the CPU has AVX-512F, else
+#                kernel/avx2) slowed by 5/10/20% on the current side
 #                (ROPECHECK_BENCH_SLOWDOWN through a wrapper script, bench/slowdown.h);
 #   code    a real code slowdown: CODE_SLOW_BIN, a build with a slower kernel (skipped when unset;
 #           scripts/build-code-slowdown.sh builds one).
@@ -12,7 +13,7 @@
 # Usage: scripts/calibrate-gate.sh [ITERATIONS] [OUT_DIR]   (defaults: 20, /tmp/ropecheck-calibration)
 #        scripts/calibrate-gate.sh --summary OUT_DIR         (the table of the gates run so far)
 # Environment: ROPECHECK_BIN (default build/ropecheck), GATE_ARGS, KINDS (default
-# "quiet s10 loaded s5 s20 code"), SLOWED (default kernel/avx512), CODE_SLOW_BIN.
+# "quiet s10 loaded s5 s20 code"), SLOWED, CODE_SLOW_BIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 summary_only=0
@@ -22,15 +23,16 @@ out=${2:-/tmp/ropecheck-calibration}
 bin=$(realpath -m "${ROPECHECK_BIN:-build/ropecheck}")
 read -r -a gate_args <<< "${GATE_ARGS:-}"
 kinds=${KINDS:-quiet s10 loaded s5 s20 code}
-slowed=${SLOWED:-kernel/avx512}
+fastest=$(grep -qw avx512f /proc/cpuinfo && echo avx512 || echo avx2)  # as build-code-slowdown.sh
+slowed=${SLOWED:-kernel/$fastest}
 mkdir -p "$out/bin"
 results=$out/results.tsv
 [ "$summary_only" -eq 1 ] && [ ! -f "$results" ] && { echo "no $results" >&2; exit 2; }
 [ -f "$results" ] || printf 'kind\titeration\texit\tfalse_regressions\tdetected\tseconds\tload_before\tload_after\n' >"$results"
 
 # verdicts.py GATE_JSON KIND SLOWED: "<false REGRESSIONs> <slowed cases detected>". The slowed cases:
-# none in an A/A gate; SLOWED's for s5/s10/s20; for code, every AVX-512 level of the kernel
-# source it changes (fp32, bf16 and fp16 at avx512).
+# none in an A/A gate; SLOWED's for s5/s10/s20; for code, every level of the kernel source that
+# build-code-slowdown.sh changes (fp32, bf16 and fp16 at avx512, or fp32 and fp16 at avx2).
 verdicts_py=$out/verdicts.py
 cat >"$verdicts_py" <<'PY'
 import json, sys
@@ -40,7 +42,8 @@ def judge(path, kind, slowed):
     except (OSError, ValueError):
         return None
     prefixes = {"quiet": (), "loaded": (),
-                "code": ("kernel/avx512/", "kernel_bf16/avx512/", "kernel_fp16/avx512/")}.get(kind, (slowed + "/",))
+                "code": ("kernel/avx512/", "kernel_bf16/avx512/", "kernel_fp16/avx512/")
+                        if slowed.endswith("avx512") else ("kernel/avx2/", "kernel_fp16/avx2/")}.get(kind, (slowed + "/",))
     reg = [c["name"] for c in cases if c["verdict"] == "REGRESSION"]
     hit = [n for n in reg if n.startswith(prefixes)]
     return len(reg) - len(hit), len(hit)
@@ -136,18 +139,19 @@ per_case = {}
 for kind in ["quiet", "loaded"]:
     for path in sorted(glob.glob(os.path.join(out, f"{kind}-*", "gate.json"))):
         for c in json.load(open(path))["cases"]:
-            e = per_case.setdefault((kind, c["name"]), {"v": [], "t": [], "l": [], "d": []})
+            e = per_case.setdefault((kind, c["name"]), {"v": [], "t": [], "l": [], "d": [], "m": []})
             e["v"].append(c["verdict"])
+            e["m"].append(c.get("measure", "?"))
             e["t"].append(c["time_ratio_cv_percent"])
             if c["limit_ratio_cv_percent"] is not None: e["l"].append(c["limit_ratio_cv_percent"])
             e["d"].append(c["detectable_percent"])
 if per_case:
-    print("\nA/A gates per case: verdicts, median between-round CV of the ratio (real time; same-run limit), median detectable slowdown:\n")
-    print("| kind | case | PASS | INCONCLUSIVE | REGRESSION | CV real time | CV limit | detectable |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\nA/A gates per case: verdicts, the measure judged (gates judged on time / on limit), median between-round CV of the ratio (real time; same-run limit), median detectable slowdown:\n")
+    print("| kind | case | PASS | INCONCLUSIVE | REGRESSION | judged on time / limit | CV real time | CV limit | detectable |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (kind, name), e in sorted(per_case.items()):
         med = lambda v: f"{statistics.median(v):.1f}%" if v else "-"
         short = name.replace("/real_time", "").replace("/threads:1", "")
-        print(f"| {kind} | `{short}` | {e['v'].count('PASS')} | {e['v'].count('INCONCLUSIVE')} | {e['v'].count('REGRESSION')} | {med(e['t'])} | {med(e['l'])} | {med(e['d'])} |")
+        print(f"| {kind} | `{short}` | {e['v'].count('PASS')} | {e['v'].count('INCONCLUSIVE')} | {e['v'].count('REGRESSION')} | {e['m'].count('time')} / {e['m'].count('limit')} | {med(e['t'])} | {med(e['l'])} | {med(e['d'])} |")
 PY
 cat "$out/summary.md"

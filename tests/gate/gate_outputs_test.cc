@@ -105,7 +105,7 @@ TEST(GateOutputs, MarkdownSummaryHasTheVerdictTheCasesAndTheAdvice) {
   const std::string md = gate_markdown(known_result());
   EXPECT_TRUE(md.starts_with("### ❌ ropecheck gate: REGRESSION\n")) << md;
   EXPECT_TRUE(contains(md, "1 REGRESSION, 1 INCONCLUSIVE, 1 PASS of 3 gated case(s); 1 flagged")) << md;
-  EXPECT_TRUE(contains(md, "| case | change | interval | noise | detectable | verdict |")) << md;
+  EXPECT_TRUE(contains(md, "| case | measure | change | interval | noise | detectable | verdict |")) << md;
   EXPECT_EQ(occurrences(md, "| `kernel/avx512/"), 4u) << md;
   EXPECT_TRUE(contains(md, "| **REGRESSION** |")) << md;
   EXPECT_TRUE(contains(md, "INCONCLUSIVE: needs ~")) << md;
@@ -115,7 +115,9 @@ TEST(GateOutputs, MarkdownSummaryHasTheVerdictTheCasesAndTheAdvice) {
 
 TEST(GateOutputs, GateJsonCarriesVerdictsRoundsAndBothMeasuresNoise) {
   const auto json = gate_json(known_result());
-  EXPECT_EQ(json["schema"], "ropecheck.gate/2");
+  EXPECT_EQ(json["schema"], "ropecheck.gate/3");
+  EXPECT_EQ(json["cases"][0]["measure"], "time");
+  EXPECT_TRUE(json["cases"][0]["pilot_spread_percent"]["limit"].is_null());  // no pilot rounds
   EXPECT_EQ(json["summary"]["exit_code"], 1);
   EXPECT_EQ(json["summary"]["flagged"], 1);
   EXPECT_EQ(json["rounds"].size(), 4u);

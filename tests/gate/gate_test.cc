@@ -1,6 +1,6 @@
 // `ropecheck gate` end to end, on the real binary: a large injected slowdown (60% through
 // ROPECHECK_BENCH_SLOWDOWN, a wrapper script as the current side) must exit 1 with its JUnit,
-// markdown and gate.json, its warm-up round run but not judged; `compare` judges the same rounds again as process-level samples; bad
+// markdown and gate.json, its warm-up and pilot rounds run but not judged; `compare` judges the same rounds again as process-level samples; bad
 // usage exits 2. No test here asserts a measured speed other than that large slowdown's verdict.
 //   build/tests/gate_tests --gtest_filter='Gate.*'
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   const auto out = dir / "gate";
   const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH,
                               "--current", current.string(), "--filter", kFilter, "--rounds", "6",
-                              "--repetitions", "2", "--min-time", "0.01", "--out", out.string(),
+                              "--pilot-rounds", "3", "--repetitions", "2", "--min-time", "0.01", "--out", out.string(),
                               "--junit", (dir / "gate.xml").string(), "--markdown",
                               (dir / "gate.md").string()});
   ASSERT_EQ(r.code, kExitFailed) << r.out << r.err;
@@ -53,6 +53,12 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   EXPECT_EQ(json["cases"][0]["rounds"], 6);
   EXPECT_EQ(json["rounds"].size(), 6u);  // judged; the warm-up round is not among them
   EXPECT_EQ(json["warmup_rounds"], 1);
+  // --measure auto (the default): 3 pilot rounds chose the measure and were not judged.
+  EXPECT_EQ(json["measure"], "auto");
+  EXPECT_EQ(json["pilot_rounds"], 3);
+  const auto measure = json["cases"][0]["measure"].get<std::string>();
+  EXPECT_TRUE(measure == "time" || measure == "limit") << measure;
+  EXPECT_TRUE(json["cases"][0]["pilot_spread_percent"]["time"].is_number()) << json["cases"][0];
   EXPECT_TRUE(json["cpu"].is_number_integer()) << json["cpu"];  // pinned (cpu_pinning.h)
   EXPECT_EQ(json["summary"]["exit_code"], 1);
   // Orders come in balanced pairs.
@@ -67,6 +73,7 @@ TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
     EXPECT_FALSE(fs::exists(out / side / "round-07")) << side;
     // Run, but kept apart from the judged rounds (and from what compare reads below).
     EXPECT_TRUE(fs::exists(out / "warmup" / side / "warmup-01" / "bench.json")) << side;
+    EXPECT_TRUE(fs::exists(out / "pilot" / side / "round-03" / "case-01" / "bench.json")) << side;
   }
 
   // The same rounds as stored runs: compare takes one sample per process.
@@ -88,6 +95,10 @@ TEST(Gate, BadUsageIsExit2) {
   const auto two_rounds = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH,
                                        "--current", ROPECHECK_CLI_PATH, "--rounds", "2", "--out", out});
   EXPECT_EQ(two_rounds.code, kExitUsage);
+  const auto two_pilots = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", ROPECHECK_CLI_PATH, "--current",
+                                       ROPECHECK_CLI_PATH, "--pilot-rounds", "2", "--out", out});
+  EXPECT_EQ(two_pilots.code, kExitUsage);
+  EXPECT_TRUE(contains(two_pilots.err, "--pilot-rounds must be >= 3")) << two_pilots.err;
   const auto missing = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base", "/nonexistent/ropecheck",
                                     "--current", ROPECHECK_CLI_PATH, "--out", out});
   EXPECT_EQ(missing.code, kExitUsage);
