@@ -12,11 +12,15 @@
 
 namespace ropecheck {
 
+// The default thread sweep: 1, 2 and every logical CPU this process may run on, each once, in
+// order (1 and 2 on a 2-core machine; 1, 2, 16 on 16).
+std::vector<int> default_thread_counts();
+
 struct BenchOptions {
   std::string filter;              // a regex over case names (Google Benchmark's filter)
   int repetitions = 5;             // per case; the CI gate needs about 10 (compare warns)
   double min_time = 0.05;          // seconds per repetition
-  std::vector<int> threads = {1, 2};  // benchmark threads (kernels) and OpenBLAS threads
+  std::vector<int> threads = default_thread_counts();  // benchmark threads (kernels) and OpenBLAS threads
   std::vector<std::string> benchmark_flags;   // passed through: --benchmark_...
   // --plugin: timed beside the registry's, one thread (each call crosses to the plugin's worker
   // process through shared memory: the copies are part of what is timed).

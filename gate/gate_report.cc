@@ -26,8 +26,8 @@ std::string measure_text(const GateResult& r) {
     case MeasureRule::limit: return "time / same-run probe time";
     case MeasureRule::automatic: break;
   }
-  return fmt::format("per case real time or time / same-run probe time, whichever spread less over "
-                     "{} pilot rounds (MEASURE)", r.pilot_rounds.size());
+  return fmt::format("each case's MEASURE (time: real time; limit: time / same-run probe time; the "
+                     "one that spread less over {} pilot rounds)", r.pilot_rounds.size());
 }
 
 std::string overall(int exit_code) {
@@ -53,7 +53,7 @@ std::string gate_summary_line(const GateResult& r) {
   const auto& j = r.judgement;
   return fmt::format(
       "gate: {} REGRESSION, {} INCONCLUSIVE, {} PASS of {} gated case(s), {} flagged; {} rounds, "
-      "ratio of {} current/base, paired t on log ratios trimmed {:.0f}% per end, Holm alpha {}, "
+      "ratio current/base of {}, paired t on log ratios trimmed {:.0f}% per end, Holm alpha {}, "
       "threshold {}%; {:.0f} s -> {} (exit {})",
       j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,
       r.rounds.size(), measure_text(r), 100 * r.settings.trim, r.settings.alpha,
@@ -75,7 +75,7 @@ void print_gate_table(const GateResult& r, std::ostream& out) {
   }
   table.print(out);
   for (const auto& note : r.notes) out << "note: " << note << "\n";
-  out << fmt::format("CHANGE: trimmed geometric mean over the rounds of current/base - 1 ({}; + is "
+  out << fmt::format("CHANGE: trimmed geometric mean over the rounds of current/base - 1, of {} (+ is "
                      "slower). INTERVAL: lower bound Holm-adjusted, upper at alpha. DETECTABLE: "
                      "the slowdown caught with ~80% probability at this noise and K.\n",
                      measure_text(r));
@@ -101,7 +101,7 @@ std::string gate_markdown(const GateResult& r) {
                       to_string(r.series[i].measure), percent(v.ratio),
                       interval(v), v.noise_percent, v.detectable_percent, verdict);
   }
-  md += fmt::format("\n<sub>{} current/base per round, {} paired rounds of fresh processes "
+  md += fmt::format("\n<sub>ratio current/base per round of {}, {} paired rounds of fresh processes "
                     "({} repetitions each), paired t interval on log ratios trimmed {:.0f}% per "
                     "end, Holm over the gated cases at alpha {}; {}; {:.0f} s.</sub>\n",
                     measure_text(r), r.rounds.size(), r.repetitions, 100 * r.settings.trim,

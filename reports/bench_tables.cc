@@ -1,6 +1,8 @@
 // Median rates and the baseline ratios for the report (report_bench.h).
 #include "reports/bench_tables.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <tuple>
 
@@ -111,6 +113,32 @@ std::vector<PeerRow> peer_rows(const BenchData& bench) {
     }
     rows.push_back(std::move(row));
   }
+  return rows;
+}
+
+std::vector<ThreadSweepRow> thread_sweep_rows(const BenchData& bench) {
+  std::vector<ThreadSweepRow> rows;
+  std::map<std::string, std::size_t> index;  // subject -> row
+  for (const auto& name : bench.order) {
+    std::string subject;
+    int threads = 0;
+    if (const auto rope = parse_rope_case(name); rope && !rope->in_worker) {
+      subject = fmt::format("{} {}, {}", rope->impl, rope->shape, rope->layout);
+      threads = rope->threads;
+    } else if (const auto a = parse_attention_case(name)) {
+      subject = fmt::format("{} causal {} heads, {} tokens, head_dim {}", bench::form_id(a->rope),
+                            a->heads, a->tokens, a->head_dim);
+      threads = a->blas_threads;
+    } else {
+      continue;
+    }
+    const CaseRate r = case_rate(bench.cases.at(name));
+    if (!r.rate) continue;
+    const auto [it, added] = index.try_emplace(subject, rows.size());
+    if (added) rows.push_back({subject, {}});
+    rows[it->second].by_threads[threads] = r;
+  }
+  std::erase_if(rows, [](const ThreadSweepRow& row) { return row.by_threads.size() < 2; });
   return rows;
 }
 

@@ -74,4 +74,15 @@ struct RopeAttentionRow {
 // Every problem that has a RoPE form in the run, in file order.
 std::vector<RopeAttentionRow> rope_attention_rows(const BenchData& bench);
 
+// The thread sweep: each RoPE case (implementation, shape, layout) and each attention problem
+// measured at more than one thread count in the run, with its rate, same-run probe and
+// limit_fraction at each. A kernel's probe runs on the same threads as the case, each thread over
+// its own share (bench/rope_cases.cc); attention's is sgemm with as many OpenBLAS threads.
+struct ThreadSweepRow {
+  std::string subject;                 // the case name without its thread count
+  std::map<int, CaseRate> by_threads;  // thread count -> medians
+};
+// In file order of each subject's first case; subjects measured at one count only are left out.
+std::vector<ThreadSweepRow> thread_sweep_rows(const BenchData& bench);
+
 }  // namespace ropecheck

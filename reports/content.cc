@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <utility>
 
 #include "reports/bench_tables.h"
@@ -333,6 +334,53 @@ void rope_attention_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// Each case measured at several thread counts (`bench --threads`), its rate and its fraction of
+// the same-run probe at each count, and how the rate scales from the fewest threads to the most.
+void thread_sweep_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = thread_sweep_rows(bench);
+  if (rows.empty()) return;
+  std::set<int> counts;
+  for (const auto& r : rows) {
+    for (const auto& [n, _] : r.by_threads) counts.insert(n);
+  }
+  heading(doc, 3, "Thread sweep");
+  const std::string cpus = context(bench, "num_cpus");
+  paragraph(doc, fmt::format(
+      "Each case at every thread count of the run{}: its median rate and, in "
+      "parentheses, its fraction of the same-run probe at that count (a kernel's probe runs on the "
+      "same threads, each over its own share of the tokens; attention's is sgemm with as many "
+      "OpenBLAS threads). speed-up = the rate at the most threads over the rate at the fewest.",
+      cpus.empty() ? "" : fmt::format(" ({} logical CPUs here)", cpus)));
+  Table t;
+  t.header = {"case", "unit"};
+  t.numeric = {false, false};
+  for (const int n : counts) {
+    t.header.push_back(fmt::format("{} thread{}", n, n == 1 ? "" : "s"));
+    t.numeric.push_back(true);
+  }
+  t.header.push_back("speed-up");
+  t.numeric.push_back(true);
+  for (const auto& r : rows) {
+    std::vector<TableCell> cells = {{r.subject, ""}, {r.by_threads.begin()->second.unit, ""}};
+    for (const int n : counts) {
+      const auto it = r.by_threads.find(n);
+      if (it == r.by_threads.end() || !it->second.rate) {
+        cells.push_back({"-", ""});
+        continue;
+      }
+      const auto& rate = it->second;
+      cells.push_back({rate.limit_fraction ? fmt::format("{} ({})", format_rate(*rate.rate),
+                                                         format_fraction(*rate.limit_fraction))
+                                           : format_rate(*rate.rate),
+                       ""});
+    }
+    const double first = *r.by_threads.begin()->second.rate, last = *r.by_threads.rbegin()->second.rate;
+    cells.push_back({first > 0 ? fmt::format("{:.2f}", last / first) : "-", ""});
+    t.rows.push_back(std::move(cells));
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<std::string, Figure>& figures) {
   heading(doc, 2, "Performance");
   if (!in.bench) {
@@ -344,6 +392,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   figure(doc, figures, kPlotLimitFraction, "Fraction of the limit: " + no_cases);
   figure(doc, figures, kPlotAttention, "Attention GFLOP/s: " + no_cases);
   bench_table(doc, *in.bench);
+  thread_sweep_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);
   peers_section(doc, *in.bench);
 }

@@ -6,9 +6,10 @@
 #           (impls/kernels/rope_kernel_avx512_body.h, `asm("" : "+v"(v))`). Without it GCC folds
 #           the load of x into both the multiply and the permute: two 512-bit loads per vector
 #           where one will do (+10% in cache, bench/README.md);
-#   avx2    the AVX2 kernel's full-vector loop of the interleaved layout storing through its
-#           remainder path (impls/kernels/rope_kernel_avx2.cc): a masked store (vmaskmovps,
-#           slow on AMD cores) for fp32, a stack buffer and a copy for fp16.
+#   avx2    the AVX2 kernel's row-by-row full-vector loop of the interleaved layout storing
+#           through its remainder path (impls/kernels/rope_kernel_avx2.cc): a masked store
+#           (vmaskmovps, slow on AMD cores) for fp32, a stack buffer and a copy for fp16. Since
+#           single-token calls take rotate_interleaved_heads, decode is no longer slowed by it.
 # Usage: scripts/build-code-slowdown.sh [WORK_DIR] [avx512|avx2]
 #        (defaults: /tmp/ropecheck-code-slowdown; avx512 where the CPU has AVX-512F, else avx2)
 # Prints the path of the slowed ropecheck. Needs a full build (minutes).

@@ -64,6 +64,8 @@ constexpr std::string_view kAttentionForms[] = {"attention_blas", "attention_bla
 
 }  // namespace
 
+std::string_view form_id(AttentionRope rope) { return kAttentionForms[static_cast<int>(rope)]; }
+
 std::string registered_name(const AttentionCaseName& n) {
   return fmt::format("{}/causal_{}heads/tokens:{}/head_dim:{}/blas_threads:{}",
                      kAttentionForms[static_cast<int>(n.rope)], n.heads, n.tokens, n.head_dim,

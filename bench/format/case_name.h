@@ -30,6 +30,8 @@ std::optional<RopeCaseName> parse_rope_case(std::string_view full_name);
 // alone), separate (attention_blas_rope: the fast kernel's pass over q and k, then attention) or
 // fused (attention_fused: RoPE inside attention's blocking, query blocks rotated in cache).
 enum class AttentionRope { none, separate, fused };
+// The implementation id of each form: "attention_blas", "attention_blas_rope", "attention_fused".
+std::string_view form_id(AttentionRope rope);
 struct AttentionCaseName {
   long heads = 0, tokens = 0;
   int head_dim = 0, blas_threads = 0;

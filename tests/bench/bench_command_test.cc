@@ -3,7 +3,9 @@
 // built-ins, a wrong kernel refused before timing (exit 1), and bad options (exit 2).
 // Small filters and times: these check plumbing, not speed (speed is never a test's verdict).
 #include <gtest/gtest.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -48,6 +50,22 @@ nlohmann::json read_json(const fs::path& path) {
 
 std::string plugin(const std::string& name) {
   return (fs::path(ROPECHECK_PLUGIN_DIR) / (name + ".so")).string();
+}
+
+// The default thread sweep: 1, 2 and every CPU this process may run on, each once, increasing.
+TEST(BenchCommand, DefaultThreadsAreOneTwoAndEveryAllowedCpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  const int allowed = std::min(CPU_COUNT(&set), 256);
+  const auto counts = default_thread_counts();
+  ASSERT_GE(counts.size(), 2u);
+  EXPECT_EQ(counts[0], 1);
+  EXPECT_EQ(counts[1], 2);
+  EXPECT_EQ(counts.back(), std::max(2, allowed));
+  EXPECT_TRUE(std::is_sorted(counts.begin(), counts.end()));
+  EXPECT_EQ(std::set<int>(counts.begin(), counts.end()).size(), counts.size());
+  EXPECT_EQ(BenchOptions{}.threads, counts);
 }
 
 TEST(BenchCommand, WritesGoogleBenchmarkJsonWithSameRunLimitsAndContext) {

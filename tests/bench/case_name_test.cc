@@ -48,6 +48,7 @@ TEST(CaseName, AttentionAndTableRoundTrip) {
       EXPECT_EQ(parsed->head_dim, p.head_dim);
       EXPECT_EQ(parsed->blas_threads, 2);
       EXPECT_EQ(parsed->rope, rope);
+      EXPECT_TRUE(full_name(name).starts_with(std::string(form_id(rope)) + "/")) << full_name(name);
     }
   }
   // Attention alone keeps the name it always had (gate baselines and reports read it).
