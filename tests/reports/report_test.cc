@@ -290,6 +290,36 @@ TEST(Report, MalformedBenchJsonIsExit2NamingTheFile) {
   EXPECT_NE(run.err.find((dir.path() / "bench.json").string()), std::string::npos) << run.err;
 }
 
+// A run with a case at two thread counts gets the thread-sweep table: the case at 1 and 2 threads
+// with its fraction of the probe at each, and the speed-up between them.
+TEST(Report, ThreadSweepTableWhenACaseRanAtSeveralThreadCounts) {
+  const ScratchDir dir;
+  Json bench = Json::parse(slurp(kFixture / "bench.json"));
+  const std::string one = "kernel/avx2/llama7b_prefill4096/interleaved/real_time/threads:1";
+  const std::string two = "kernel/avx2/llama7b_prefill4096/interleaved/real_time/threads:2";
+  Json added = Json::array();
+  for (const auto& b : bench["benchmarks"]) {
+    if (b["run_name"] != one) continue;
+    Json c = b;
+    c["run_name"] = two;
+    c["name"] = two + c["name"].get<std::string>().substr(one.size());
+    c["threads"] = 2;
+    if (c.contains("bytes_per_second")) c["bytes_per_second"] = 2 * c["bytes_per_second"].get<double>();
+    added.push_back(c);
+  }
+  ASSERT_FALSE(added.empty()) << "the fixture lost " << one;
+  for (auto& c : added) bench["benchmarks"].push_back(c);
+  std::ofstream(dir.path() / "bench.json") << bench.dump();
+  const auto run = cli({"report", "--in", dir.path().string()});
+  ASSERT_EQ(run.code, kExitOk) << run.err;
+  const std::string report = slurp(dir.path() / "report.md");
+  ASSERT_NE(report.find("### Thread sweep"), std::string::npos) << report;
+  const auto row = md_row(report, "kernel/avx2 llama7b_prefill4096, interleaved");
+  ASSERT_EQ(row.size(), 5u) << report;  // case, unit, 1 thread, 2 threads, speed-up
+  EXPECT_EQ(row[1], "GB/s");
+  EXPECT_EQ(row[4], "2.00");
+}
+
 TEST(Report, BaselineWithoutBenchJsonIsExit2) {
   const ScratchDir dir;
   const auto run = cli({"report", "--in", kFixture.string(), "--baseline", dir.path().string(),
