@@ -16,11 +16,13 @@
 #include "bench/run_bench.h"
 #include "cli/cli_app.h"
 #include "core/exit_codes.h"
+#include "tests/support/test_process.h"
 
 namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
+using test::built_plugin;
 
 struct Ran {
   int code;
@@ -48,9 +50,6 @@ nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(in);
 }
 
-std::string plugin(const std::string& name) {
-  return (fs::path(ROPECHECK_PLUGIN_DIR) / (name + ".so")).string();
-}
 
 // The default thread sweep: 1, 2 and every CPU this process may run on, each once, increasing.
 TEST(BenchCommand, DefaultThreadsAreOneTwoAndEveryAllowedCpu) {
@@ -94,7 +93,7 @@ TEST(BenchCommand, WritesGoogleBenchmarkJsonWithSameRunLimitsAndContext) {
 
 TEST(BenchCommand, TimesAPluginBesideTheBuiltIns) {
   const fs::path dir = scratch("plugin");
-  const auto run = bench({"--plugin", plugin("good_rope"), "--filter",
+  const auto run = bench({"--plugin", built_plugin("good_rope"), "--filter",
                           "^(plugin/good_rope|kernel/scalar)/llama7b_decode_at4095/interleaved/",
                           "--out", dir.string()});
   ASSERT_EQ(run.code, kExitOk) << run.out << run.err;
@@ -119,7 +118,7 @@ TEST(BenchCommand, TimesAPluginBesideTheBuiltIns) {
 
 TEST(BenchCommand, TimeFailingTimesAWrongKernelMarksItAndSaysWhyOnce) {
   const fs::path dir = scratch("time_failing");
-  const auto run = bench({"--plugin", plugin("broken_rope"), "--time-failing", "--filter",
+  const auto run = bench({"--plugin", built_plugin("broken_rope"), "--time-failing", "--filter",
                           "^plugin/broken_rope/llama7b_decode_at4095/half_split/", "--out", dir.string()});
   EXPECT_EQ(run.code, kExitFailed) << run.out << run.err;
   const std::string all = run.out + run.err;
@@ -144,7 +143,7 @@ TEST(BenchCommand, TimeFailingTimesAWrongKernelMarksItAndSaysWhyOnce) {
 TEST(BenchCommand, AWrongKernelIsAnErrorNotANumber) {
   // broken_rope swaps the sin sign on half_split: its check against the oracle fails, so the case
   // is not timed and the run exits 1 naming it.
-  const auto run = bench({"--plugin", plugin("broken_rope"), "--filter",
+  const auto run = bench({"--plugin", built_plugin("broken_rope"), "--filter",
                           "^plugin/broken_rope/llama7b_decode_at4095/half_split/", "--out",
                           scratch("broken").string()});
   EXPECT_EQ(run.code, kExitFailed) << run.out << run.err;

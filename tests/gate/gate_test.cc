@@ -120,7 +120,7 @@ TEST(Gate, BadUsageIsExit2) {
 TEST(Gate, PluginModePairsTheTwoPluginsCasesWhateverTheyAreCalled) {
   const ScratchDir dir("gate_plugin");
   const auto out = dir / "gate";
-  const std::string plugin = ROPECHECK_PLUGIN_DIR "/good_rope.so";
+  const std::string plugin = test::built_plugin("good_rope");
   const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base-plugin", plugin, "--plugin",
                               plugin, "--filter", "^plugin/[^/]+/llama7b_decode_at4095/interleaved/",
                               "--rounds", "3", "--repetitions", "1", "--min-time", "0.01",

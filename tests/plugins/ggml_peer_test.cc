@@ -47,7 +47,6 @@ using Json = nlohmann::json;
 constexpr const char* kGgml = "plugin/ggml";
 constexpr const char* kGgmlCompute = "plugin/ggml_compute";
 
-std::string peer_path(const std::string& file) { return (fs::path(ROPECHECK_PLUGIN_DIR) / file).string(); }
 
 // ---- 1. `ropecheck verify --plugin` on both builds: every property's verdict ------------------
 
@@ -82,8 +81,8 @@ constexpr Verdict kVerdicts[] = {
 
 TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
   const ScratchDir out("ggml_peer_verify");
-  const auto run = spawn({ROPECHECK_CLI_PATH, "verify", "--plugin", peer_path("ggml.so"), "--plugin",
-                          peer_path("ggml_compute.so"), "--out", out.str()});
+  const auto run = spawn({ROPECHECK_CLI_PATH, "verify", "--plugin", test::built_plugin("ggml"), "--plugin",
+                          test::built_plugin("ggml_compute"), "--out", out.str()});
   ASSERT_TRUE(fs::exists(out / "verify.json")) << run.out << run.err;
   const Json json = Json::parse(slurp(out / "verify.json"));
   std::map<std::pair<std::string, std::string>, Json> results;
@@ -127,7 +126,7 @@ TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
 // recurrence angles only, the scaling kinds that map onto ggml_rope_ext, ggml's int32 positions
 // (above ropecheck's own 2^24), and a CPU backend this CPU runs (no AVX-512 one where it lacks it).
 TEST(GgmlPeerVerify, CapabilitiesAndInitLineAreWhatGgmlDoes) {
-  const auto ggml = load_plugin(peer_path("ggml.so"));
+  const auto ggml = load_plugin(test::built_plugin("ggml"));
   const RopeCapabilities caps = ggml->capabilities();
   EXPECT_EQ(caps.layouts, (std::vector{Layout::interleaved, Layout::half_split}));
   EXPECT_EQ(caps.angle_precisions, std::vector{AnglePrecision::fp32_recurrence});
@@ -207,7 +206,7 @@ double worst_of_bound(const RopeSpec& spec, StorageType storage, const std::vect
 // Measured: 0.86 (interleaved) and 0.89 (half_split) of the fp16 bound, the bound of fp16 storage
 // with fp32 recurrence angles (partial rotary, GQA, positions to 65535).
 TEST(GgmlPeerFp16, F16TensorsStayWithinTheFp16Bound) {
-  const InProcessPeer ggml(peer_path("ggml.so"));
+  const InProcessPeer ggml(test::built_plugin("ggml"));
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     RopeSpec spec;
     spec.head_dim = 128;
@@ -298,7 +297,7 @@ constexpr ErrorRow kErrors[] = {
 };
 
 TEST(GgmlPeerAccuracy, ErrorAtRealContextLengthsBesideRopechecksForms) {
-  const auto ggml = load_plugin(peer_path("ggml.so"));
+  const auto ggml = load_plugin(test::built_plugin("ggml"));
   const RopeImpl* recurrence = find_rope("theta_recurrence/scalar");
   const RopeImpl* hf = find_rope("hf_transformers/scalar");
   ASSERT_TRUE(recurrence != nullptr && hf != nullptr);

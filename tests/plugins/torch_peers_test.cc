@@ -45,9 +45,8 @@ using Json = nlohmann::json;
 constexpr const char* kHf = "plugin/torch_hf_rotate_half";
 constexpr const char* kMeta = "plugin/torch_meta_llama_complex";
 
-std::string peer_path(const std::string& file) { return (fs::path(ROPECHECK_PLUGIN_DIR) / file).string(); }
-std::string hf_path() { return peer_path("torch_hf.so"); }
-std::string meta_path() { return peer_path("torch_llama.so"); }
+std::string hf_path() { return test::built_plugin("torch_hf"); }
+std::string meta_path() { return test::built_plugin("torch_llama"); }
 
 // ---- 1. `ropecheck verify --plugin` on both: every property's verdict -------------------------
 

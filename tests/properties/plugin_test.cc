@@ -35,15 +35,13 @@ namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
+using test::built_plugin;
 using test::Exited;
 using test::ScratchDir;
 using test::slurp;
 using test::spawn;
 using Json = nlohmann::json;
 
-std::string plugin(const std::string& name) {
-  return (fs::path(ROPECHECK_PLUGIN_DIR) / (name + ".so")).string();
-}
 
 // ---- in-process: load_plugin() and the PluginRope it returns --------------------------------
 
@@ -90,7 +88,7 @@ std::string load_error(const std::string& path, PluginOptions options = {}) {
 }
 
 TEST(PluginLoad, GoodPluginBecomesPluginGoodRopeWithItsDeclaredCapabilities) {
-  const auto impl = load_plugin(plugin("good_rope"));
+  const auto impl = load_plugin(built_plugin("good_rope"));
   EXPECT_EQ(impl->id(), "plugin/good_rope");
   const auto caps = impl->capabilities();
   EXPECT_EQ(caps.layouts, (std::vector<Layout>{Layout::interleaved, Layout::half_split}));
@@ -103,7 +101,7 @@ TEST(PluginLoad, GoodPluginBecomesPluginGoodRopeWithItsDeclaredCapabilities) {
 }
 
 TEST(PluginLoad, GoodPluginMatchesTheOracleWithGqaPartialRotaryAndQAlone) {
-  const auto impl = load_plugin(plugin("good_rope"));
+  const auto impl = load_plugin(built_plugin("good_rope"));
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     Problem p(96, layout, 64);
     const auto tokens = static_cast<std::int64_t>(p.positions.size());
@@ -120,19 +118,19 @@ TEST(PluginLoad, GoodPluginMatchesTheOracleWithGqaPartialRotaryAndQAlone) {
 }
 
 TEST(PluginLoad, Fp16OnlyPluginIsJudgedAsFp16Storage) {
-  const auto impl = load_plugin(plugin("fp16_rope"));
+  const auto impl = load_plugin(built_plugin("fp16_rope"));
   EXPECT_EQ(impl->id(), "plugin/fp16_rope");
   EXPECT_EQ(impl->capabilities().storage, StorageType::fp16);
   ASSERT_NE(plugin_info(*impl), nullptr);
   EXPECT_EQ(plugin_info(*impl)->dtypes, ROPECHECK_DTYPE_FP16);
-  EXPECT_EQ(load_plugin(plugin("good_rope"))->capabilities().storage, StorageType::fp32);
+  EXPECT_EQ(load_plugin(built_plugin("good_rope"))->capabilities().storage, StorageType::fp32);
 }
 
 // fp32 tensors in (the properties' way): rounded to fp16, rotated by apply_fp16, widened back.
 // Against the oracle on the fp16-rounded input, each result is off by at most one fp16 rounding
 // (2^-11 relative, 2^-25 absolute under 2^-14) and one fp32 one; and it is an fp16 value.
 TEST(PluginLoad, Fp16PluginRotatesThroughFp16StorageWithinOneRounding) {
-  const auto impl = load_plugin(plugin("fp16_rope"));
+  const auto impl = load_plugin(built_plugin("fp16_rope"));
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     Problem p(96, layout, 64);
     // Scaled from 2^-20 (fp16 subnormals: absolute rounding) up to about 0.2 along the tensor.
@@ -171,7 +169,7 @@ TEST(PluginLoad, Fp16PluginRotatesThroughFp16StorageWithinOneRounding) {
 TEST(PluginLoad, Abi2PluginDeclaresItsScalingKindsAndSaysWhatItsInitChose) {
   PluginOptions options;
   options.threads = 3;
-  const auto impl = load_plugin(plugin("scaled_rope"), options);
+  const auto impl = load_plugin(built_plugin("scaled_rope"), options);
   EXPECT_EQ(impl->id(), "plugin/scaled_rope");
   ASSERT_NE(plugin_info(*impl), nullptr);
   EXPECT_EQ(plugin_info(*impl)->abi_version, 2u);
@@ -181,14 +179,14 @@ TEST(PluginLoad, Abi2PluginDeclaresItsScalingKindsAndSaysWhatItsInitChose) {
   const auto caps = impl->capabilities();
   for (const ScalingKind kind : kAllScalingKinds) EXPECT_TRUE(caps.implements(kind)) << to_string(kind);
   // An ABI 1 plugin: unscaled only.
-  const auto good = load_plugin(plugin("good_rope"));
+  const auto good = load_plugin(built_plugin("good_rope"));
   EXPECT_EQ(good->capabilities().scaling_kinds, std::vector<ScalingKind>{ScalingKind::none});
 }
 
 // Every scaling parameter and the attention factor reach the kernel: an ABI 2 plugin agrees with
 // the oracle on a spec of each kind, within the fp64-angle bound.
 TEST(PluginLoad, Abi2PluginRotatesEveryScalingKindAsTheOracle) {
-  const auto impl = load_plugin(plugin("scaled_rope"));
+  const auto impl = load_plugin(built_plugin("scaled_rope"));
   for (const ScalingKind kind : kAllScalingKinds) {
     Problem p(64, Layout::interleaved, 48);
     p.spec.base = 500000.0;
@@ -216,15 +214,15 @@ TEST(PluginLoad, Abi2PluginRotatesEveryScalingKindAsTheOracle) {
 }
 
 TEST(PluginLoad, UnloadablePluginsAreInvalidInputNamingTheProblem) {
-  EXPECT_NE(load_error(plugin("no_such_plugin")).find("no such file"), std::string::npos);
-  EXPECT_NE(load_error(plugin("not_a_plugin")).find("exports no 'ropecheck_plugin_entry'"),
+  EXPECT_NE(load_error(built_plugin("no_such_plugin")).find("no such file"), std::string::npos);
+  EXPECT_NE(load_error(built_plugin("not_a_plugin")).find("exports no 'ropecheck_plugin_entry'"),
             std::string::npos);
-  EXPECT_NE(load_error(plugin("wrong_abi_rope")).find("speaks plugin ABI version 3; this "
+  EXPECT_NE(load_error(built_plugin("wrong_abi_rope")).find("speaks plugin ABI version 3; this "
                                                       "ropecheck speaks versions 1 and 2"),
             std::string::npos);
-  EXPECT_NE(load_error(plugin("fp16_null_rope")).find("declares fp16 but apply_fp16 is NULL"),
+  EXPECT_NE(load_error(built_plugin("fp16_null_rope")).find("declares fp16 but apply_fp16 is NULL"),
             std::string::npos);
-  EXPECT_NE(load_error(plugin("good_rope"), PluginOptions{-1.0}).find("--plugin-timeout"),
+  EXPECT_NE(load_error(built_plugin("good_rope"), PluginOptions{-1.0}).find("--plugin-timeout"),
             std::string::npos);
   // A file that is not a shared library at all: dlopen's own reason.
   EXPECT_NE(load_error(ROPECHECK_PLUGIN_DIR "/../CMakeCache.txt").find("cannot be loaded"),
@@ -232,7 +230,7 @@ TEST(PluginLoad, UnloadablePluginsAreInvalidInputNamingTheProblem) {
 }
 
 TEST(PluginIsolation, CrashIsAPluginFailureAndTheWorkerIsRestarted) {
-  const auto impl = load_plugin(plugin("crash_rope"));
+  const auto impl = load_plugin(built_plugin("crash_rope"));
   for (int call = 0; call < 3; ++call) {  // each call meets a fresh worker, which crashes again
     const auto message = failure_of(*impl, Problem(8));
     EXPECT_NE(message.find("plugin crashed with SIGSEGV"), std::string::npos) << message;
@@ -240,7 +238,7 @@ TEST(PluginIsolation, CrashIsAPluginFailureAndTheWorkerIsRestarted) {
 }
 
 TEST(PluginIsolation, HangIsKilledAfterTheTimeout) {
-  const auto impl = load_plugin(plugin("hang_rope"), PluginOptions{0.3});
+  const auto impl = load_plugin(built_plugin("hang_rope"), PluginOptions{0.3});
   const auto start = std::chrono::steady_clock::now();
   const auto message = failure_of(*impl, Problem(8));
   const double seconds =
@@ -250,7 +248,7 @@ TEST(PluginIsolation, HangIsKilledAfterTheTimeout) {
 }
 
 TEST(PluginIsolation, WritePastTheEndIsCaughtByTheGuardBytes) {
-  const auto impl = load_plugin(plugin("overflow_rope"));
+  const auto impl = load_plugin(built_plugin("overflow_rope"));
   for (int call = 0; call < 2; ++call) {
     const auto message = failure_of(*impl, Problem(8));
     EXPECT_NE(message.find("plugin wrote 4 bytes past the end of q"), std::string::npos)
@@ -259,7 +257,7 @@ TEST(PluginIsolation, WritePastTheEndIsCaughtByTheGuardBytes) {
 }
 
 TEST(PluginIsolation, UnsupportedIsItsOwnOutcome) {
-  const auto impl = load_plugin(plugin("unsupported_rope"));
+  const auto impl = load_plugin(built_plugin("unsupported_rope"));
   Problem small(64);
   EXPECT_NO_THROW(small.apply(*impl));
   Problem large(128);
@@ -287,7 +285,7 @@ struct Verified {
 };
 Verified verify_plugin(const std::string& name, std::vector<std::string> args) {
   const ScratchDir out;
-  args.insert(args.begin(), {"verify", "--plugin", plugin(name), "--out", out.str()});
+  args.insert(args.begin(), {"verify", "--plugin", built_plugin(name), "--out", out.str()});
   Verified v{ropecheck_cli(args), {}};
   if (fs::exists(out / "verify.json")) v.json = Json::parse(slurp(out / "verify.json"));
   return v;
@@ -374,7 +372,7 @@ TEST(PluginCli, BrokenPluginFailsWithAShrunkCounterexampleThatReplays) {
   ASSERT_NE(repro_at, std::string::npos) << v.run.out;
   const std::string repro = v.run.out.substr(
       repro_at + 9, v.run.out.find('\n', repro_at) - repro_at - 9);
-  EXPECT_NE(repro.find("--plugin " + plugin("broken_rope")), std::string::npos) << repro;
+  EXPECT_NE(repro.find("--plugin " + built_plugin("broken_rope")), std::string::npos) << repro;
   // The printed command, through the shell, replays the same failure.
   const ScratchDir out;
   const auto replay = spawn({"/bin/sh", "-c",
@@ -451,31 +449,31 @@ TEST(PluginCli, UnloadablePluginsExit2WithAClearMessage) {
     std::string plugin;
     std::string message;
   };
-  for (const auto& c : {Case{plugin("no_such_plugin"), "no such file"},
-                        Case{plugin("not_a_plugin"), "exports no 'ropecheck_plugin_entry'"},
-                        Case{plugin("wrong_abi_rope"), "speaks plugin ABI version 3"},
-                        Case{plugin("fp16_null_rope"), "declares fp16 but apply_fp16 is NULL"}}) {
+  for (const auto& c : {Case{built_plugin("no_such_plugin"), "no such file"},
+                        Case{built_plugin("not_a_plugin"), "exports no 'ropecheck_plugin_entry'"},
+                        Case{built_plugin("wrong_abi_rope"), "speaks plugin ABI version 3"},
+                        Case{built_plugin("fp16_null_rope"), "declares fp16 but apply_fp16 is NULL"}}) {
     for (const char* command : {"verify", "list"}) {
       const auto run = ropecheck_cli({command, "--plugin", c.plugin});
       EXPECT_EQ(run.code, 2) << command << " " << c.plugin << "\n" << run.out << run.err;
       EXPECT_NE(run.err.find(c.message), std::string::npos) << run.err;
     }
   }
-  const auto bad_timeout = ropecheck_cli({"verify", "--plugin", plugin("good_rope"),
+  const auto bad_timeout = ropecheck_cli({"verify", "--plugin", built_plugin("good_rope"),
                                           "--plugin-timeout", "-1"});
   EXPECT_EQ(bad_timeout.code, 2) << bad_timeout.err;
-  const auto bad_threads = ropecheck_cli({"verify", "--plugin", plugin("scaled_rope"),
+  const auto bad_threads = ropecheck_cli({"verify", "--plugin", built_plugin("scaled_rope"),
                                           "--plugin-threads", "0"});
   EXPECT_EQ(bad_threads.code, 2) << bad_threads.err;
   EXPECT_NE(bad_threads.err.find("--plugin-threads"), std::string::npos) << bad_threads.err;
 }
 
 TEST(PluginCli, ListShowsAnAbi2PluginsScalingKindsAndWhatItsInitChose) {
-  const auto text = ropecheck_cli({"list", "--plugin", plugin("scaled_rope")});
+  const auto text = ropecheck_cli({"list", "--plugin", built_plugin("scaled_rope")});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("yarn"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("init: double-precision reference"), std::string::npos) << text.out;
-  const auto json = ropecheck_cli({"list", "--json", "--plugin", plugin("scaled_rope")});
+  const auto json = ropecheck_cli({"list", "--json", "--plugin", built_plugin("scaled_rope")});
   ASSERT_EQ(json.code, 0) << json.err;
   const auto plugins = Json::parse(json.out).at("plugins");
   ASSERT_EQ(plugins.size(), 1u);
@@ -484,7 +482,7 @@ TEST(PluginCli, ListShowsAnAbi2PluginsScalingKindsAndWhatItsInitChose) {
 }
 
 TEST(PluginCli, ListShowsThePluginsCapabilities) {
-  const auto text = ropecheck_cli({"list", "--plugin", plugin("good_rope")});
+  const auto text = ropecheck_cli({"list", "--plugin", built_plugin("good_rope")});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("Plugins (1)"), std::string::npos) << text.out;
   const auto row_at = text.out.find("plugin/good_rope");
@@ -493,7 +491,7 @@ TEST(PluginCli, ListShowsThePluginsCapabilities) {
   for (const char* want : {"interleaved,half_split", "fp64", "fp32", "yes", "any"}) {
     EXPECT_NE(row.find(want), std::string::npos) << want << " in " << row;
   }
-  const auto json = ropecheck_cli({"list", "--json", "--plugin", plugin("good_rope")});
+  const auto json = ropecheck_cli({"list", "--json", "--plugin", built_plugin("good_rope")});
   ASSERT_EQ(json.code, 0) << json.err;
   const auto plugins = Json::parse(json.out).at("plugins");
   ASSERT_EQ(plugins.size(), 1u);
@@ -505,7 +503,7 @@ TEST(PluginCli, ListShowsThePluginsCapabilities) {
 }
 
 TEST(PluginCli, ListShowsAnFp16PluginsDtypesAndStorage) {
-  const auto text = ropecheck_cli({"list", "--plugin", plugin("fp16_rope")});
+  const auto text = ropecheck_cli({"list", "--plugin", built_plugin("fp16_rope")});
   ASSERT_EQ(text.code, 0) << text.err;
   const auto row_at = text.out.find("plugin/fp16_rope");
   ASSERT_NE(row_at, std::string::npos) << text.out;
@@ -514,7 +512,7 @@ TEST(PluginCli, ListShowsAnFp16PluginsDtypesAndStorage) {
   const auto first = row.find(" fp16 ");
   ASSERT_NE(first, std::string::npos) << row;
   EXPECT_NE(row.find(" fp16 ", first + 1), std::string::npos) << row;
-  const auto json = ropecheck_cli({"list", "--json", "--plugin", plugin("fp16_rope")});
+  const auto json = ropecheck_cli({"list", "--json", "--plugin", built_plugin("fp16_rope")});
   ASSERT_EQ(json.code, 0) << json.err;
   const auto plugins = Json::parse(json.out).at("plugins");
   ASSERT_EQ(plugins.size(), 1u);

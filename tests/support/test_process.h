@@ -31,6 +31,12 @@ inline std::string slurp(const std::filesystem::path& path) {
   return bytes.str();
 }
 
+// A plugin built beside the binary under test: ROPECHECK_PLUGIN_DIR/NAME.so (every test target
+// defines ROPECHECK_PLUGIN_DIR, tests/CMakeLists.txt).
+inline std::string built_plugin(const std::string& name) {
+  return (std::filesystem::path(ROPECHECK_PLUGIN_DIR) / (name + ".so")).string();
+}
+
 // Whether `part` occurs in `text`, for EXPECT_TRUE(...) << text.
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
