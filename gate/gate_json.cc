@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/build_info.h"
+#include "gate/gate_rule.h"
 
 namespace ropecheck {
 namespace {
@@ -18,10 +19,7 @@ Json ratio_cv(const std::vector<double>& b, const std::vector<double>& c) {
   if (b.size() < 2) return nullptr;
   std::vector<double> r;
   for (std::size_t i = 0; i < b.size(); ++i) r.push_back(c[i] / b[i]);
-  double mean = 0, squares = 0;
-  for (const double x : r) mean += x / static_cast<double>(r.size());
-  for (const double x : r) squares += (x - mean) * (x - mean);
-  return 100 * std::sqrt(squares / static_cast<double>(r.size() - 1)) / mean;
+  return 100 * coefficient_of_variation(r);
 }
 
 Json case_json(const CaseVerdict& v, const CaseSeries& s) {

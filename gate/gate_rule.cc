@@ -85,14 +85,6 @@ LogMoments log_moments(const std::vector<double>& ratios, double trim) {
   return m;
 }
 
-double coefficient_of_variation(const std::vector<double>& x) {
-  const auto n = static_cast<double>(x.size());
-  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / n;
-  double squares = 0;
-  for (const double v : x) squares += (v - mean) * (v - mean);
-  return std::sqrt(squares / (n - 1)) / mean;
-}
-
 // The one-sided bound of the mean at `level` on the side `sign` (-1 lower, +1 upper).
 double bound(const LogMoments& m, double level, int sign) {
   if (m.se == 0) return m.mean;
@@ -203,5 +195,15 @@ GateJudgement judge_rounds(const std::vector<CaseRounds>& cases, const GateSetti
                                                      : kExitOk;
   return judgement;
 }
+
+double coefficient_of_variation(const std::vector<double>& x) {
+  const auto n = static_cast<double>(x.size());
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / n;
+  double squares = 0;
+  for (const double v : x) squares += (v - mean) * (v - mean);
+  return std::sqrt(squares / (n - 1)) / mean;
+}
+
+double log_ratio_spread(const std::vector<double>& ratios) { return log_moments(ratios, 0).sd; }
 
 }  // namespace ropecheck

@@ -103,4 +103,11 @@ GateJudgement judge_rounds(const std::vector<CaseRounds>& cases, const GateSetti
 std::optional<std::size_t> rounds_to_resolve(double distance, double sd, double level,
                                              std::size_t from, double trim);
 
+// The sample standard deviation over the mean of x (>= 2 values).
+double coefficient_of_variation(const std::vector<double>& x);
+
+// The sample standard deviation of log(ratio) over >= 2 ratios, each finite and > 0 (the
+// caller's to check).
+double log_ratio_spread(const std::vector<double>& ratios);
+
 }  // namespace ropecheck

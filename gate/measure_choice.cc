@@ -7,23 +7,19 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "gate/gate_rule.h"
 
 namespace ropecheck {
 namespace {
 
-// Sample standard deviation of log(ratio).
+// Sample standard deviation of log(ratio), once every ratio is checked.
 double log_spread(const std::vector<double>& ratios) {
-  double mean = 0;
   for (const double r : ratios) {
     if (!(std::isfinite(r) && r > 0)) {
       throw InvalidInput(fmt::format("gate: pilot ratio {} is not finite and positive", r));
     }
-    mean += std::log(r);
   }
-  mean /= static_cast<double>(ratios.size());
-  double squares = 0;
-  for (const double r : ratios) squares += (std::log(r) - mean) * (std::log(r) - mean);
-  return std::sqrt(squares / static_cast<double>(ratios.size() - 1));
+  return log_ratio_spread(ratios);
 }
 
 }  // namespace
