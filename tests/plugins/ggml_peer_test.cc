@@ -7,7 +7,7 @@
 // Re-pinning (a new ggml pin, or a change of the tolerance model): run
 //   build/ropecheck verify --plugin build/plugins/ggml.so
 //   build/tests/plugins_tests --gtest_filter='GgmlPeer*'    (prints the error table)
-// and copy the verdicts and measurements into kVerdicts and kErrors. Nothing here is widened to
+// and copy the verdicts and measurements into kGgmlVerdicts and kErrors. Nothing here is widened to
 // make the peer pass: every expectation is a measurement, and each can fail.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -50,7 +50,7 @@ constexpr const char* kGgmlCompute = "plugin/ggml_compute";
 
 // ---- 1. `ropecheck verify --plugin` on both builds: every property's verdict ------------------
 
-struct Verdict {
+struct GgmlVerdict {
   const char* property;
   const char* status;
   long position;  // FAILED only: the position in the shrunk counterexample's message (seed 1)
@@ -62,7 +62,7 @@ struct Verdict {
 // attention factor of 1: ggml multiplies YaRN's own 1 + 0.1 ln(1/freq_scale) into cos and sin
 // whatever it is told, and the compensating attn_factor (llama.cpp's way for DeepSeek-2) leaves
 // 0.99999994 for 1 at position 0 (docs/findings.md). Both builds give the same verdicts.
-constexpr Verdict kVerdicts[] = {
+constexpr GgmlVerdict kGgmlVerdicts[] = {
     {"oracle_agreement", "PASSED", 0},
     {"norm_preservation", "PASSED", 0},
     {"identity_at_zero", "FAILED", 0},
@@ -88,7 +88,7 @@ TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
   std::map<std::pair<std::string, std::string>, Json> results;
   for (const auto& r : json.at("results")) results[{r.at("subject"), r.at("property")}] = r;
   for (const char* subject : {kGgml, kGgmlCompute}) {
-    for (const Verdict& v : kVerdicts) {
+    for (const GgmlVerdict& v : kGgmlVerdicts) {
       SCOPED_TRACE(fmt::format("{} {}", subject, v.property));
       const auto it = results.find({subject, v.property});
       ASSERT_NE(it, results.end()) << "no result row";
