@@ -3,11 +3,12 @@
 # three legs (docs/architecture.md, "Tests"):
 #   default  -O2 build, every test, 100 RapidCheck cases per property;
 #   scalar   the same build as on a CPU without AVX2/AVX-512 (ROPECHECK_ISA=scalar): the rooms whose
-#            results depend on the kernel level (impls, properties, plugins, vectors, bench);
-#   asan     ASan + UBSan build (-O1), every test and every property, 25 cases per property, in
-#            gtest shards, but the end-to-end runs of whole commands and scripts (the main job,
-#            the CI recipe, the installed package), whose parts each run under ASan in their own
-#            rooms' tests (tests/CMakeLists.txt).
+#            results depend on the kernel level (impls, properties, plugins, vectors, bench), less
+#            the runs that the cap cannot change (below);
+#   asan     ASan + UBSan build (-O1, test code -O0), every test and every property, 25 cases per
+#            property, in gtest shards, but the end-to-end runs of whole commands and scripts (the
+#            main job, the CI recipe, the installed package, the Python checks of a command's
+#            output), whose parts each run under ASan in their own rooms' tests (tests/CMakeLists.txt).
 # Exit status is non-zero if anything fails. `.ci/run` runs exactly this.
 #   scripts/test.sh                              # all three legs
 #   ROPECHECK_PRESETS=default scripts/test.sh    # one build only, while iterating
