@@ -22,17 +22,31 @@ __m256i mask4_pd(int remaining) {
   return _mm256_cmpgt_epi64(_mm256_set1_epi64x(remaining), _mm256_setr_epi64x(0, 1, 2, 3));
 }
 
+// The angle tables' loads and stores: plain for a full vector, vmaskmov only for the remainder.
+// A vmaskmov store costs many times a plain one on AMD cores, and the per-token table update
+// (advance_angles + emit_table) made 4 of them per 4 angles: on llama7b's 64 angles, 64 masked
+// stores a token beside the 1024 plain stores of its 64 heads (bench/README.md).
+__m256d load4d(const double* at, int remaining) {
+  return remaining >= 4 ? _mm256_loadu_pd(at) : _mm256_maskload_pd(at, mask4_pd(remaining));
+}
+void store4d(double* at, __m256d v, int remaining) {
+  if (remaining >= 4) {
+    _mm256_storeu_pd(at, v);
+  } else {
+    _mm256_maskstore_pd(at, mask4_pd(remaining), v);
+  }
+}
+
 // cos/sin of scale * theta_i into (cos_out, sin_out), 4 doubles a vector (the last masked).
 template <typename Args>
 void sincos_of_theta(const Args& p, double scale, double* cos_out, double* sin_out) {
   const int half = p.rotary_dim / 2;
   const __m256d factor = _mm256_set1_pd(scale);
   for (int i = 0; i < half; i += 4) {
-    const __m256i lanes = mask4_pd(half - i);
-    const __m256d angle = _mm256_mul_pd(factor, _mm256_maskload_pd(p.theta + i, lanes));
+    const __m256d angle = _mm256_mul_pd(factor, load4d(p.theta + i, half - i));
     const Sleef___m256d_2 sc = Sleef_sincosd4_u35avx2(angle);
-    _mm256_maskstore_pd(sin_out + i, lanes, sc.x);
-    _mm256_maskstore_pd(cos_out + i, lanes, sc.y);
+    store4d(sin_out + i, sc.x, half - i);
+    store4d(cos_out + i, sc.y, half - i);
   }
 }
 
@@ -41,12 +55,11 @@ void advance_angles(const Args& p) {
   const AngleState a = angle_state(p);
   const int half = p.rotary_dim / 2;
   for (int i = 0; i < half; i += 4) {
-    const __m256i lanes = mask4_pd(half - i);
-    const __m256d c = _mm256_maskload_pd(a.cos_m + i, lanes), s = _mm256_maskload_pd(a.sin_m + i, lanes);
-    const __m256d cs = _mm256_maskload_pd(a.cos_step + i, lanes);
-    const __m256d ss = _mm256_maskload_pd(a.sin_step + i, lanes);
-    _mm256_maskstore_pd(a.cos_m + i, lanes, _mm256_fmsub_pd(c, cs, _mm256_mul_pd(s, ss)));
-    _mm256_maskstore_pd(a.sin_m + i, lanes, _mm256_fmadd_pd(s, cs, _mm256_mul_pd(c, ss)));
+    const int n = half - i;
+    const __m256d c = load4d(a.cos_m + i, n), s = load4d(a.sin_m + i, n);
+    const __m256d cs = load4d(a.cos_step + i, n), ss = load4d(a.sin_step + i, n);
+    store4d(a.cos_m + i, _mm256_fmsub_pd(c, cs, _mm256_mul_pd(s, ss)), n);
+    store4d(a.sin_m + i, _mm256_fmadd_pd(s, cs, _mm256_mul_pd(c, ss)), n);
   }
 }
 
@@ -59,20 +72,28 @@ void emit_table(const Args& p) {
   float* sin_table = p.table + p.rotary_dim;
   const __m256i duplicate = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256 even_negative = _mm256_setr_ps(-1, 1, -1, 1, -1, 1, -1, 1);
+  const __m256d scale = _mm256_set1_pd(p.cos_sin_scale);
   for (int i = 0; i < half; i += 4) {
-    const __m256i lanes_pd = mask4_pd(half - i);
-    const __m256d scale = _mm256_set1_pd(p.cos_sin_scale);
-    const __m128 c = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_maskload_pd(a.cos_m + i, lanes_pd), scale));
-    const __m128 s = _mm256_cvtpd_ps(_mm256_mul_pd(_mm256_maskload_pd(a.sin_m + i, lanes_pd), scale));
+    const int n = half - i;
+    const __m128 c = _mm256_cvtpd_ps(_mm256_mul_pd(load4d(a.cos_m + i, n), scale));
+    const __m128 s = _mm256_cvtpd_ps(_mm256_mul_pd(load4d(a.sin_m + i, n), scale));
     if (p.interleaved) {
       const __m256 c2 = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(c), duplicate);
       const __m256 s2 = _mm256_mul_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(s), duplicate),
                                       even_negative);  // exact: a sign flip
-      const __m256i lanes = mask8(2 * (half - i));
-      _mm256_maskstore_ps(cos_table + 2 * i, lanes, c2);
-      _mm256_maskstore_ps(sin_table + 2 * i, lanes, s2);
+      if (n >= 4) {
+        _mm256_storeu_ps(cos_table + 2 * i, c2);
+        _mm256_storeu_ps(sin_table + 2 * i, s2);
+      } else {
+        const __m256i lanes = mask8(2 * n);
+        _mm256_maskstore_ps(cos_table + 2 * i, lanes, c2);
+        _mm256_maskstore_ps(sin_table + 2 * i, lanes, s2);
+      }
+    } else if (n >= 4) {
+      _mm_storeu_ps(cos_table + i, c);
+      _mm_storeu_ps(sin_table + i, s);
     } else {
-      const __m128i lanes = _mm256_castsi256_si128(mask8(half - i));
+      const __m128i lanes = _mm256_castsi256_si128(mask8(n));
       _mm_maskstore_ps(cos_table + i, lanes, c);
       _mm_maskstore_ps(sin_table + i, lanes, s);
     }
