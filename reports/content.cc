@@ -364,7 +364,7 @@ void thread_sweep_section(ReportDoc& doc, const BenchData& bench) {
     std::vector<TableCell> cells = {{r.subject, ""}, {r.by_threads.begin()->second.unit, ""}};
     for (const int n : counts) {
       const auto it = r.by_threads.find(n);
-      if (it == r.by_threads.end() || !it->second.rate) {
+      if (it == r.by_threads.end()) {  // thread_sweep_rows keeps only counts with a rate
         cells.push_back({"-", ""});
         continue;
       }

@@ -50,7 +50,6 @@ nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(in);
 }
 
-
 // The default thread sweep: 1, 2 and every CPU this process may run on, each once, increasing.
 TEST(BenchCommand, DefaultThreadsAreOneTwoAndEveryAllowedCpu) {
   cpu_set_t set;

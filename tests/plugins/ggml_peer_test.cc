@@ -7,8 +7,8 @@
 // Re-pinning (a new ggml pin, or a change of the tolerance model): run
 //   build/ropecheck verify --plugin build/plugins/ggml.so
 //   build/tests/plugins_tests --gtest_filter='GgmlPeer*'    (prints the error table)
-// and copy the verdicts and measurements into kGgmlVerdicts and kErrors. Nothing here is widened to
-// make the peer pass: every expectation is a measurement, and each can fail.
+// and copy the verdicts and measurements into kGgmlVerdicts and kErrors. Nothing here is
+// widened to make the peer pass: every expectation is a measurement, and each can fail.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -47,7 +47,6 @@ using Json = nlohmann::json;
 constexpr const char* kGgml = "plugin/ggml";
 constexpr const char* kGgmlCompute = "plugin/ggml_compute";
 
-
 // ---- 1. `ropecheck verify --plugin` on both builds: every property's verdict ------------------
 
 struct GgmlVerdict {
@@ -81,8 +80,8 @@ constexpr GgmlVerdict kGgmlVerdicts[] = {
 
 TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
   const ScratchDir out("ggml_peer_verify");
-  const auto run = spawn({ROPECHECK_CLI_PATH, "verify", "--plugin", test::built_plugin("ggml"), "--plugin",
-                          test::built_plugin("ggml_compute"), "--out", out.str()});
+  const auto run = spawn({ROPECHECK_CLI_PATH, "verify", "--plugin", test::built_plugin("ggml"),
+                          "--plugin", test::built_plugin("ggml_compute"), "--out", out.str()});
   ASSERT_TRUE(fs::exists(out / "verify.json")) << run.out << run.err;
   const Json json = Json::parse(slurp(out / "verify.json"));
   std::map<std::pair<std::string, std::string>, Json> results;

@@ -42,7 +42,6 @@ using test::slurp;
 using test::spawn;
 using Json = nlohmann::json;
 
-
 // ---- in-process: load_plugin() and the PluginRope it returns --------------------------------
 
 struct Problem {
@@ -218,7 +217,7 @@ TEST(PluginLoad, UnloadablePluginsAreInvalidInputNamingTheProblem) {
   EXPECT_NE(load_error(built_plugin("not_a_plugin")).find("exports no 'ropecheck_plugin_entry'"),
             std::string::npos);
   EXPECT_NE(load_error(built_plugin("wrong_abi_rope")).find("speaks plugin ABI version 3; this "
-                                                      "ropecheck speaks versions 1 and 2"),
+                                                            "ropecheck speaks versions 1 and 2"),
             std::string::npos);
   EXPECT_NE(load_error(built_plugin("fp16_null_rope")).find("declares fp16 but apply_fp16 is NULL"),
             std::string::npos);
