@@ -81,6 +81,9 @@ struct Commands {
   history::ReportHistoryOptions history_report_options;
   std::string gate_seed_text = "1", gate_measure = "auto";
   std::string verify_junit;
+  CLI::App* app = nullptr;
+  MainJobOptions main_job;
+  CLI::Option* main_job_cases = nullptr;  // `ropecheck --cases N`: the main job's, before any command
 };
 
 // --plugin PATH (repeatable), --plugin-timeout SECONDS and --plugin-threads N; load_plugin()
@@ -409,6 +412,10 @@ void add_bench(CLI::App& app, Commands& c) {
 }
 
 int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& out) {
+  if (c.main_job_cases->count() > 0 && !c.app->get_subcommands().empty()) {
+    throw InvalidInput("--cases before a command is the main job's; give a command's own after it "
+                       "(ropecheck verify --cases N)");
+  }
   if (c.bench->parsed()) {
     c.bench_options.out_dir = c.bench_out_dir;
     return run_bench(c.bench_options, out);
@@ -448,7 +455,8 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
     c.verify_options.command_line = std::move(command_line);
     return run_verify(c.verify_options, out);
   }
-  return run_main_job(out, std::move(command_line));
+  c.main_job.command_line = std::move(command_line);
+  return run_main_job(c.main_job, out);
 }
 
 }  // namespace
@@ -462,6 +470,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     app.set_version_flag("--version", version_text());
     app.require_subcommand(0, 1);
     Commands commands;
+    commands.app = &app;
+    commands.main_job_cases =
+        app.add_option("--cases", commands.main_job.cases,
+                       "Without a command: RapidCheck cases per (implementation, property) of the main "
+                       "job's verify, > 0 (fewer for a quicker look)")
+            ->type_name("N")
+            ->capture_default_str();
     add_list(app, commands);
     add_verify(app, commands);
     add_bench(app, commands);

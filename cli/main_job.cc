@@ -183,13 +183,14 @@ ReportHistoryLink main_job_history(const std::filesystem::path& run_dir,
   return link;
 }
 
-int run_main_job(std::ostream& out, std::vector<std::string> command_line) {
+int run_main_job(const MainJobOptions& options, std::ostream& out) {
   const std::filesystem::path dir = kDefaultOutDir;
-  progress_log().info("main job 1/4: verify --mutants --out {}", dir.string());
+  progress_log().info("main job 1/4: verify --mutants --cases {} --out {}", options.cases, dir.string());
   VerifyOptions verify;
   verify.mutants = true;
+  verify.cases = options.cases;
   verify.out_dir = dir;
-  verify.command_line = std::move(command_line);
+  verify.command_line = options.command_line;
   const auto peers = built_peers();
   if (!peers.empty()) {
     // With --plugin, verify checks only the plugins unless the implementations are named.

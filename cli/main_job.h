@@ -11,9 +11,14 @@
 
 namespace ropecheck {
 
-// `ropecheck` with no arguments: verify with mutants, accuracy, a short bench and the report into
-// kDefaultOutDir (main_job.cc). `command_line` is recorded in the result files.
-int run_main_job(std::ostream& out, std::vector<std::string> command_line);
+struct MainJobOptions {
+  int cases = 100;                        // RapidCheck cases per (subject, property) of its verify
+  std::vector<std::string> command_line;  // recorded in the result files
+};
+
+// `ropecheck` with no command: verify with mutants, accuracy, a short bench and the report into
+// kDefaultOutDir (main_job.cc). Throws InvalidInput for bad options (cases <= 0).
+int run_main_job(const MainJobOptions& options, std::ostream& out);
 
 // With ROPECHECK_HISTORY=DIR, the main job's step after the bench: records the run in run_dir
 // into the history DIR (under the commit checked out in `repo`: the main job's working

@@ -226,7 +226,7 @@ TEST_P(CliUsageError, Exits2NamingTheProblem) {
       args.insert(args.begin() + 1, {"--out", out.str()});
     }
   }
-  const auto run = ropecheck_cli(args);
+  const auto run = ropecheck_cli(args, out.path());  // the main job's cases would write into cwd
   EXPECT_EQ(run.code, 2) << run.out << run.err;
   for (const auto& mention : c.err_mentions) {
     EXPECT_NE(run.err.find(mention), std::string::npos) << "stderr lacks '" << mention << "':\n"
@@ -256,6 +256,8 @@ std::vector<UsageCase> usage_cases() {
       {"CheckWithoutOutputs", {"check", "--vectors", "/nonexistent/golden"}, {"--outputs"}},
       {"CheckMissingVectors", {"check", "--vectors", "/nonexistent/golden", "--outputs", "/tmp"},
        {"/nonexistent/golden", "--vectors"}},
+      {"MainJobZeroCases", {"--cases", "0"}, {"--cases", "0"}},
+      {"MainJobCasesBeforeACommand", {"--cases", "5", "list"}, {"--cases", "verify --cases N"}},
   };
 }
 
@@ -378,14 +380,18 @@ TEST(CliVerify, MutantNoSelectedPropertyCanCatchSurvivesAndExits1) {
 // ---- the main job, --help and --version ----------------------------------------------------
 
 // The main job: verify with mutants, accuracy, a short bench and the report, into
-// reports/out/latest of the working directory, then where the report is and a summary.
-TEST(CliMainJob, NoArgumentsVerifiesBenchmarksAndReportsIntoReportsOutLatest) {
+// reports/out/latest of the working directory, then where the report is and a summary. With 25
+// cases per property, not its default 100: the properties room's tests run every one of these
+// (subject, property) pairs at 100 cases with the same seed already, and 25 still kills every
+// mutant (the sanitizer build's MutantKill tests run at 25).
+TEST(CliMainJob, VerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   const ScratchDir cwd;
-  const auto run = ropecheck_cli({}, cwd.path());
+  const auto run = ropecheck_cli({"--cases", "25"}, cwd.path());
   ASSERT_EQ(run.code, 0) << run.out << run.err;  // every real implementation passes here
   const fs::path latest = cwd / "reports" / "out" / "latest";
   const Json doc = read_json(latest / "verify.json");
   EXPECT_EQ(doc["mutants"], true);
+  EXPECT_EQ(doc["cases"], 25);
   EXPECT_TRUE(doc.contains("kill_matrix"));
   // Where the peers are built (peers/torch, peers/ggml), the job verifies them too: what it finds
   // in them (plugin/ subjects) is reported, not a failure of the job; ropecheck's own must pass.
@@ -404,8 +410,10 @@ TEST(CliMainJob, NoArgumentsVerifiesBenchmarksAndReportsIntoReportsOutLatest) {
     if (fs::exists(built / "torch_hf.so")) {
       EXPECT_NE(run.out.find("plugin/torch_hf_rotate_half: "), std::string::npos) << run.out;
     }
-    if (fs::exists(built / "ggml.so")) {  // its one finding (docs/findings.md), pinned in ggml_peer_test
-      EXPECT_NE(run.out.find("plugin/ggml: 13 passed, 1 failed (identity_at_zero)"), std::string::npos) << run.out;
+    if (fs::exists(built / "ggml.so")) {
+      // Its verdicts at 100 cases (one finding, docs/findings.md) are pinned in ggml_peer_test; at
+      // 25 some properties meet a YaRN case ggml declines first, and are SKIPPED.
+      EXPECT_NE(run.out.find("plugin/ggml: "), std::string::npos) << run.out;
       // On the error-vs-position plot beside ropecheck's own, by the angles it declares.
       bool plotted = false;
       const Json accuracy = read_json(latest / "accuracy.json");  // named: a temporary's member would dangle
@@ -430,6 +438,9 @@ TEST(CliHelp, EveryCommandHasHelpAndTheAppAVersion) {
     const auto run = ropecheck_cli(args);
     EXPECT_EQ(run.code, 0) << args.front() << run.err;
     EXPECT_NE(run.out.find("Usage"), std::string::npos) << run.out;
+    if (args.front() == "--help") {
+      EXPECT_NE(run.out.find("--cases"), std::string::npos) << run.out;  // the main job's option
+    }
   }
   const auto version = ropecheck_cli({"--version"});
   EXPECT_EQ(version.code, 0);
