@@ -102,9 +102,18 @@ void emit_table(const Args& p) {
 
 // How q and k are stored: fp32 as is, fp16 widened on load (exact) and rounded to nearest even
 // on store. load/store take 8 elements; the _first forms the first n < 8 (the rest read as 0).
+// x in a register: GCC otherwise folds the load of x into both instructions that read it (the
+// multiply and the pair swap), two loads of x per vector. The loads, not the arithmetic, bound
+// these loops on Zen 3 (llvm-mca's model: 2.6 cycles a vector with the extra load, 2.1 without,
+// the same-run probe's 1.1; bench/README.md); on Intel cores the extra load costs less.
+inline __m256 in_register(__m256 v) {
+  asm("" : "+x"(v));
+  return v;
+}
+
 struct Fp32Storage {
   using Element = float;
-  static __m256 load(const float* x) { return _mm256_loadu_ps(x); }
+  static __m256 load(const float* x) { return in_register(_mm256_loadu_ps(x)); }
   static void store(float* x, __m256 v) { _mm256_storeu_ps(x, v); }
   static __m256 load_first(const float* x, int n) { return _mm256_maskload_ps(x, mask8(n)); }
   static void store_first(float* x, __m256 v, int n) { _mm256_maskstore_ps(x, mask8(n), v); }
