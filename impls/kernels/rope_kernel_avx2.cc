@@ -100,8 +100,6 @@ void emit_table(const Args& p) {
   }
 }
 
-// How q and k are stored: fp32 as is, fp16 widened on load (exact) and rounded to nearest even
-// on store. load/store take 8 elements; the _first forms the first n < 8 (the rest read as 0).
 // x in a register: GCC otherwise folds the load of x into both instructions that read it (the
 // multiply and the pair swap), two loads of x per vector. The loads, not the arithmetic, bound
 // these loops on Zen 3 (llvm-mca's model: 2.6 cycles a vector with the extra load, 2.1 without,
@@ -111,6 +109,8 @@ inline __m256 in_register(__m256 v) {
   return v;
 }
 
+// How q and k are stored: fp32 as is, fp16 widened on load (exact) and rounded to nearest even
+// on store. load/store take 8 elements; the _first forms the first n < 8 (the rest read as 0).
 struct Fp32Storage {
   using Element = float;
   static __m256 load(const float* x) { return in_register(_mm256_loadu_ps(x)); }
