@@ -48,7 +48,7 @@ namespace {
 constexpr const char* kShortBenchFilter =
     "^(kernel/(scalar|avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
     "llama7b_decode_at4095)/interleaved"
-    "|kernel_(bf16/(avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved"
+    "|kernel_(bf16/(avx2|avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved"
     "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved"
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"

@@ -161,6 +161,10 @@ std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {
   return std::make_unique<KernelRope>("kernel_bf16/scalar", "scalar", level_available<Isa::scalar>,
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_scalar});
 }
+std::unique_ptr<RopeImpl> make_kernel_bf16_avx2() {
+  return std::make_unique<KernelRope>("kernel_bf16/avx2", "avx2", level_available<Isa::avx2>,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx2});
+}
 std::unique_ptr<RopeImpl> make_kernel_bf16_avx512() {
   return std::make_unique<KernelRope>("kernel_bf16/avx512", "avx512", level_available<Isa::avx512>,
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512});

@@ -109,6 +109,8 @@ void rope_kernel_avx2(const RopeKernelProblem& problem);    // needs AVX2 + FMA 
 void rope_kernel_avx512(const RopeKernelProblem& problem);  // needs AVX-512 F, DQ, VL, BW
 
 void rope_kernel_bf16_scalar(const RopeKernelBf16Problem& problem);  // portable rounding
+// AVX2 + FMA: the portable rounding with integer ops, 8 lanes a vector.
+void rope_kernel_bf16_avx2(const RopeKernelBf16Problem& problem);
 // AVX-512 F, DQ, VL, BW: bf16 rounded with integer ops (any AVX-512 CPU).
 void rope_kernel_bf16_avx512(const RopeKernelBf16Problem& problem);
 // + AVX512_BF16: vcvtneps2bf16 rounds. It flushes subnormal results (|y| < 2^-126) to zero,

@@ -1,11 +1,12 @@
 // The fast RoPE algorithm (rope_kernel.h) with AVX2 + FMA intrinsics: 8 floats a vector, 4 angles
-// a SLEEF call, masked loads/stores (vmaskmov) for every remainder. On fp32 and on fp16 storage
-// (F16C's vcvtph2ps / vcvtps2ph; 16-bit elements have no AVX2 masked load or store, so an fp16
-// remainder goes through an 8-element stack buffer). Compiled with -mavx2 -mfma -mf16c (CMake
-// object library); only called after cpuid says so.
+// a SLEEF call, masked loads/stores (vmaskmov) for every remainder. On fp32, bf16 (a shift to
+// widen, integer rounding to narrow) and fp16 storage (F16C's vcvtph2ps / vcvtps2ph); 16-bit
+// elements have no AVX2 masked load or store, so their remainder goes through an 8-element stack
+// buffer. Compiled with -mavx2 -mfma -mf16c (CMake object library); only called after cpuid says so.
 #include <immintrin.h>
 #include <sleef.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "impls/kernels/rope_kernel.h"
@@ -137,6 +138,40 @@ struct Fp16Storage {
     Fp16 buffer[8];
     store(buffer, v);
     std::memcpy(x, buffer, sizeof(Fp16) * static_cast<unsigned>(n));
+  }
+};
+
+// bf16 is the top half of an fp32: widening is a 16-bit shift, exact. Narrowing rounds to nearest
+// even with integer ops, as storage.h's bf16_from_float: add 0x7FFF plus the kept part's lowest
+// bit, keep the top half; a NaN keeps its top half with the quiet bit set (the carry could
+// otherwise turn it into Inf). AVX2 has no 16-bit masked load or store: a remainder goes through
+// an 8-element stack buffer, as fp16's does.
+struct Bf16Storage {
+  using Element = std::uint16_t;
+  static __m256 load(const std::uint16_t* x) {
+    const __m128i half = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(half), 16));
+  }
+  static void store(std::uint16_t* x, __m256 v) {
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb));
+    const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    const __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
+    const __m256i top = _mm256_srli_epi32(_mm256_blendv_epi8(rounded, quiet, nan), 16);
+    // Eight 32-bit lanes holding 16-bit values into eight 16-bit lanes (no saturation happens).
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(top), _mm256_extracti128_si256(top, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x), packed);
+  }
+  static __m256 load_first(const std::uint16_t* x, int n) {
+    std::uint16_t buffer[8] = {};
+    std::memcpy(buffer, x, sizeof(std::uint16_t) * static_cast<unsigned>(n));
+    return load(buffer);
+  }
+  static void store_first(std::uint16_t* x, __m256 v, int n) {
+    std::uint16_t buffer[8];
+    store(buffer, v);
+    std::memcpy(x, buffer, sizeof(std::uint16_t) * static_cast<unsigned>(n));
   }
 };
 
@@ -287,6 +322,7 @@ struct Avx2Level {
 }  // namespace
 
 void rope_kernel_avx2(const RopeKernelProblem& p) { run_tokens<Avx2Level<Fp32Storage>>(p); }
+void rope_kernel_bf16_avx2(const RopeKernelBf16Problem& p) { run_tokens<Avx2Level<Bf16Storage>>(p); }
 void rope_kernel_fp16_avx2(const RopeKernelFp16Problem& p) { run_tokens<Avx2Level<Fp16Storage>>(p); }
 
 }  // namespace ropecheck::kernels

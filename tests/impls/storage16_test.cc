@@ -101,6 +101,34 @@ TYPED_TEST(Storage16, EveryLevelRoundsOnceAroundTheTiles) {
   }
 }
 
+TYPED_TEST(Storage16, EveryLevelAgreesWithThePortableLevel) {
+  const RopeImpl* portable = find_rope(std::string(TypeParam::kKernelPrefix) + "scalar");
+  ASSERT_NE(portable, nullptr);
+  // The same fp32 table; the SIMD levels round each product and then fuse the add (FMA) where
+  // the portable level rounds the sum: results may differ in an fp32 ulp, so the stored results
+  // agree except where that ulp crosses a rounding boundary of the storage type, which one fp32
+  // ulp does about once in 2^(23 - mantissa bits) elements (fp16 2^13, bf16 2^16); allowed: 8
+  // times that. Tile remainders (96 of 128 features rotated, rotary_dim 38) must not cost more.
+  const std::vector<std::int64_t> positions = {3, 4096, 123457, 123458};
+  for (const RopeImpl* level : test::implementations_storing(TypeParam::kStorage)) {
+    const RopeImpl& impl = *level;
+    if (!impl.id().starts_with(TypeParam::kKernelPrefix) || !impl.capabilities().available) continue;
+    std::size_t differ = 0, total = 0;
+    for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+      for (const int rotary : {96, 38}) {
+        const RopeSpec spec{128, rotary, 500000.0, layout, AnglePrecision::fp64, {}};
+        const auto a = test::run_stored<TypeParam>(*portable, spec, 4, 8, 2, positions);
+        const auto b = test::run_stored<TypeParam>(impl, spec, 4, 8, 2, positions);
+        for (std::size_t j = 0; j < a.q.size(); ++j) differ += TypeParam::bits(a.q[j]) != TypeParam::bits(b.q[j]);
+        for (std::size_t j = 0; j < a.k.size(); ++j) differ += TypeParam::bits(a.k[j]) != TypeParam::bits(b.k[j]);
+        total += a.q.size() + a.k.size();
+      }
+    }
+    EXPECT_LE(differ, total >> (23 - TypeParam::kMantissaBits - 3))
+        << impl.id() << ": " << differ << " of " << total << " differ";
+  }
+}
+
 TYPED_TEST(Storage16, BadInputIsRefusedByName) {
   using Element = typename TypeParam::Element;
   const RopeImpl& fp32_kernel = *find_rope("kernel/scalar");
