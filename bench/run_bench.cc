@@ -6,7 +6,6 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <fmt/format.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,10 +68,7 @@ void add_context() {
 }  // namespace
 
 std::vector<int> default_thread_counts() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int allowed = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  std::vector<int> counts = {1, 2, std::clamp(allowed, 1, 256)};
+  std::vector<int> counts = {1, 2, std::clamp(usable_cpus(), 1, 256)};
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
   return counts;

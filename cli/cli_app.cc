@@ -131,6 +131,11 @@ void add_verify(CLI::App& app, Commands& c) {
       ->allow_extra_args(false);
   c.verify->add_option("--cases", v.cases, "RapidCheck cases per (implementation, property), > 0")
       ->capture_default_str();
+  c.verify->add_option("--jobs", v.jobs,
+                       "Worker processes the subjects are spread over (same results in any number); "
+                       "0: one per CPU this process may use")
+      ->type_name("N")
+      ->capture_default_str();
   c.verify->add_option("--seed", c.seed_text, "RapidCheck seed, an unsigned 64-bit integer")
       ->type_name("UINT64")
       ->capture_default_str();

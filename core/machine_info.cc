@@ -2,6 +2,8 @@
 // Recorded as "machine" in verify.json; tested in tests/cli/cli_test.cc (CliLibrary.ParseCpuinfo*).
 #include "core/machine_info.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -59,6 +61,12 @@ MachineInfo this_machine() {
   std::ostringstream text;
   if (file) text << file.rdbuf();
   return parse_cpuinfo(text.str());
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? std::max(CPU_COUNT(&set), 1) : 1;
 }
 
 }  // namespace ropecheck

@@ -22,4 +22,7 @@ MachineInfo parse_cpuinfo(const std::string& cpuinfo);
 // This machine's; never throws (a missing /proc/cpuinfo gives "unknown" and no flags set).
 MachineInfo this_machine();
 
+// The CPUs this process may run on (its affinity mask: a container's or taskset's share), >= 1.
+int usable_cpus();
+
 }  // namespace ropecheck

@@ -10,6 +10,7 @@
 #include "core/result_files.h"
 #include "properties/verify/kill_matrix.h"
 #include "core/logging.h"
+#include "core/machine_info.h"
 #include "properties/verify/repro.h"
 #include "properties/verify/result_table.h"
 #include "properties/verify/verify_json.h"
@@ -25,7 +26,7 @@ int run_verify(const VerifyOptions& options, std::ostream& out) {
   const VerifyPlan plan = plan_verify(options);
   prepare_out_dir(options.out_dir);
 
-  const VerifyRun run = execute_plan(plan);
+  const VerifyRun run = execute_plan(plan, options.jobs > 0 ? options.jobs : usable_cpus());
   const KillMatrix matrix = kill_matrix(run);
   const VerifySummary summary = summarize(run, matrix);
 

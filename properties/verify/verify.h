@@ -17,6 +17,7 @@ struct VerifyOptions {
   std::vector<std::string> impls;       // registry ids, real or mutant; empty: every real one
   std::vector<std::string> properties;  // property ids; empty: the whole catalogue
   int cases = 100;                      // RapidCheck cases per (subject, property), > 0
+  int jobs = 0;                         // worker processes, >= 0; 0: one per usable CPU
   std::uint64_t seed = 1;               // fixed by default: a CI verdict must replay
   bool mutants = false;                 // add every mutant and judge mutants by the kill matrix
   std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line

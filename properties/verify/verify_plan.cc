@@ -127,6 +127,10 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
     throw InvalidInput(
         fmt::format("--cases must be a positive number of cases, got {}", options.cases));
   }
+  if (options.jobs < 0) {
+    throw InvalidInput(fmt::format("--jobs must be 0 (one per CPU) or a number of processes, got {}",
+                                   options.jobs));
+  }
   VerifyPlan plan;
   plan.config.seed = options.seed;
   plan.config.cases = options.cases;

@@ -1,5 +1,6 @@
-// execute_plan(): the verify loop. Sequential on purpose: RapidCheck's runner is single-threaded
-// and a result must not depend on scheduling.
+// execute_plan(): the verify loop, in this process or spread over worker processes
+// (verify_processes.cc: RapidCheck's runner is single-threaded, and a result must not depend on
+// scheduling, which each check's own seed ensures).
 #include "properties/verify/verify_run.h"
 
 #include <fmt/chrono.h>
@@ -10,6 +11,7 @@
 
 #include "core/logging.h"
 #include "core/errors.h"
+#include "properties/verify/verify_processes.h"
 
 namespace ropecheck {
 namespace {
@@ -57,21 +59,32 @@ PropertyResult run_property_guarded(const Property& property, const Subject& sub
   return result;
 }
 
-VerifyRun execute_plan(const VerifyPlan& plan) {
+std::vector<PropertyResult> run_job(const VerifyPlan& plan, std::size_t index) {
+  const auto& job = plan.jobs.at(index);
+  progress_log().info("[{}/{}] {}{}: {} propert{}", index + 1, plan.jobs.size(), job.subject.id,
+                      job.subject.mutant ? " (mutant)" : "", job.properties.size(),
+                      job.properties.size() == 1 ? "y" : "ies");
+  std::vector<PropertyResult> results;
+  for (const Property* property : job.properties) {
+    results.push_back(run_property_guarded(*property, job.subject, plan.config));
+  }
+  return results;
+}
+
+VerifyRun execute_plan(const VerifyPlan& plan, int processes) {
   VerifyRun run;
   const auto wall_start = std::chrono::system_clock::now();
   const auto start = std::chrono::steady_clock::now();
   run.timestamp = utc_timestamp(wall_start);
+  std::vector<std::vector<PropertyResult>> results;
+  if (processes > 1 && plan.jobs.size() > 1) {
+    results = run_jobs_in_processes(plan, processes);
+  } else {
+    for (std::size_t i = 0; i < plan.jobs.size(); ++i) results.push_back(run_job(plan, i));
+  }
   for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
-    const auto& job = plan.jobs[i];
-    progress_log().info("[{}/{}] {}{}: {} propert{}", i + 1, plan.jobs.size(), job.subject.id,
-                        job.subject.mutant ? " (mutant)" : "", job.properties.size(),
-                        job.properties.size() == 1 ? "y" : "ies");
-    SubjectResults subject{job.subject, judged_as_mutant(plan, job.subject), {}};
-    for (const Property* property : job.properties) {
-      subject.results.push_back(run_property_guarded(*property, job.subject, plan.config));
-    }
-    run.subjects.push_back(std::move(subject));
+    const Subject& subject = plan.jobs[i].subject;
+    run.subjects.push_back({subject, judged_as_mutant(plan, subject), std::move(results[i])});
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;

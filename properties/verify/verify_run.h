@@ -23,8 +23,13 @@ struct VerifyRun {
 };
 
 // Throws InvalidInput when a property reports bad input (the CLI's exit 2); any other exception
-// from a property becomes that pair's FAILED result and the run goes on.
-VerifyRun execute_plan(const VerifyPlan& plan);
+// from a property becomes that pair's FAILED result and the run goes on. With processes > 1 the
+// subjects run in that many forked workers (verify_processes.h), with the same results.
+VerifyRun execute_plan(const VerifyPlan& plan, int processes = 1);
+
+// One job of the plan, plan.jobs[index]: its progress line, then each planned property through
+// run_property_guarded(), in plan order.
+std::vector<PropertyResult> run_job(const VerifyPlan& plan, std::size_t index);
 
 // run_property() with every exception but InvalidInput turned into a FAILED result.
 PropertyResult run_property_guarded(const Property& property, const Subject& subject,

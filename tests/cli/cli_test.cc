@@ -244,6 +244,7 @@ std::vector<UsageCase> usage_cases() {
       {"ZeroCases", {"verify", "--impl", impl, "--cases", "0"}, {"--cases", "0"}},
       {"NegativeCases", {"verify", "--impl", impl, "--cases", "-5"}, {"--cases"}},
       {"NonNumericCases", {"verify", "--impl", impl, "--cases", "many"}, {"--cases"}},
+      {"NegativeJobs", {"verify", "--impl", impl, "--jobs", "-1"}, {"--jobs", "-1"}},
       {"UnparsableSeed", {"verify", "--impl", impl, "--seed", "abc"}, {"--seed", "abc"}},
       {"NegativeSeed", {"verify", "--impl", impl, "--seed", "-1"}, {"--seed", "-1"}},
       {"BadReproduceString", {"verify", "--impl", impl, "--reproduce", "not-a-reproduce-string"},
