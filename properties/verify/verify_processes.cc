@@ -1,6 +1,6 @@
 // run_jobs_in_processes() (verify_processes.h). Each worker is a fork of this process with one
 // Unix socket to it: the parent sends a job index, the worker runs that job and answers with its
-// results as one JSON message (a 4-byte length, then the text), and waits for the next index; the
+// results as one message (a 4-byte length, then the bytes), and waits for the next index; the
 // index kStop ends it. The parent hands out jobs as workers answer (subjects differ in cost by
 // 100x), runs the plugins' subjects itself meanwhile, and puts every answer in plan order.
 #include "properties/verify/verify_processes.h"
@@ -13,17 +13,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <type_traits>
 
 #include "core/errors.h"
 #include "properties/verify/verify_run.h"
@@ -71,42 +70,82 @@ std::optional<std::string> receive_message(int fd) {
   return text;
 }
 
-// Doubles travel as their bits: exact, and an infinite error / bound ratio (a mutant's) is not
-// JSON's null.
-std::uint64_t bits_of(double d) { return std::bit_cast<std::uint64_t>(d); }
-double double_of(const nlohmann::json& j) { return std::bit_cast<double>(j.get<std::uint64_t>()); }
+// The wire format of a worker's answer: a kind, the job index, then per result its fields in
+// declaration order; a string as its length and bytes, a number as its bytes (exact, and an
+// infinite error ratio stays infinite). Both ends are the same binary.
+enum class Answer : std::uint8_t { results, invalid_input, error };
 
-nlohmann::json to_wire(const PropertyResult& r) {
-  return {{"subject", r.subject},
-          {"property", r.property},
-          {"status", static_cast<int>(r.status)},
-          {"cases", r.cases},
-          {"worst_ratio", bits_of(r.worst_ratio)},
-          {"worst_error", bits_of(r.worst_error)},
-          {"bound", bits_of(r.bound)},
-          {"units", r.units},
-          {"message", r.message},
-          {"counterexample", r.counterexample},
-          {"reproduce", r.reproduce},
-          {"seconds", bits_of(r.seconds)}};
-}
+class WireWriter {
+ public:
+  template <typename T>
+  void number(T value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    bytes_.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  void text(const std::string& value) {
+    number(static_cast<std::uint32_t>(value.size()));
+    bytes_ += value;
+  }
+  void result(const PropertyResult& r) {
+    text(r.subject);
+    text(r.property);
+    number(static_cast<int>(r.status));
+    number(r.cases);
+    number(r.worst_ratio);
+    number(r.worst_error);
+    number(r.bound);
+    text(r.units);
+    text(r.message);
+    text(r.counterexample);
+    text(r.reproduce);
+    number(r.seconds);
+  }
+  const std::string& bytes() const { return bytes_; }
 
-PropertyResult from_wire(const nlohmann::json& j) {
-  PropertyResult r;
-  r.subject = j.at("subject").get<std::string>();
-  r.property = j.at("property").get<std::string>();
-  r.status = static_cast<Status>(j.at("status").get<int>());
-  r.cases = j.at("cases").get<int>();
-  r.worst_ratio = double_of(j.at("worst_ratio"));
-  r.worst_error = double_of(j.at("worst_error"));
-  r.bound = double_of(j.at("bound"));
-  r.units = j.at("units").get<std::string>();
-  r.message = j.at("message").get<std::string>();
-  r.counterexample = j.at("counterexample").get<std::string>();
-  r.reproduce = j.at("reproduce").get<std::string>();
-  r.seconds = double_of(j.at("seconds"));
-  return r;
-}
+ private:
+  std::string bytes_;
+};
+
+class WireReader {
+ public:
+  explicit WireReader(const std::string& bytes) : bytes_(bytes) {}
+  template <typename T>
+  T number() {
+    T value;
+    std::memcpy(&value, take(sizeof value), sizeof value);
+    return value;
+  }
+  std::string text() {
+    const auto length = number<std::uint32_t>();
+    return std::string(take(length), length);
+  }
+  PropertyResult result() {
+    PropertyResult r;
+    r.subject = text();
+    r.property = text();
+    r.status = static_cast<Status>(number<int>());
+    r.cases = number<int>();
+    r.worst_ratio = number<double>();
+    r.worst_error = number<double>();
+    r.bound = number<double>();
+    r.units = text();
+    r.message = text();
+    r.counterexample = text();
+    r.reproduce = text();
+    r.seconds = number<double>();
+    return r;
+  }
+
+ private:
+  const char* take(std::size_t n) {
+    if (n > bytes_.size() - at_) throw std::runtime_error("a verify worker's answer is truncated");
+    const char* start = bytes_.data() + at_;
+    at_ += n;
+    return start;
+  }
+  const std::string& bytes_;
+  std::size_t at_ = 0;
+};
 
 // The worker: jobs until kStop or until the parent is gone. It leaves by _exit: the parent's
 // objects it inherited (open plugins among them) belong to the parent, and so does the output.
@@ -114,18 +153,22 @@ PropertyResult from_wire(const nlohmann::json& j) {
   for (;;) {
     std::uint32_t index = kStop;
     if (!receive_all(channel, &index, sizeof index) || index == kStop) _exit(0);
-    nlohmann::json reply = {{"job", index}};
+    WireWriter answer;
     try {
-      nlohmann::json results = nlohmann::json::array();
-      for (const auto& r : run_job(plan, index)) results.push_back(to_wire(r));
-      reply["results"] = std::move(results);
+      const auto results = run_job(plan, index);
+      answer.number(Answer::results);
+      answer.number(static_cast<std::uint32_t>(results.size()));
+      for (const auto& r : results) answer.result(r);
     } catch (const InvalidInput& e) {
-      reply["invalid_input"] = e.what();
+      answer = WireWriter();
+      answer.number(Answer::invalid_input);
+      answer.text(e.what());
     } catch (const std::exception& e) {
-      reply["error"] = e.what();
+      answer = WireWriter();
+      answer.number(Answer::error);
+      answer.text(e.what());
     }
-    // Invalid UTF-8 in a message (a plugin's bytes) is replaced, not thrown.
-    if (!send_message(channel, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) _exit(1);
+    if (!send_message(channel, answer.bytes())) _exit(1);
   }
 }
 
@@ -274,11 +317,15 @@ std::vector<std::vector<PropertyResult>> run_jobs_in_processes(const VerifyPlan&
         results[index] = died_results(plan.jobs[index], pool.reap(w));
         continue;
       }
-      const auto reply = nlohmann::json::parse(*text);
       w.job.reset();
-      if (reply.contains("invalid_input")) throw InvalidInput(reply["invalid_input"].get<std::string>());
-      if (reply.contains("error")) throw std::runtime_error(reply["error"].get<std::string>());
-      for (const auto& r : reply.at("results")) results[index].push_back(from_wire(r));
+      WireReader answer(*text);
+      switch (answer.number<Answer>()) {
+        case Answer::invalid_input: throw InvalidInput(answer.text());
+        case Answer::error: throw std::runtime_error(answer.text());
+        case Answer::results: break;
+      }
+      const auto count = answer.number<std::uint32_t>();
+      for (std::uint32_t r = 0; r < count; ++r) results[index].push_back(answer.result());
     }
     if (!here.empty()) {
       results[here.front()] = run_job(plan, here.front());
