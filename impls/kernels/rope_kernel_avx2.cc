@@ -110,8 +110,9 @@ inline __m256 in_register(__m256 v) {
   return v;
 }
 
-// How q and k are stored: fp32 as is, fp16 widened on load (exact) and rounded to nearest even
-// on store. load/store take 8 elements; the _first forms the first n < 8 (the rest read as 0).
+// How q and k are stored: fp32 as is, fp16 and bf16 widened on load (exact) and rounded to
+// nearest even on store. load/store take 8 elements; the _first forms the first n < 8 (the rest
+// read as 0).
 struct Fp32Storage {
   using Element = float;
   static __m256 load(const float* x) { return in_register(_mm256_loadu_ps(x)); }
@@ -120,7 +121,23 @@ struct Fp32Storage {
   static void store_first(float* x, __m256 v, int n) { _mm256_maskstore_ps(x, mask8(n), v); }
 };
 
-struct Fp16Storage {
+// 16-bit elements have no AVX2 masked load or store: their remainder goes through an 8-element
+// stack buffer, with Storage's own load and store.
+template <typename Storage, typename Element>
+struct BufferedRemainder {
+  static __m256 load_first(const Element* x, int n) {
+    Element buffer[8] = {};
+    std::memcpy(buffer, x, sizeof(Element) * static_cast<unsigned>(n));
+    return Storage::load(buffer);
+  }
+  static void store_first(Element* x, __m256 v, int n) {
+    Element buffer[8];
+    Storage::store(buffer, v);
+    std::memcpy(x, buffer, sizeof(Element) * static_cast<unsigned>(n));
+  }
+};
+
+struct Fp16Storage : BufferedRemainder<Fp16Storage, Fp16> {
   using Element = Fp16;
   static constexpr int kRounding = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   static __m256 load(const Fp16* x) {
@@ -129,24 +146,13 @@ struct Fp16Storage {
   static void store(Fp16* x, __m256 v) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm256_cvtps_ph(v, kRounding));
   }
-  static __m256 load_first(const Fp16* x, int n) {
-    Fp16 buffer[8] = {};
-    std::memcpy(buffer, x, sizeof(Fp16) * static_cast<unsigned>(n));
-    return load(buffer);
-  }
-  static void store_first(Fp16* x, __m256 v, int n) {
-    Fp16 buffer[8];
-    store(buffer, v);
-    std::memcpy(x, buffer, sizeof(Fp16) * static_cast<unsigned>(n));
-  }
 };
 
 // bf16 is the top half of an fp32: widening is a 16-bit shift, exact. Narrowing rounds to nearest
 // even with integer ops, as storage.h's bf16_from_float: add 0x7FFF plus the kept part's lowest
 // bit, keep the top half; a NaN keeps its top half with the quiet bit set (the carry could
-// otherwise turn it into Inf). AVX2 has no 16-bit masked load or store: a remainder goes through
-// an 8-element stack buffer, as fp16's does.
-struct Bf16Storage {
+// otherwise turn it into Inf).
+struct Bf16Storage : BufferedRemainder<Bf16Storage, std::uint16_t> {
   using Element = std::uint16_t;
   static __m256 load(const std::uint16_t* x) {
     const __m128i half = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
@@ -162,16 +168,6 @@ struct Bf16Storage {
     // Eight 32-bit lanes holding 16-bit values into eight 16-bit lanes (no saturation happens).
     const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(top), _mm256_extracti128_si256(top, 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(x), packed);
-  }
-  static __m256 load_first(const std::uint16_t* x, int n) {
-    std::uint16_t buffer[8] = {};
-    std::memcpy(buffer, x, sizeof(std::uint16_t) * static_cast<unsigned>(n));
-    return load(buffer);
-  }
-  static void store_first(std::uint16_t* x, __m256 v, int n) {
-    std::uint16_t buffer[8];
-    store(buffer, v);
-    std::memcpy(x, buffer, sizeof(std::uint16_t) * static_cast<unsigned>(n));
   }
 };
 
