@@ -70,9 +70,10 @@ std::optional<std::string> receive_message(int fd) {
   return text;
 }
 
-// The wire format of a worker's answer: a kind, the job index, then per result its fields in
-// declaration order; a string as its length and bytes, a number as its bytes (exact, and an
-// infinite error ratio stays infinite). Both ends are the same binary.
+// The wire format of a worker's answer to the job it was sent: a kind, then the result count and
+// each result's fields in declaration order (or the exception's text); a string as its length and
+// bytes, a number as its bytes (exact, and an infinite error ratio stays infinite). Both ends
+// are the same binary.
 enum class Answer : std::uint8_t { results, invalid_input, error };
 
 class WireWriter {
