@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <initializer_list>
 
 #include "plugins/host/plugin_protocol.h"
+#include "plugins/host/probe_team.h"
 
 namespace ropecheck {
 namespace {
@@ -238,16 +240,12 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
   return plugin.v2->apply(plugin.context, &c);
 }
 
-double seconds_on(clockid_t clock) {
-  timespec t{};
-  clock_gettime(clock, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-// A timed call (plugin_protocol.h): the apply, then the host's probe over the same bytes for at
-// least a quarter of the apply's time and kMinProbeSeconds, in doubling batches (reading a clock
-// costs about a fifth of a decode-sized pass: a few passes alone would count it in). One thread: this thread's CPU time, as the built-ins are timed
-// (bench/same_run_limit.h); more: the wall clock, where the plugin's other threads count too.
+// A timed call (plugin_protocol.h): the apply, then the host's probe over the same bytes at the
+// call's thread count (probe_team.h) for at least a quarter of the apply's time and
+// kMinProbeSeconds, in doubling batches (reading a clock costs about a fifth of a decode-sized
+// pass: a few passes alone would count it in). One thread: this thread's CPU time, as the
+// built-ins are timed (bench/same_run_limit.h); more: the wall clock, where the plugin's other
+// threads count too.
 constexpr double kMinProbeSeconds = 50e-6;
 
 // A timed call's q and k: private copies of a stage's shared ones, in anonymous memory advised
@@ -312,13 +310,10 @@ ReplyMessage timed_apply(const Plugin& plugin, const CallMessage& call, std::byt
   auto* q = reinterpret_cast<float*>(data.q);
   auto* k = reinterpret_cast<float*>(data.k);
   const std::size_t q_floats = q_bytes / 4, k_floats = k_bytes / 4;
-  const double probe_start = seconds_on(clock);
-  for (std::int64_t batch = 1;; batch *= 2) {  // at least one pass
-    for (std::int64_t i = 0; i < batch; ++i) call.probe(q, q_floats, k, k_floats, call.tokens);
-    reply.probe_passes += batch;
-    reply.probe_seconds = seconds_on(clock) - probe_start;
-    if (reply.probe_seconds >= reply.apply_seconds / 4 && reply.probe_seconds >= kMinProbeSeconds) break;
-  }
+  const ProbeTeamResult probed = run_probe_team(call.probe, q, q_floats, k, k_floats, call.tokens, call.threads,
+                                                std::max(reply.apply_seconds / 4, kMinProbeSeconds));
+  reply.probe_seconds = probed.seconds;
+  reply.probe_passes = probed.passes;
   return reply;
 }
 
