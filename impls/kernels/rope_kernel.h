@@ -102,7 +102,8 @@ AngleState angle_state(const Args& p) {
 //   step(p)               cos/sin of theta_i (the step), once per call, when a run needs it
 //   advance(p)            the AngleState to the next position by the step rotation, and into
 //                         p.table (rounded to fp32)
-//   rotate(p, rows, n)    n consecutive head vectors of one token, with the row at p.table
+//   rotate(p, rows, n)    n consecutive head vectors of one token, with the row at p.table;
+//                         or rotate_token(p, q, q_heads, k, k_heads): the token's q and k at once
 
 // Forms the rows of positions [first, first + count) into table, table + stride, ...: exact at
 // first (an anchor), advanced from there.
@@ -125,12 +126,17 @@ void run_tokens(const Args& p) {
   bool have_step = false;
   std::int64_t in_scratch = 0;  // the position whose angles the AngleState and p.table hold...
   bool scratch_valid = false;   // ...once a row was formed there
+  float* block = nullptr;       // the kept rows of block_anchor's block
+  bool* ready = nullptr;
+  std::int64_t block_anchor = 0;
   for (std::int64_t t = 0; t < p.tokens; ++t) {
     const std::int64_t m = p.positions[t];
     const std::int64_t anchor = anchor_of(m);
     Args with_row = p;
-    bool* ready = nullptr;
-    float* block = p.rows != nullptr ? p.rows->block(p.rows->owner, anchor, &ready) : nullptr;
+    if (anchor != block_anchor || block == nullptr) {  // a new anchor's block (a lookup per block, not per token)
+      block = p.rows != nullptr ? p.rows->block(p.rows->owner, anchor, &ready) : nullptr;
+      block_anchor = anchor;
+    }
     if (block != nullptr) {
       if (!*ready) {
         form_rows<Level>(p, anchor, kAnchorEvery, block, p.rows->stride, have_step);
@@ -148,8 +154,14 @@ void run_tokens(const Args& p) {
       in_scratch = m;
       scratch_valid = true;
     }
-    Level::rotate(with_row, p.q + t * p.q_heads * p.head_dim, p.q_heads);
-    Level::rotate(with_row, p.k + t * p.k_heads * p.head_dim, p.k_heads);
+    auto* q = p.q + t * p.q_heads * p.head_dim;
+    auto* k = p.k + t * p.k_heads * p.head_dim;
+    if constexpr (requires { Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads); }) {
+      Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads);
+    } else {
+      Level::rotate(with_row, q, p.q_heads);
+      Level::rotate(with_row, k, p.k_heads);
+    }
   }
 }
 
