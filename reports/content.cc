@@ -256,15 +256,15 @@ void bench_table(ReportDoc& doc, const BenchData& bench) {
   Table t;
   t.header = {"case", "median rate", "probe rate", "unit", "limit_fraction (median)", "repetitions"};
   t.numeric = {false, true, true, false, true, true};
-  for (const auto& name : bench.order) {
-    const auto& c = bench.cases.at(name);
-    const CaseRate r = case_rate(c);
-    t.rows.push_back({{oracle_failed(c) ? name + " (oracle FAILED, timed with --time-failing)" : name, ""},
+  for (const CaseRecord& c : bench.records) {
+    const std::string& name = c.name;
+    const CaseRate& r = c.rate;
+    t.rows.push_back({{c.oracle_failed ? name + " (oracle FAILED, timed with --time-failing)" : name, ""},
                       {r.rate ? format_rate(*r.rate) : "-", ""},
                       {r.probe_rate ? format_rate(*r.probe_rate) : "-", ""},
                       {r.unit.empty() ? "-" : r.unit, ""},
                       {r.limit_fraction ? format_fraction(*r.limit_fraction) : "-", ""},
-                      {std::to_string(c.repetitions()), ""}});
+                      {std::to_string(c.repetitions), ""}});
   }
   doc.blocks.emplace_back(std::move(t));
 }
