@@ -102,4 +102,17 @@ std::vector<ThreadSweepRow> thread_sweep_rows(const BenchData& bench) {
   return rows;
 }
 
+std::vector<KeptRowsRow> kept_rows_rows(const BenchData& bench) {
+  std::vector<KeptRowsRow> rows;
+  for (const CaseRecord& c : bench.records) {
+    const BenchCase& data = bench.cases.at(c.name);
+    const auto bytes = counter_median(data, "kept_row_bytes", 1);
+    const auto fresh = counter_median(data, "fresh_block_seconds", 1);
+    if (!c.rope || !bytes || !fresh || data.real_time_ns.empty()) continue;
+    rows.push_back({fmt::format("{} {}, {}", c.rope->impl, c.rope->shape, c.rope->layout), *bytes,
+                    median(data.real_time_ns) * 1e-9, *fresh});
+  }
+  return rows;
+}
+
 }  // namespace ropecheck

@@ -73,4 +73,14 @@ struct ThreadSweepRow {
 // In file order of each subject's first case; subjects measured at one count only are left out.
 std::vector<ThreadSweepRow> thread_sweep_rows(const BenchData& bench);
 
+// The fast kernel's kept cos/sin rows (bench/rope_cases.cc kept_rows_counters), per decode case
+// that has them, in file order.
+struct KeptRowsRow {
+  std::string name;
+  double row_bytes = 0;            // kept per position
+  double kept_call_seconds = 0;    // the case's median time: a call at a kept position
+  double fresh_block_seconds = 0;  // a call that forms its position's block of 32 rows first
+};
+std::vector<KeptRowsRow> kept_rows_rows(const BenchData& bench);
+
 }  // namespace ropecheck

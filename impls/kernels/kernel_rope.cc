@@ -69,7 +69,7 @@ struct KernelScratch {
     // vector in one allocation whatever the level's width.
     table.assign(2 * static_cast<std::size_t>(spec.rotary_dim) + 16, 0.0f);
     angles.assign(2 * static_cast<std::size_t>(spec.rotary_dim), 0.0);
-    rows.reset(table.size());
+    rows.reset(spec.rotary_dim);
     kernel = for_kernel;
     rotary_dim = spec.rotary_dim;
     base = spec.base;

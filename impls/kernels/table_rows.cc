@@ -7,17 +7,16 @@ namespace ropecheck {
 namespace {
 
 constexpr std::align_val_t kCacheLine{64};
-constexpr std::size_t kLineFloats = 64 / sizeof(float);
 
 }  // namespace
 
 void TableRows::AlignedDelete::operator()(float* p) const { ::operator delete[](p, kCacheLine); }
 
-void TableRows::reset(std::size_t row_floats) {
+void TableRows::reset(int rotary_dim) {
   blocks_.clear();
   last_ = nullptr;
   bytes_ = 0;
-  stride_ = (row_floats + kLineFloats - 1) / kLineFloats * kLineFloats;
+  stride_ = row_bytes(rotary_dim) / sizeof(float);
 }
 
 kernels::TableRowCache TableRows::cache() {

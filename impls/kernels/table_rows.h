@@ -24,15 +24,19 @@ class TableRows {
   // interleaved row duplicates them).
   static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
 
-  // Drops every row; rows of row_floats floats from now on (each starts on a cache line).
-  void reset(std::size_t row_floats);
+  // The bytes one position's row takes: the table's 2 * rotary_dim floats and 16 of slack (a
+  // masked load or store of a level's last vector stays inside the row), to a cache line.
+  static constexpr std::size_t row_bytes(int rotary_dim) {
+    return (2 * static_cast<std::size_t>(rotary_dim) + 16 + 15) / 16 * 16 * sizeof(float);
+  }
+  // Drops every row; rows for rotary_dim from now on.
+  void reset(int rotary_dim);
   // The kernel's view of these rows (valid while this object lives and is not reset).
   kernels::TableRowCache cache();
   // The rows of the block starting at `first` (a multiple of kAnchorEvery) and its ready flag;
   // nullptr when kMaxBytes would be passed.
   float* block(std::int64_t first, bool** ready);
   std::size_t bytes() const { return bytes_; }
-  std::size_t row_bytes() const { return stride_ * sizeof(float); }
 
  private:
   struct AlignedDelete {

@@ -99,7 +99,7 @@ TEST_P(KernelRows, ATokensOutputDependsOnItsPositionAlone) {
     });
     const auto without_room = on_fresh_thread([&] {
       // Fill the rows kept to their limit at other positions, one block (32 rows) a call.
-      const std::size_t block_bytes = 32 * ((2 * kRowsHeadDim + 16 + 15) / 16 * 16) * sizeof(float);
+      const std::size_t block_bytes = 32 * TableRows::row_bytes(kRowsHeadDim);
       for (std::size_t i = 0; i <= TableRows::kMaxBytes / block_bytes; ++i) {
         rotate_batch(impl, spec, {(std::int64_t{1} << 23) + 32 * static_cast<std::int64_t>(i)});
       }
