@@ -12,6 +12,9 @@
 # The version is project()'s; the binary is the build's own (the default preset: -O2, NDEBUG),
 # stripped of its line tables here (CPACK_STRIP_FILES).
 
+set(ROPECHECK_PACKAGE_MAINTAINER "ropecheck maintainers <maintainers@ropecheck.invalid>" CACHE STRING
+    "The Maintainer field of the .deb")
+
 # --- what the package installs besides the CLI, the header and the CMake package -------------------
 # Example plugins: sources to read and copy (plugin.h is on the include path once installed:
 # `cc -shared -fPIC -O2 good_rope.c -o good_rope.so -lm`), and the outside project, which builds
@@ -37,6 +40,16 @@ foreach(room core impls plugins vectors bench properties reports gate history cl
   install(FILES ${room}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/${room} OPTIONAL)
 endforeach()
 install(FILES cmake/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# A native package's changelog.gz (Debian policy 12.7): one entry for this version, dated when the
+# build was configured; the history itself is the git log (`ropecheck --version` names the commit).
+string(TIMESTAMP ROPECHECK_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+configure_file(cmake/debian/changelog.in ${CMAKE_BINARY_DIR}/generated/debian/changelog @ONLY)
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/generated/debian/changelog.gz
+                   COMMAND gzip -9nc ${CMAKE_BINARY_DIR}/generated/debian/changelog
+                           > ${CMAKE_BINARY_DIR}/generated/debian/changelog.gz
+                   DEPENDS ${CMAKE_BINARY_DIR}/generated/debian/changelog VERBATIM)
+add_custom_target(ropecheck_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/generated/debian/changelog.gz)
+install(FILES ${CMAKE_BINARY_DIR}/generated/debian/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # The man page (cmake/man_page.cmake): help2man on the built CLI's --help and every subcommand's.
 find_program(ROPECHECK_HELP2MAN help2man)
@@ -60,16 +73,15 @@ set(CPACK_PACKAGE_NAME ropecheck)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "property-based verification and benchmarking of transformer RoPE implementations")
-set(CPACK_PACKAGE_DESCRIPTION
-    "ropecheck cross-checks implementations of rotary positional encodings (RoPE) by properties\n"
-    "against a float64 oracle, proves each property can fail with deliberately broken\n"
-    "implementations, and benchmarks kernels against the machine's own limits measured in the\n"
-    "same run. An outside kernel is verified through a C plugin ABI (ropecheck/plugin.h), and a\n"
-    "CMake project registers that verification as a test: find_package(ropecheck) and\n"
+set(CPACK_PACKAGE_DESCRIPTION  # lines under 80 columns (Debian policy, lintian)
+    "ropecheck cross-checks implementations of rotary positional encodings (RoPE)\n"
+    "by properties against a float64 oracle, proves each property can fail with\n"
+    "deliberately broken implementations, and benchmarks kernels against the\n"
+    "machine's own limits measured in the same run. An outside kernel is verified\n"
+    "through a C plugin ABI (ropecheck/plugin.h), and a CMake project registers\n"
+    "that verification as one of its tests: find_package(ropecheck) and\n"
     "ropecheck_add_plugin_test().")
 string(REPLACE ";" "" CPACK_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
-set(ROPECHECK_PACKAGE_MAINTAINER "ropecheck maintainers <maintainers@ropecheck.invalid>" CACHE STRING
-    "The Maintainer field of the .deb")
 set(CPACK_PACKAGE_CONTACT "${ROPECHECK_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)

@@ -36,6 +36,13 @@ for command in list verify compare gate vectors check report "history add" "hist
   grep -q "^\.SS \"ropecheck $command\"" "$work/ropecheck.1" || fail "the man page lacks ropecheck $command"
 done
 
+# An example plugin's source as packaged, compiled against the unpacked header as docs/packaging.md
+# says, and verified by the unpacked CLI.
+cc -shared -fPIC -O2 -std=c99 -I"$root/usr/include" "$root/usr/share/ropecheck/examples/good_rope.c" \
+  -o "$work/good_rope.so" -lm || fail "good_rope.c from the package does not compile"
+"$cli" verify --plugin "$work/good_rope.so" --cases 20 --out "$work/good_rope" >"$work/good_rope.txt" 2>&1 || {
+  cat "$work/good_rope.txt"; fail "verify --plugin good_rope.so failed"; }
+
 # The outside-project example as packaged, built against the unpacked CMake package.
 cmake -S "$root/usr/share/ropecheck/examples/outside-project" -B "$work/outside" \
   -DCMAKE_PREFIX_PATH="$root/usr" >"$work/outside.log" 2>&1 || { cat "$work/outside.log"; fail "outside-project: configure failed"; }
@@ -48,4 +55,4 @@ grep -q "$root/usr/bin/ropecheck" "$work/outside/CTestTestfile.cmake" || fail "t
 
 find "$root" | sort >"$work/root-after"
 diff "$work/root-before" "$work/root-after" >&2 || fail "something was written under the install prefix (above)"
-echo "package_test: the unpacked CLI runs (--version, list, verify, report into the working directory), the man page has every command, the outside project passes against the package"
+echo "package_test: the unpacked CLI runs (--version, list, verify, report into the working directory), the man page has every command, an example plugin from its source and the outside project pass against the package"
