@@ -24,6 +24,11 @@ mkdir -p "$work/cwd" && cd "$work/cwd"
 for file in verify.json report.md report.html; do
   [ -f "reports/out/latest/$file" ] || fail "no reports/out/latest/$file under the working directory"
 done
+# The version and commit the result files and the report's header record: the same as --version's.
+grep -q "\"version\": \"$version\"" reports/out/latest/verify.json || fail "verify.json does not record version $version"
+grep -q "\"git_commit\": \"$commit\"" reports/out/latest/verify.json || fail "verify.json does not record commit $commit"
+grep -q "^| ropecheck version | $version |" reports/out/latest/report.md || fail "the report's header lacks version $version"
+grep -q "^| git commit | $commit |" reports/out/latest/report.md || fail "the report's header lacks commit $commit"
 "$cli" verify --impl rotation_matrix/scalar --cases 5 --out "$work/pointed" >/dev/null 2>&1
 [ -f "$work/pointed/verify.json" ] || fail "verify --out: no verify.json where it was pointed"
 
