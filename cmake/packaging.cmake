@@ -99,4 +99,13 @@ set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "cmake, gcc | c-compiler")
 # `history add` and the main job's ROPECHECK_HISTORY read the commit of the user's checkout.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "git")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# Only an optimised, uninstrumented build is shipped: cpack refuses the others
+# (cmake/cpack_project_config.cmake).
+set(CPACK_ROPECHECK_REFUSE "")
+if(ROPECHECK_SANITIZE)
+  set(CPACK_ROPECHECK_REFUSE "the sanitizer build (its CLI needs the ASan runtime)")
+elseif(CMAKE_BUILD_TYPE STREQUAL "Debug" OR NOT CMAKE_BUILD_TYPE)
+  set(CPACK_ROPECHECK_REFUSE "an unoptimised build (CMAKE_BUILD_TYPE '${CMAKE_BUILD_TYPE}')")
+endif()
+set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_SOURCE_DIR}/cmake/cpack_project_config.cmake)
 include(CPack)
