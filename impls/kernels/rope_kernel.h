@@ -129,14 +129,17 @@ void run_tokens(const Args& p) {
   float* block = nullptr;       // the kept rows of block_anchor's block
   bool* ready = nullptr;
   std::int64_t block_anchor = 0;
+  Args with_row = p;  // p with the token's row as its table
   for (std::int64_t t = 0; t < p.tokens; ++t) {
     const std::int64_t m = p.positions[t];
-    const std::int64_t anchor = anchor_of(m);
-    Args with_row = p;
-    if (anchor != block_anchor || block == nullptr) {  // a new anchor's block (a lookup per block, not per token)
+    // Within the current block, its anchor; else a lookup (once per block, not per token).
+    const bool in_block = block != nullptr && m - block_anchor >= 0 && m - block_anchor < kAnchorEvery;
+    const std::int64_t anchor = in_block ? block_anchor : anchor_of(m);
+    if (!in_block) {
       block = p.rows != nullptr ? p.rows->block(p.rows->owner, anchor, &ready) : nullptr;
       block_anchor = anchor;
     }
+    with_row.table = p.table;
     if (block != nullptr) {
       if (!*ready) {
         form_rows<Level>(p, anchor, kAnchorEvery, block, p.rows->stride, have_step);
