@@ -1,5 +1,6 @@
 // Median rates and the baseline ratios for the report (report_bench.h).
 #include "reports/bench_tables.h"
+#include "core/subject_ids.h"
 
 #include <fmt/format.h>
 
@@ -85,7 +86,7 @@ std::vector<PeerRow> peer_rows(const BenchData& bench) {
   std::vector<PeerRow> rows;
   for (const auto& name : bench.order) {
     const auto parsed = parse_rope_case(name);
-    if (!parsed || parsed->impl.rfind("plugin/", 0) != 0) continue;
+    if (!parsed || !is_outside_id(parsed->impl)) continue;
     PeerRow row{parsed->impl, parsed->shape, parsed->layout, parsed->threads,
                 case_rate(bench.cases.at(name)), "", std::nullopt, std::nullopt, std::nullopt,
                 oracle_failed(bench.cases.at(name)),

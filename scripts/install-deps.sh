@@ -11,6 +11,7 @@ packages=(
   python3-numpy python3-mpmath  # tests/vectors: the NumPy port example, the scaled vectors recomputed in high precision
   libxml2-utils  # xmllint: the tests validate JUnit XML against tests/support/junit.xsd
   libtorch-dev  # PyTorch peers (peers/torch): ~160 packages, ~125 MB of archives; optional for the build
+  python3-torch  # --python: the PyTorch example (plugins/examples/python/torch_rope.py) beside the libtorch peers; its tests skip without it
 )
 
 missing=()

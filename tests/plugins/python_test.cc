@@ -1,0 +1,377 @@
+// --python end to end: Python callables (plugins/examples/python/, tests/plugins/python/) loaded
+// in-process through load_python() and verified and benched through the real binary
+// (ROPECHECK_CLI_PATH), in ROPECHECK_NUMPY_PYTHON (an interpreter with numpy, found at configure
+// time). The contract's numpy reference passes, each of its bug variants fails, every bad input is
+// a one-line exit 2, and a function that raises, crashes, hangs or scribbles is a FAILED (HANG)
+// result while ropecheck goes on.   ctest -R Python   (or build/tests/plugins_tests --gtest_filter='Python*')
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "impls/oracle/oracle.h"
+#include "plugins/host/plugin_host.h"
+#include "plugins/host/python_host.h"
+#include "tests/support/test_process.h"
+
+namespace ropecheck {
+namespace {
+
+namespace fs = std::filesystem;
+using test::contains;
+using test::Exited;
+using test::ScratchDir;
+using test::slurp;
+using test::spawn;
+
+const std::string kPython = ROPECHECK_NUMPY_PYTHON;  // "" when configure found none with numpy
+
+std::string py_source(const std::string& relative) { return (fs::path(ROPECHECK_SOURCE_DIR) / relative).string(); }
+std::string py_example(const std::string& function) {
+  return py_source("plugins/examples/python/" + function);
+}
+std::string py_fixture(const std::string& function) { return py_source("tests/plugins/python/" + function); }
+
+// Fails the test (not a skip) where configure found no interpreter with numpy: CI installs one.
+#define REQUIRE_NUMPY_PYTHON()                                                                       \
+  if (kPython.empty()) GTEST_FAIL() << "no python3 that imports numpy was found when configuring "   \
+                                       "(install python3-numpy: scripts/install-deps.sh)"
+
+bool py_imports(const std::string& module) {
+  return !kPython.empty() && spawn({kPython, "-c", "import " + module}).code == 0;
+}
+
+PluginOptions py_options(double timeout = 0) {
+  PluginOptions options;
+  options.python_exe = kPython;
+  options.timeout_seconds = timeout;
+  return options;
+}
+
+struct PyVerify {
+  Exited run;
+  nlohmann::json json;
+};
+
+// `ropecheck verify --python T... ARGS --python-exe PY --out DIR`, and verify.json.
+PyVerify py_verify(const std::vector<std::string>& targets, const std::vector<std::string>& args = {}) {
+  const ScratchDir out;
+  std::vector<std::string> command = {ROPECHECK_CLI_PATH, "verify"};
+  for (const auto& t : targets) command.insert(command.end(), {"--python", t});
+  command.insert(command.end(), args.begin(), args.end());
+  command.insert(command.end(), {"--python-exe", kPython, "--out", out.str()});
+  PyVerify v{spawn(command), {}};
+  v.json = nlohmann::json::parse(slurp(out / "verify.json"), nullptr, false);
+  return v;
+}
+
+// property -> status of one subject in verify.json.
+std::map<std::string, std::string> py_statuses(const nlohmann::json& json, const std::string& subject) {
+  std::map<std::string, std::string> found;
+  if (!json.is_object() || !json.contains("results")) return found;
+  for (const auto& r : json["results"]) {
+    if (r.at("subject") == subject) found[r.at("property")] = r.at("status");
+  }
+  return found;
+}
+
+int py_count(const std::map<std::string, std::string>& statuses, const std::string& status) {
+  int n = 0;
+  for (const auto& [property, s] : statuses) n += s == status;
+  return n;
+}
+
+// ---- the contract: a reference written from the docs passes, each bug fails ------------------
+
+TEST(PythonContract, ReferenceWrittenFromTheContractPassesEveryProperty) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto v = py_verify({py_fixture("contract_rope.py:correct")});
+  ASSERT_EQ(v.run.code, 0) << v.run.out << v.run.err;
+  const auto found = py_statuses(v.json, "python/contract_rope.correct");
+  EXPECT_GE(py_count(found, "PASSED"), 10) << v.run.out;
+  EXPECT_EQ(py_count(found, "FAILED"), 0) << v.run.out;
+}
+
+TEST(PythonContract, EachRealBugClassFailsWithExit1) {
+  REQUIRE_NUMPY_PYTHON();
+  const std::vector<std::string> bugs = {"sign_error_interleaved", "positions_fp16",
+                                         "half_split_partner_from_head_dim", "cached_across_calls",
+                                         "base_ignored", "k_left_alone", "raises_on_some_shapes"};
+  std::vector<std::string> targets;
+  for (const auto& bug : bugs) targets.push_back(py_fixture("contract_rope.py:" + bug));
+  const auto v = py_verify(targets);
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  for (const auto& bug : bugs) {
+    const auto found = py_statuses(v.json, "python/contract_rope." + bug);
+    EXPECT_FALSE(found.empty()) << bug << " was not verified\n" << v.run.out;
+    EXPECT_GE(py_count(found, "FAILED"), 1) << bug << " survived\n" << v.run.out;
+  }
+  // The exception is the result's reason, with its type and where it was raised.
+  EXPECT_TRUE(contains(v.run.out, "Python function raised ValueError: grouped-query attention is not supported"))
+      << v.run.out;
+  EXPECT_TRUE(contains(v.run.out, "contract_rope.py")) << v.run.out;
+}
+
+// ---- the shipped examples ---------------------------------------------------------------------
+
+TEST(PythonExamples, NumpyReferencePassesAndBrokenExampleIsKilledWithAReplayableCounterexample) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto v = py_verify({py_example("numpy_rope.py:apply"), py_example("broken_rope.py:apply")});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  const auto good = py_statuses(v.json, "python/numpy_rope.apply");
+  EXPECT_GE(py_count(good, "PASSED"), 10) << v.run.out;
+  EXPECT_EQ(py_count(good, "FAILED"), 0) << v.run.out;
+  // Linear scaling is declared: its property runs rather than being skipped.
+  EXPECT_EQ(good.count("linear_scaling_interpolates") ? good.at("linear_scaling_interpolates") : "", "PASSED")
+      << v.run.out;
+  const auto broken = py_statuses(v.json, "python/broken_rope.apply");
+  EXPECT_EQ(broken.at("oracle_agreement"), "FAILED") << v.run.out;
+  EXPECT_TRUE(contains(v.run.out, "counterexample:")) << v.run.out;
+  // The __REPRO line carries --python with the file made absolute, and replays the failure.
+  const auto repro_at = v.run.out.find("__REPRO: ");
+  ASSERT_NE(repro_at, std::string::npos) << v.run.out;
+  const std::string repro = v.run.out.substr(repro_at + 9, v.run.out.find('\n', repro_at) - repro_at - 9);
+  EXPECT_TRUE(contains(repro, "--python " + py_example("broken_rope.py:apply"))) << repro;
+  EXPECT_TRUE(contains(repro, "--python-exe ")) << repro;
+}
+
+TEST(PythonExamples, PyTorchFormsAsHfAndMetaWriteThemPass) {
+  REQUIRE_NUMPY_PYTHON();
+  if (!py_imports("torch")) GTEST_SKIP() << kPython << " cannot import torch (Debian: python3-torch)";
+  const auto v = py_verify({py_example("torch_rope.py:hf_rotate_half"), py_example("torch_rope.py:meta_complex")});
+  ASSERT_EQ(v.run.code, 0) << v.run.out << v.run.err;
+  for (const char* subject : {"python/torch_rope.hf_rotate_half", "python/torch_rope.meta_complex"}) {
+    const auto found = py_statuses(v.json, subject);
+    EXPECT_GE(py_count(found, "PASSED"), 8) << subject << "\n" << v.run.out;
+  }
+}
+
+TEST(PythonExamples, PyTorchFormsPassOnCudaWhereThereIsADevice) {
+  REQUIRE_NUMPY_PYTHON();
+  if (!py_imports("torch")) GTEST_SKIP() << kPython << " cannot import torch (Debian: python3-torch)";
+  if (spawn({kPython, "-c", "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"}).code != 0) {
+    GTEST_SKIP() << "no CUDA device for torch here: the *_cuda examples were not run";
+  }
+  // The first call initialises CUDA (seconds): a generous watchdog.
+  const auto v = py_verify({py_example("torch_rope.py:hf_rotate_half_cuda"), py_example("torch_rope.py:meta_complex_cuda")},
+                           {"--plugin-timeout", "120"});
+  ASSERT_EQ(v.run.code, 0) << v.run.out << v.run.err;
+  EXPECT_GE(py_count(py_statuses(v.json, "python/torch_rope.hf_rotate_half_cuda"), "PASSED"), 8) << v.run.out;
+  EXPECT_GE(py_count(py_statuses(v.json, "python/torch_rope.meta_complex_cuda"), "PASSED"), 8) << v.run.out;
+}
+
+// ---- bad input: one line, exit 2 --------------------------------------------------------------
+
+void expect_refused(const std::vector<std::string>& args, const std::string& reason) {
+  std::vector<std::string> command = {ROPECHECK_CLI_PATH, "verify"};
+  command.insert(command.end(), args.begin(), args.end());
+  const ScratchDir out;
+  command.insert(command.end(), {"--out", out.str()});
+  const auto run = spawn(command);
+  EXPECT_EQ(run.code, 2) << run.out << run.err;
+  EXPECT_TRUE(contains(run.err, reason)) << run.err;
+  // One line: the reason, nothing else on stderr (the child's own output aside, which has none).
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(PythonBadInput, EachIsOneLineAndExit2) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto with = [](const std::string& target) {
+    return std::vector<std::string>{"--python", target, "--python-exe", kPython};
+  };
+  expect_refused(with("ropecheck_no_such_module:apply"), "no module named 'ropecheck_no_such_module'");
+  expect_refused(with(py_fixture("no_such_file.py:apply")), "no such file");
+  expect_refused(with(py_fixture("contract_rope.py:no_such_function")), "has no attribute 'no_such_function'");
+  expect_refused(with(py_fixture("misbehaving.py:not_callable")), "is a int, not callable");
+  expect_refused(with(py_fixture("misbehaving.py:two_arguments")), "cannot be called as fn(q, k, positions, spec)");
+  expect_refused(with(py_fixture("import_error.py:apply")),
+                 "importing it raised ModuleNotFoundError: No module named 'ropecheck_no_such_module_anywhere'");
+  expect_refused(with(py_fixture("misbehaving.py:declares_badly")), "unknown key 'layout'");
+  expect_refused(with("contract_rope"), "is not MODULE:FUNCTION");
+  expect_refused({"--python", "x:y", "--python-exe", "/nonexistent/python3"}, "no such executable file");
+}
+
+// An interpreter without numpy: the same one without its site directories (where Debian's
+// python3-numpy lives), behind a wrapper script named as the interpreter.
+TEST(PythonBadInput, InterpreterWithoutNumpyIsOneLineAndExit2) {
+  REQUIRE_NUMPY_PYTHON();
+  const ScratchDir dir;
+  const auto wrapper = dir / "python3-without-site";
+  {
+    std::ofstream script(wrapper);
+    script << "#!/bin/sh\nexec " << kPython << " -S -s \"$@\"\n";
+  }
+  fs::permissions(wrapper, fs::perms::owner_all);
+  if (spawn({wrapper.string(), "-c", "import numpy"}).code == 0) {
+    GTEST_SKIP() << kPython << " -S still imports numpy (it is not in a site directory)";
+  }
+  expect_refused({"--python", py_fixture("contract_rope.py:correct"), "--python-exe", wrapper.string()},
+                 "numpy cannot be imported by");
+}
+
+// ---- misbehaviour: FAILED or HANG, ropecheck goes on -----------------------------------------
+
+struct PyProblem {
+  RopeSpec spec;
+  std::vector<float> q, k;
+  std::vector<std::int64_t> positions = {0, 7, 4096, -3};
+  std::int64_t q_heads = 4, k_heads = 2;
+  explicit PyProblem(int head_dim = 64) {
+    spec.head_dim = spec.rotary_dim = head_dim;
+    spec.layout = Layout::half_split;
+    spec.angle_precision = AnglePrecision::fp32;
+    q.resize(positions.size() * static_cast<std::size_t>(q_heads * head_dim));
+    k.resize(positions.size() * static_cast<std::size_t>(k_heads * head_dim));
+    for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::sin(static_cast<float>(i) + 0.5f);
+    for (std::size_t i = 0; i < k.size(); ++i) k[i] = std::cos(static_cast<float>(i) * 0.3f);
+  }
+  void apply(const RopeImpl& impl) {
+    const auto tokens = static_cast<std::int64_t>(positions.size());
+    impl.apply(spec, HeadTensor{q, tokens, q_heads, spec.head_dim}, HeadTensor{k, tokens, k_heads, spec.head_dim},
+               positions);
+  }
+};
+
+// The PluginFailure message of one apply ("" when none), and whether it was a PluginHang.
+std::string py_failure(const RopeImpl& impl, bool* hang = nullptr) {
+  PyProblem problem;
+  try {
+    problem.apply(impl);
+  } catch (const PluginHang& e) {
+    if (hang != nullptr) *hang = true;
+    return e.what();
+  } catch (const PluginFailure& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PythonLoad, ReferenceMatchesTheOracleAndDeclaresWhatItsAttributeSays) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto impl = load_python(py_example("numpy_rope.py:apply"), py_options());
+  EXPECT_EQ(impl->id(), "python/numpy_rope.apply");
+  const auto caps = impl->capabilities();
+  EXPECT_EQ(caps.angle_precisions, std::vector<AnglePrecision>{AnglePrecision::fp64});
+  EXPECT_EQ(caps.scaling_kinds, (std::vector<ScalingKind>{ScalingKind::none, ScalingKind::linear}));
+  EXPECT_TRUE(caps.out_of_process);
+  ASSERT_NE(python_info(*impl), nullptr);
+  EXPECT_EQ(plugin_info(*impl), nullptr);
+  EXPECT_NE(plugin_timer(*impl), nullptr);  // bench times it as it times a plugin
+  PyProblem p;
+  p.spec.angle_precision = AnglePrecision::fp64;
+  const auto tokens = static_cast<std::int64_t>(p.positions.size());
+  const auto want_q = oracle_rope(p.spec, p.q, tokens, p.q_heads, p.positions);
+  const auto want_k = oracle_rope(p.spec, p.k, tokens, p.k_heads, p.positions);
+  p.apply(*impl);
+  for (std::size_t i = 0; i < p.q.size(); ++i) ASSERT_NEAR(p.q[i], want_q[i], 1e-5) << i;
+  for (std::size_t i = 0; i < p.k.size(); ++i) ASSERT_NEAR(p.k[i], want_k[i], 1e-5) << i;
+  // Without a declaration: both layouts, unscaled, fp32 angles, fp32 storage.
+  const auto plain = load_python(py_fixture("misbehaving.py:wrong_shape"), py_options())->capabilities();
+  EXPECT_EQ(plain.layouts, (std::vector<Layout>{Layout::interleaved, Layout::half_split}));
+  EXPECT_EQ(plain.angle_precisions, std::vector<AnglePrecision>{AnglePrecision::fp32});
+  EXPECT_EQ(plain.scaling_kinds, std::vector<ScalingKind>{ScalingKind::none});
+  EXPECT_EQ(plain.storage, StorageType::fp32);
+}
+
+TEST(PythonLoad, WrongReturnsAreFailuresNamingWhatCameBack) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto failure = [](const std::string& function) {
+    return py_failure(*load_python(py_fixture("misbehaving.py:" + function), py_options()));
+  };
+  const std::string shape = failure("wrong_shape");
+  EXPECT_TRUE(contains(shape, "returned q of shape (4, 1, 64) and dtype float32; expected shape (4, 4, 64)")) << shape;
+  const std::string dtype = failure("wrong_dtype");
+  EXPECT_TRUE(contains(dtype, "dtype float64; expected shape (4, 4, 64) and dtype float32")) << dtype;
+  EXPECT_TRUE(contains(failure("not_a_pair"), "expected None (q and k rotated in place) or a pair (q, k)"));
+}
+
+TEST(PythonLoad, WritesIntoPositionsOrPastQAreCaught) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto failure = [](const std::string& function) {
+    return py_failure(*load_python(py_fixture("misbehaving.py:" + function), py_options()));
+  };
+  const std::string flagged = failure("writes_positions");
+  EXPECT_TRUE(contains(flagged, "ValueError: output array is read-only")) << flagged;
+  const std::string through_address = failure("writes_positions_through_address");
+  EXPECT_TRUE(contains(through_address, "Python function modified positions (read-only)")) << through_address;
+  const std::string past_q = failure("writes_past_q");
+  EXPECT_TRUE(contains(past_q, "Python function wrote 4 bytes past the end of q")) << past_q;
+}
+
+TEST(PythonLoad, CrashExitAndHangAreBoundedFailuresAndTheNextCallGetsAFreshWorker) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto crashes = load_python(py_fixture("misbehaving.py:segfaults"), py_options());
+  EXPECT_TRUE(contains(py_failure(*crashes), "Python function crashed with SIGSEGV"));
+  EXPECT_TRUE(contains(py_failure(*crashes), "Python function crashed with SIGSEGV"));  // restarted, again
+  const auto exits = load_python(py_fixture("misbehaving.py:exits"), py_options());
+  EXPECT_TRUE(contains(py_failure(*exits), "Python function worker exited with status 3"));
+  const auto hangs = load_python(py_fixture("misbehaving.py:hangs"), py_options(0.3));
+  bool hang = false;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = py_failure(*hangs, &hang);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(hang) << message;
+  EXPECT_TRUE(contains(message, "Python function did not answer within 0.3 s")) << message;
+  EXPECT_LT(took, 5.0);
+}
+
+TEST(PythonCli, CrashingFunctionFailsEveryPropertyBesideAPassingOne) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto v = py_verify({py_fixture("misbehaving.py:segfaults"), py_fixture("contract_rope.py:correct")},
+                           {"--cases", "5", "--property", "oracle_agreement", "--property", "identity_at_zero"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;  // not 128 + SIGSEGV
+  const auto crashed = py_statuses(v.json, "python/misbehaving.segfaults");
+  EXPECT_EQ(crashed.at("oracle_agreement"), "FAILED") << v.run.out;
+  EXPECT_EQ(crashed.at("identity_at_zero"), "FAILED") << v.run.out;
+  EXPECT_EQ(py_statuses(v.json, "python/contract_rope.correct").at("oracle_agreement"), "PASSED") << v.run.out;
+  EXPECT_TRUE(contains(v.run.out, "Python function crashed with SIGSEGV")) << v.run.out;
+}
+
+TEST(PythonCli, HangingFunctionIsHangAfterTheTimeout) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto v = py_verify({py_fixture("misbehaving.py:hangs")},
+                           {"--cases", "5", "--plugin-timeout", "0.3", "--property", "identity_at_zero"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_EQ(py_statuses(v.json, "python/misbehaving.hangs").at("identity_at_zero"), "HANG") << v.run.out;
+  EXPECT_TRUE(contains(v.run.out, "--plugin-timeout 0.3")) << v.run.out;  // __REPRO
+}
+
+TEST(PythonCli, ListShowsTheFunctionBesideTheRegistry) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto run = spawn({ROPECHECK_CLI_PATH, "list", "--json", "--python", py_example("numpy_rope.py:apply"),
+                          "--python-exe", kPython});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  ASSERT_TRUE(json.contains("plugins")) << run.out;
+  EXPECT_EQ(json["plugins"][0]["id"], "python/numpy_rope.apply");
+  EXPECT_EQ(json["plugins"][0]["python"]["target"], py_example("numpy_rope.py:apply"));
+}
+
+// bench times the function in its interpreter, with the same-run probe over the same bytes.
+TEST(PythonCli, BenchRowsCarryLimitFraction) {
+  REQUIRE_NUMPY_PYTHON();
+  const ScratchDir out;
+  const auto run = spawn({ROPECHECK_CLI_PATH, "bench", "--python", py_example("numpy_rope.py:apply"), "--python-exe",
+                          kPython, "--filter", "^python/.*/llama7b_decode_at4095/", "--min-time", "0.01", "--out",
+                          out.str()});
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  const auto json = nlohmann::json::parse(slurp(out / "bench.json"));
+  int rows = 0;
+  for (const auto& b : json.at("benchmarks")) {
+    if (b.at("name").get<std::string>().rfind("python/numpy_rope.apply/", 0) != 0) continue;
+    ++rows;
+    ASSERT_TRUE(b.contains("limit_fraction")) << b.dump();
+    EXPECT_GT(b["limit_fraction"].get<double>(), 0) << b.dump();
+    EXPECT_LT(b["limit_fraction"].get<double>(), 1) << b.dump();  // numpy is not faster than a copy
+  }
+  EXPECT_EQ(rows, 2) << run.out;  // both layouts, one thread
+}
+
+}  // namespace
+}  // namespace ropecheck
