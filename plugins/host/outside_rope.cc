@@ -255,6 +255,13 @@ std::unique_ptr<RopeImpl> make_outside_rope(OutsideIdentity identity, const Plug
                                        std::move(restart));
 }
 
+bool valid_subject_name(std::string_view name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.';
+  });
+}
+
 const OutsideIdentity* outside_identity(const RopeImpl& impl) {
   const auto* outside = dynamic_cast<const OutsideRope*>(&impl);
   return outside != nullptr ? &outside->identity() : nullptr;

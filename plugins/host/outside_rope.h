@@ -47,6 +47,10 @@ std::unique_ptr<RopeImpl> make_outside_rope(OutsideIdentity identity, const Plug
                                             std::unique_ptr<GuardedBuffers> memory,
                                             std::unique_ptr<CallServer> first, CallServerFactory restart);
 
+// Whether a plugin's or a Python function's name can follow "plugin/" or "python/" in an id:
+// [A-Za-z0-9_.-], not empty.
+bool valid_subject_name(std::string_view name);
+
 // The identity of an implementation made by make_outside_rope(); nullptr for any other.
 const OutsideIdentity* outside_identity(const RopeImpl& impl);
 

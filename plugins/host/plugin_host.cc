@@ -63,13 +63,6 @@ static_assert(offsetof(ropecheck_plugin_v1, apply_fp16) == 8 + 5 * kPointer);  /
 static_assert(offsetof(ropecheck_plugin_v1, reserved) == 8 + 6 * kPointer);
 static_assert(sizeof(ropecheck_plugin_v1) == 8 + 9 * kPointer);
 
-bool valid_name(std::string_view name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
-  });
-}
-
 // Why the report is unacceptable, "" when it is fine.
 std::string judge(const LoadReport& r) {
   const auto& caps = r.caps;
@@ -95,7 +88,7 @@ std::string judge(const LoadReport& r) {
     case LoadStage::init_failed:
     case LoadStage::query_failed: return r.detail;
   }
-  if (r.name_truncated != 0 || !valid_name(r.name)) {
+  if (r.name_truncated != 0 || !valid_subject_name(r.name)) {
     return fmt::format("name '{}' is not 1 to {} characters of [A-Za-z0-9_.-]", r.name,
                        plugin_protocol::kMaxNameBytes);
   }

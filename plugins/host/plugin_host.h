@@ -40,7 +40,7 @@ struct PluginOptions {
   // --python MODULE:FUNCTION (repeatable): Python callables loaded beside the plugins, each in a
   // worker of the interpreter python_exe (python_host.h). Here rather than beside the plugin
   // paths so that every command that takes --plugin loads, lists and replays them the same way.
-  std::vector<std::string> python;
+  std::vector<std::string> python{};
   std::string python_exe = "python3";  // --python-exe: a name searched on PATH, or a path
 };
 

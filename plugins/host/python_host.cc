@@ -138,13 +138,6 @@ RopeCapabilities capabilities_of(const Json& declaration) {
   return caps;
 }
 
-bool valid_python_name(std::string_view name) {
-  return !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-           c == '-';
-  });
-}
-
 }  // namespace
 
 std::filesystem::path python_driver_path() {
@@ -190,7 +183,7 @@ std::unique_ptr<RopeImpl> load_python(const std::string& target, const PluginOpt
   info.interpreter = start.interpreter;
   info.python_version = hello.value("python", std::string());
   info.numpy_version = hello.value("numpy", std::string());
-  if (!valid_python_name(info.name)) {
+  if (!valid_subject_name(info.name) || info.name.size() > 128) {
     throw fail(fmt::format("'{}' cannot name a subject: python/<name> takes [A-Za-z0-9_.-], at most 128",
                            info.name));
   }
