@@ -271,15 +271,16 @@ void bench_table(ReportDoc& doc, const BenchData& bench) {
 }
 
 // Outside implementations (plugins: the PyTorch peers of peers/torch, or any other; Python
-// callables) beside
-// ropecheck's fastest kernel on the same shape, layout and thread count, from the same run.
+// callables) beside ropecheck's fastest kernel on the same shape, layout and thread count, from
+// the same run.
 void peers_section(ReportDoc& doc, const BenchData& bench) {
   const auto rows = peer_rows(bench);
   if (rows.empty()) return;
   heading(doc, 3, "Peers");
-  paragraph(doc, "Implementations from outside ropecheck, run through the plugin ABI or as Python callables in "
-                 "the same run as its own kernels (`--plugin`, `--python`: python/... rows, timed in their "
-                 "interpreter around the call, the probe over the same shared bytes in ropecheck; the PyTorch peers are RoPE as HF transformers and Meta's "
+  paragraph(doc, "Implementations from outside ropecheck, run through the plugin ABI or as Python callables "
+                 "in the same run as its own kernels (`--plugin`; `--python`: the python/... rows, timed in "
+                 "their interpreter around the call, their probe run by ropecheck over the same shared "
+                 "bytes; the PyTorch peers are RoPE as HF transformers and Meta's "
                  "LLaMA compute it with torch ops, one torch thread; plugin/ggml is llama.cpp's "
                  "ggml_rope_ext on ggml's CPU backend with its context and graph built per call, as a "
                  "caller of the API pays, plugin/ggml_compute the same graph reused: graph_compute "

@@ -284,6 +284,49 @@ TEST(PythonLoad, ReferenceMatchesTheOracleAndDeclaresWhatItsAttributeSays) {
   EXPECT_EQ(plain.storage, StorageType::fp32);
 }
 
+TEST(PythonLoad, SixteenBitStoragesCrossAsFloat16AndBf16BitPatterns) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto v = py_verify({py_fixture("storage16.py:fp16"), py_fixture("storage16.py:bf16")},
+                           {"--property", "oracle_agreement"});
+  EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
+  for (const char* subject : {"python/storage16.fp16", "python/storage16.bf16"}) {
+    EXPECT_EQ(py_count(py_statuses(v.json, subject), "PASSED"), 1) << subject << "\n" << v.run.out;
+  }
+}
+
+// The spec dict a scaled call carries: HF's rope_scaling names, read back from the exception of a
+// function that raises with it.
+TEST(PythonLoad, ScaledSpecCarriesHfRopeScalingNames) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto impl = load_python(py_fixture("storage16.py:echo_spec"), py_options());
+  test::Problem problem(8);
+  problem.spec.angle_precision = AnglePrecision::fp64;
+  problem.spec.scaling.kind = ScalingKind::yarn;
+  problem.spec.scaling.factor = 4;
+  problem.spec.scaling.original_max_position = 4096;
+  const std::string yarn = test::failure_of(*impl, problem);
+  for (const char* part : {"LookupError: {", "\"layout\": \"half_split\"", "\"rotary_dim\": 8", "\"rope_type\": \"yarn\"",
+                           "\"factor\": 4.0", "\"original_max_position_embeddings\": 4096", "\"beta_fast\": 32.0",
+                           "\"beta_slow\": 1.0", "\"truncate\": true", "\"attention_factor\": 1.13"}) {
+    EXPECT_TRUE(contains(yarn, part)) << part << "\n" << yarn;
+  }
+  problem.spec.scaling = {};
+  problem.spec.scaling.kind = ScalingKind::longrope;
+  problem.spec.scaling.factor = 8;
+  problem.spec.scaling.original_max_position = 4096;
+  problem.spec.scaling.sequence_length = 8192;
+  problem.spec.scaling.short_factor = {1.0, 1.5, 2.0, 2.5};  // rotary_dim / 2 each
+  problem.spec.scaling.long_factor = {2.0, 3.0, 4.0, 5.0};
+  const std::string longrope = test::failure_of(*impl, problem);
+  for (const char* part : {"\"rope_type\": \"longrope\"", "\"short_factor\": [1.0, 1.5, 2.0, 2.5]",
+                           "\"long_factor\": [2.0, 3.0, 4.0, 5.0]",
+                           "\"sequence_length\": 8192"}) {
+    EXPECT_TRUE(contains(longrope, part)) << part << "\n" << longrope;
+  }
+  problem.spec.scaling = {};
+  EXPECT_TRUE(contains(test::failure_of(*impl, problem), "\"rope_scaling\": null"));
+}
+
 TEST(PythonLoad, WrongReturnsAreFailuresNamingWhatCameBack) {
   REQUIRE_NUMPY_PYTHON();
   const auto failure = [](const std::string& function) {
