@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <cstdlib>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,10 +83,20 @@ struct PyVerify {
   nlohmann::json json;
 };
 
-// `ropecheck verify --python T... ARGS --python-exe PY --out DIR`, and verify.json.
+// The build's case count (RC_PARAMS' max_success, tests/CMakeLists.txt: 100, the CLI's default,
+// and 25 in the sanitizer build), "100" without it.
+std::string py_cases() {
+  const char* params = std::getenv("RC_PARAMS");
+  std::smatch m;
+  const std::string text = params != nullptr ? params : "";
+  return std::regex_search(text, m, std::regex("max_success=([0-9]+)")) ? m[1].str() : "100";
+}
+
+// `ropecheck verify --python T... [--cases N] ARGS --python-exe PY --out DIR`, and verify.json.
 PyVerify py_verify(const std::vector<std::string>& targets, const std::vector<std::string>& args = {}) {
   const ScratchDir out;
   std::vector<std::string> command = {ROPECHECK_CLI_PATH, "verify"};
+  if (std::find(args.begin(), args.end(), "--cases") == args.end()) command.insert(command.end(), {"--cases", py_cases()});
   for (const auto& t : targets) command.insert(command.end(), {"--python", t});
   command.insert(command.end(), args.begin(), args.end());
   command.insert(command.end(), {"--python-exe", kPython, "--out", out.str()});
