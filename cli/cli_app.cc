@@ -106,9 +106,9 @@ void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& p
       ->type_name("PATH")
       ->capture_default_str();
   command.add_option("--plugin-timeout", options.timeout_seconds,
-                     "Seconds a plugin (or Python function) may take to answer one call before it is killed and the "
-                     "property is HANG (loading gets at least 120 s); 0: 3 s plus 1 s per million "
-                     "elements of the call")
+                     "Seconds a plugin (or Python function) may take to answer one call before it is "
+                     "killed and the property is HANG (loading gets at least 120 s); 0: 3 s plus 1 s per "
+                     "million elements of the call")
       ->type_name("SECONDS")
       ->capture_default_str();
   command.add_option("--plugin-threads", options.threads,

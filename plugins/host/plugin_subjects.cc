@@ -53,7 +53,11 @@ std::vector<std::string> plugin_arguments(const std::vector<std::filesystem::pat
     args.insert(args.end(), {"--python", absolute.empty() ? target : absolute.string() + target.substr(colon)});
   }
   if (!options.python.empty() && options.python_exe != PluginOptions{}.python_exe) {
-    args.insert(args.end(), {"--python-exe", options.python_exe});
+    std::error_code ignored;  // a path made absolute, a bare name left to PATH
+    const auto exe = options.python_exe.find('/') != std::string::npos
+                         ? std::filesystem::absolute(options.python_exe, ignored).string()
+                         : options.python_exe;
+    args.insert(args.end(), {"--python-exe", exe.empty() ? options.python_exe : exe});
   }
   if (paths.empty() && options.python.empty()) return args;
   if (options.timeout_seconds != PluginOptions{}.timeout_seconds) {
