@@ -11,6 +11,7 @@
 
 #include "bench/format/case_name.h"
 #include "bench/probes.h"
+#include "impls/kernels/table_rows.h"
 #include "impls/oracle/oracle.h"
 #include "plugins/host/plugin_host.h"
 #include "core/tolerance.h"
@@ -245,6 +246,29 @@ void bench_plugin(benchmark::State& state, RopeCase* c, const PluginTimer& timer
   }
 }
 
+// The fast kernel keeps each position's cos/sin row (impls/kernels/table_rows.h): a decode case
+// times calls at a kept position, as every layer after the first makes them. Beside it:
+// the bytes kept per position, and a call at a position of a block not yet formed (its 32 rows
+// formed, then the token rotated), the first layer's call once every 32 positions.
+void kept_rows_counters(benchmark::State& state, const RopeCase& c) {
+  static std::int64_t next_fresh = std::int64_t{1} << 23;  // thread 0 only: blocks never formed yet
+  const Workload& w = *c.workload;
+  std::vector<float> q(w.q.begin(), w.q.begin() + static_cast<std::ptrdiff_t>(w.shape.q_heads * w.shape.head_dim));
+  std::vector<float> k(w.k.begin(), w.k.begin() + static_cast<std::ptrdiff_t>(w.shape.k_heads * w.shape.head_dim));
+  std::vector<double> took;
+  for (int i = 0; i < 15; ++i) {
+    const std::int64_t position = next_fresh;
+    next_fresh += kernels::kAnchorEvery;
+    const auto start = Clock::now();
+    c.impl->apply(c.spec, {q, 1, w.shape.q_heads, w.shape.head_dim}, {k, 1, w.shape.k_heads, w.shape.head_dim},
+                  std::span(&position, 1));
+    took.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::nth_element(took.begin(), took.begin() + 7, took.end());
+  state.counters["fresh_block_seconds"] = benchmark::Counter(took[7]);
+  state.counters["kept_row_bytes"] = benchmark::Counter(static_cast<double>(TableRows::row_bytes(c.spec.rotary_dim)));
+}
+
 void bench_rope(benchmark::State& state, RopeCase* c) {
   std::call_once(c->checked, [c] {
     double worst = 0;
@@ -287,6 +311,9 @@ void bench_rope(benchmark::State& state, RopeCase* c) {
     time_case(state, w, w.q, w.k, [&](HeadTensor q, HeadTensor k, PositionIds p) {
       call_slowed(slowdown, [&] { c->impl->apply(c->spec, q, k, p); });
     });
+    if (w.shape.tokens == 1 && c->impl->id().starts_with("kernel/") && state.thread_index() == 0) {
+      kept_rows_counters(state, *c);
+    }
   }
   state.SetLabel(c->label);
   // A case timed despite its failed check says so in every repetition's entry of bench.json.

@@ -95,10 +95,15 @@ void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k,
   validate(spec);
   validate_tensor(spec, q, positions, "q");
   validate_tensor(spec, k, positions, "k");
-  if (auto why = capabilities().why_unsupported(spec); !why.empty()) {
+  if (auto why = checked_capabilities().why_unsupported(spec); !why.empty()) {
     throw InvalidInput(fmt::format("{}: {}", id(), why));
   }
   rotate_qk(spec, q, k, positions);
+}
+
+const RopeCapabilities& RopeImpl::checked_capabilities() const {
+  std::call_once(capabilities_once_, [this] { capabilities_ = capabilities(); });
+  return capabilities_;
 }
 
 template <typename Element>
@@ -108,7 +113,7 @@ void RopeImpl::check_stored(StorageType storage, const RopeSpec& spec,
   validate(spec);
   validate_tensor(spec, q, positions, "q");
   validate_tensor(spec, k, positions, "k");
-  const auto caps = capabilities();
+  const RopeCapabilities& caps = checked_capabilities();
   if (caps.storage != storage) {
     throw InvalidInput(fmt::format("{}: stores {}, not {}", id(), to_string(caps.storage),
                                    to_string(storage)));
@@ -175,7 +180,7 @@ void RopeImpl::rotate_qk_through_storage(StorageType storage, const RopeSpec& sp
 void RopeImpl::apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const {
   validate(spec);
   validate_tensor(spec, x, positions, "x");
-  if (auto why = capabilities().why_unsupported(spec); !why.empty()) {
+  if (auto why = checked_capabilities().why_unsupported(spec); !why.empty()) {
     throw InvalidInput(fmt::format("{}: {}", id(), why));
   }
   rotate_qk(spec, x, HeadTensor{{}, x.tokens, 0, x.head_dim}, positions);

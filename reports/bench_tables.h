@@ -9,28 +9,16 @@
 
 #include "bench/format/bench_json.h"
 #include "bench/format/case_name.h"
+#include "reports/case_records.h"
 #include "reports/data.h"
 #include "reports/stats.h"
 
 namespace ropecheck {
 
-// Case names are parsed by the one grammar of bench/format/case_name.h.
+// Case names are parsed once, by the one grammar of bench/format/case_name.h, into the records
+// of BenchData (reports/case_records.h); the tables below read those.
 using bench::AttentionCaseName;
-using bench::parse_attention_case;
-using bench::parse_rope_case;
 using bench::RopeCaseName;
-
-// The case's median throughput and its probe's, in the case's own unit.
-struct CaseRate {
-  std::string unit;  // "GB/s" (bytes_per_second) or "GFLOP/s" (flops); empty: no rate counter
-  std::optional<double> rate, probe_rate;  // medians over repetitions, in `unit`
-  std::optional<double> limit_fraction;    // median
-};
-CaseRate case_rate(const BenchCase& c);
-
-// True for a case timed although it failed its check against the oracle (`bench --time-failing`
-// counts oracle_failed = 1 in each of its repetitions).
-bool oracle_failed(const BenchCase& c);
 
 struct BaselineRow {
   std::string name;
@@ -40,8 +28,8 @@ struct BaselineRow {
 // Every case with limit_fraction in both runs, in the current run's file order.
 std::vector<BaselineRow> compare_to_baseline(const BenchData& current, const BenchData& baseline);
 
-// Peers: implementations from outside run through the plugin ABI ("plugin/..." cases, e.g. the
-// PyTorch forms of peers/torch), each beside ropecheck's fastest fp32 kernel ("kernel/...") on the
+// Peers: implementations from outside, through the plugin ABI ("plugin/..." cases, e.g. the
+// PyTorch forms of peers/torch) or as Python callables ("python/..."), each beside ropecheck's fastest fp32 kernel ("kernel/...") on the
 // same shape, layout and thread count in the same run. ratio = kernel rate / peer rate: the
 // peer's time over the kernel's on the same bytes (> 1: ropecheck is faster).
 struct PeerRow {
@@ -59,7 +47,7 @@ struct PeerRow {
   // reply), median; empty for a bench.json from before peers were timed in their worker.
   std::optional<double> boundary_rate;
 };
-// Every plugin RoPE case of the run, in file order.
+// Every peer RoPE case of the run (is_peer), in file order.
 std::vector<PeerRow> peer_rows(const BenchData& bench);
 
 // RoPE with attention (bench/format/case_name.h AttentionRope): per problem and thread count,
@@ -84,5 +72,15 @@ struct ThreadSweepRow {
 };
 // In file order of each subject's first case; subjects measured at one count only are left out.
 std::vector<ThreadSweepRow> thread_sweep_rows(const BenchData& bench);
+
+// The fast kernel's kept cos/sin rows (bench/rope_cases.cc kept_rows_counters), per decode case
+// that has them, in file order.
+struct KeptRowsRow {
+  std::string name;
+  double row_bytes = 0;            // kept per position
+  double kept_call_seconds = 0;    // the case's median time: a call at a kept position
+  double fresh_block_seconds = 0;  // a call that forms its position's block of 32 rows first
+};
+std::vector<KeptRowsRow> kept_rows_rows(const BenchData& bench);
 
 }  // namespace ropecheck

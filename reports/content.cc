@@ -257,15 +257,15 @@ void bench_table(ReportDoc& doc, const BenchData& bench) {
   Table t;
   t.header = {"case", "median rate", "probe rate", "unit", "limit_fraction (median)", "repetitions"};
   t.numeric = {false, true, true, false, true, true};
-  for (const auto& name : bench.order) {
-    const auto& c = bench.cases.at(name);
-    const CaseRate r = case_rate(c);
-    t.rows.push_back({{oracle_failed(c) ? name + " (oracle FAILED, timed with --time-failing)" : name, ""},
+  for (const CaseRecord& c : bench.records) {
+    const std::string& name = c.name;
+    const CaseRate& r = c.rate;
+    t.rows.push_back({{c.oracle_failed ? name + " (oracle FAILED, timed with --time-failing)" : name, ""},
                       {r.rate ? format_rate(*r.rate) : "-", ""},
                       {r.probe_rate ? format_rate(*r.probe_rate) : "-", ""},
                       {r.unit.empty() ? "-" : r.unit, ""},
                       {r.limit_fraction ? format_fraction(*r.limit_fraction) : "-", ""},
-                      {std::to_string(c.repetitions()), ""}});
+                      {std::to_string(c.repetitions), ""}});
   }
   doc.blocks.emplace_back(std::move(t));
 }
@@ -286,8 +286,8 @@ void peers_section(ReportDoc& doc, const BenchData& bench) {
                  "caller of the API pays, plugin/ggml_compute the same graph reused: graph_compute "
                  "alone). A peer is timed in its worker process on q and k already in its shared "
                  "memory, with the same-run probe run there too, as the built-ins are timed in their "
-                 "thread; \"threads:N\" is the thread count of its call (at N > 1 its probe still "
-                 "runs on one thread). \"through the boundary\": the same call from ropecheck's side, "
+                 "thread; \"threads:N\" is the thread count of its call, and its probe runs on as many "
+                 "threads, each over its share of the tokens, as a built-in's does. \"through the boundary\": the same call from ropecheck's side, "
                  "q and k copied into shared memory and back, one request and reply. ratio = the fastest "
                  "ropecheck fp32 kernel's rate / the peer's on the same shape, layout and threads (> 1: "
                  "ropecheck is faster); by limit_fraction: the same with each rate divided by its own "
@@ -308,6 +308,33 @@ void peers_section(ReportDoc& doc, const BenchData& bench) {
                       {r.ratio ? fmt::format("{:.1f}", *r.ratio) : "-", ""},
                       {r.fraction_ratio ? fmt::format("{:.1f}", *r.fraction_ratio) : "-", ""},
                       {r.boundary_rate ? format_rate(*r.boundary_rate) : "-", ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
+// The fast kernel's kept cos/sin rows (impls/kernels/table_rows.h) on the decode cases: what a
+// position costs in memory, and a call at a position not formed yet against one at a kept one.
+void kept_rows_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = kept_rows_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "The fast kernel's kept cos/sin rows (decode)");
+  paragraph(doc, "The fast kernel forms each position's cos/sin row once, 32 positions at a time, and keeps "
+                 "it per thread (up to 64 MiB) for every later call at that position: the other layers "
+                 "of a decode step, the next requests. A decode case times calls at a kept position; a "
+                 "call at a position whose block is not formed yet (the first layer's, once every 32 "
+                 "positions) forms its 32 rows first. Memory per position, and for a 4096- and a "
+                 "131072-token context.");
+  Table t;
+  t.header = {"case", "bytes a position", "4096 positions (MiB)", "131072 positions (MiB)",
+              "call at a kept position (us)", "call forming its block (us)"};
+  t.numeric = {false, true, true, true, true, true};
+  for (const auto& r : rows) {
+    t.rows.push_back({{r.name, ""},
+                      {fmt::format("{:.0f}", r.row_bytes), ""},
+                      {fmt::format("{:.2f}", r.row_bytes * 4096 / (1 << 20)), ""},
+                      {fmt::format("{:.0f}", r.row_bytes * 131072 / (1 << 20)), ""},
+                      {fmt::format("{:.3f}", r.kept_call_seconds * 1e6), ""},
+                      {fmt::format("{:.3f}", r.fresh_block_seconds * 1e6), ""}});
   }
   doc.blocks.emplace_back(std::move(t));
 }
@@ -399,6 +426,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   thread_sweep_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);
   peers_section(doc, *in.bench);
+  kept_rows_section(doc, *in.bench);
 }
 
 // The history page beside the report (the main job with ROPECHECK_HISTORY): a link and what it

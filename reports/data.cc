@@ -189,6 +189,12 @@ VerifyData read_verify_data(const fs::path& file) {
   return v;
 }
 
+void add_case(BenchData& bench, BenchCase c) {
+  bench.order.push_back(c.name);
+  bench.records.push_back(case_record(c));
+  bench.cases[c.name] = std::move(c);
+}
+
 BenchData read_bench_data(const fs::path& file) {
   BenchData b;
   b.file = file;
@@ -200,6 +206,7 @@ BenchData read_bench_data(const fs::path& file) {
     const std::string name = entry.value("run_name", entry.value("name", std::string()));
     if (b.cases.contains(name) && std::find(b.order.begin(), b.order.end(), name) == b.order.end()) {
       b.order.push_back(name);
+      b.records.push_back(case_record(b.cases.at(name)));
     }
   }
   if (doc.contains("context")) {

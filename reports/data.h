@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/format/bench_json.h"
+#include "reports/case_records.h"
 
 namespace ropecheck {
 
@@ -45,7 +46,11 @@ struct BenchData {
   std::map<std::string, std::string> context;  // every string (or number, as text) context key
   std::map<std::string, BenchCase> cases;
   std::vector<std::string> order;  // case names in file order (the suite's registry order)
+  std::vector<CaseRecord> records;  // one per name of `order`, in its order: what tables and plots read
 };
+// Adds c at the end of bench's cases, order and records (read_bench_data, and tests that build a
+// run by hand).
+void add_case(BenchData& bench, BenchCase c);
 
 struct ErrorPoint {
   int log2_position = 0;

@@ -37,8 +37,8 @@ class Palette {
       for (const auto& c : inputs.accuracy->error_vs_position) add(c.implementation);
     }
     if (inputs.bench) {
-      for (const auto& name : inputs.bench->order) {
-        if (const auto rope = parse_rope_case(name)) add(rope->impl);
+      for (const CaseRecord& c : inputs.bench->records) {
+        if (c.rope) add(c.rope->impl);
       }
     }
   }
@@ -88,12 +88,12 @@ std::optional<PlotSpec> throughput_plot(const BenchData& bench, const Palette& p
   std::vector<std::string> impls;
   std::map<std::string, std::map<int, double>> rate;
   std::map<int, std::vector<double>> probe;
-  for (const auto& name : bench.order) {
-    const auto rope = parse_rope_case(name);
+  for (const CaseRecord& c : bench.records) {
+    const auto& rope = c.rope;
     if (!rope || rope->layout != "interleaved" || rope->threads != 1) continue;
     const auto tokens = tokens_of.find(rope->shape);
     if (tokens == tokens_of.end()) continue;
-    const CaseRate r = case_rate(bench.cases.at(name));
+    const CaseRate& r = c.rate;
     if (r.unit != "GB/s" || !r.rate) continue;
     append_unique(impls, rope->impl);
     rate[rope->impl][tokens->second] = *r.rate;
@@ -154,10 +154,10 @@ set key outside right top
 std::optional<PlotSpec> limit_fraction_plot(const BenchData& bench) {
   std::vector<std::string> impls, shapes;
   std::map<std::pair<std::string, std::string>, double> cell;
-  for (const auto& name : bench.order) {
-    const auto rope = parse_rope_case(name);
+  for (const CaseRecord& c : bench.records) {
+    const auto& rope = c.rope;
     if (!rope || rope->layout != "interleaved" || rope->threads != 1) continue;
-    const CaseRate r = case_rate(bench.cases.at(name));
+    const CaseRate& r = c.rate;
     if (!r.limit_fraction) continue;
     append_unique(impls, rope->impl);
     append_unique(shapes, rope->shape);
@@ -217,10 +217,10 @@ std::optional<PlotSpec> attention_plot(const BenchData& bench) {
     std::optional<double> probe;
   };
   std::map<std::pair<int, int>, std::vector<Point>> groups;  // (head_dim, threads)
-  for (const auto& name : bench.order) {
-    const auto a = parse_attention_case(name);
+  for (const CaseRecord& c : bench.records) {
+    const auto& a = c.attention;
     if (!a || a->rope != bench::AttentionRope::none) continue;  // attention alone here
-    const CaseRate r = case_rate(bench.cases.at(name));
+    const CaseRate& r = c.rate;
     if (r.unit != "GFLOP/s" || !r.rate) continue;
     groups[{a->head_dim, a->blas_threads}].push_back({a->tokens, *r.rate, r.probe_rate});
   }

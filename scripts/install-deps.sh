@@ -10,6 +10,8 @@ packages=(
   python3 python3-jsonschema gnuplot-nox
   python3-numpy python3-mpmath  # tests/vectors: the NumPy port example, the scaled vectors recomputed in high precision
   libxml2-utils  # xmllint: the tests validate JUnit XML against tests/support/junit.xsd
+  help2man  # the man page, generated from the CLI's --help (cmake/man_page.cmake); dpkg-shlibdeps for the .deb comes with build-essential (dpkg-dev)
+  debootstrap  # scripts/install-into-fresh-root.sh: the .deb installed on a fresh Debian 12 root
   libtorch-dev  # PyTorch peers (peers/torch): ~160 packages, ~125 MB of archives; optional for the build
   python3-torch  # --python: the PyTorch example (plugins/examples/python/torch_rope.py) beside the libtorch peers; its tests skip without it
 )

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "impls/kernels/rope_kernel.h"
+#include "impls/kernels/table_rows.h"
 #include "core/frequency.h"
 #include "core/isa.h"
 #include "impls/registry.h"
@@ -39,28 +40,40 @@ struct CacheLineAllocator {
   bool operator==(const CacheLineAllocator<U>&) const noexcept { return true; }
 };
 
-// The frequencies and the cos/sin scratch table of the last spec this thread used. Decoding
-// applies RoPE to one token at a time: recomputing rotary_dim/2 powers and allocating per call
-// would cost more than rotating the token (the decode benchmark measures it).
+// The frequencies, the cos/sin scratch table and the cached table rows (TableRows) of the last
+// spec and kernel this thread used. Decoding applies RoPE to one token at a time: recomputing
+// rotary_dim/2 powers and allocating per call would cost more than rotating the token (the
+// decode benchmark measures it).
+using AnyKernel = void (*)();
+
 struct KernelScratch {
+  AnyKernel kernel = nullptr;  // the level: each forms its own bits, so each has its own rows
   int rotary_dim = 0;
   double base = 0;
+  Layout layout = Layout::interleaved;  // the rows hold the table in the layout's form
   RopeScaling scaling;
   std::vector<double> theta;
   double scale = 1.0;
   std::vector<float, CacheLineAllocator<float>> table;
   std::vector<double, CacheLineAllocator<double>> angles;
+  TableRows rows;
 
-  void prepare(const RopeSpec& spec) {
-    if (spec.rotary_dim == rotary_dim && spec.base == base && spec.scaling == scaling) return;
+  void prepare(AnyKernel for_kernel, const RopeSpec& spec) {
+    if (for_kernel == kernel && spec.rotary_dim == rotary_dim && spec.base == base &&
+        spec.layout == layout && spec.scaling == scaling) {
+      return;
+    }
     theta = inverse_frequencies(spec);
     scale = attention_factor(spec);
     // 16 floats of slack: a masked vector store never needs it, but keeps the table's last
     // vector in one allocation whatever the level's width.
     table.assign(2 * static_cast<std::size_t>(spec.rotary_dim) + 16, 0.0f);
     angles.assign(2 * static_cast<std::size_t>(spec.rotary_dim), 0.0);
+    rows.reset(spec.rotary_dim);
+    kernel = for_kernel;
     rotary_dim = spec.rotary_dim;
     base = spec.base;
+    layout = spec.layout;
     scaling = spec.scaling;
   }
 };
@@ -69,10 +82,11 @@ template <typename Element>
 void run_kernel(void (*kernel)(const kernels::RopeKernelArgs<Element>&), const RopeSpec& spec,
                 HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) {
   thread_local KernelScratch scratch;
-  scratch.prepare(spec);
+  scratch.prepare(reinterpret_cast<AnyKernel>(kernel), spec);
+  const kernels::TableRowCache rows = scratch.rows.cache();
   kernel({q.data.data(), k.data.data(), q.tokens, q.heads, k.heads, spec.head_dim, spec.rotary_dim,
           spec.layout == Layout::interleaved, positions.data(), scratch.theta.data(),
-          scratch.scale, scratch.table.data(), scratch.angles.data()});
+          scratch.scale, scratch.table.data(), scratch.angles.data(), &rows});
 }
 
 // A kernel level on one storage type: exactly one of the three is set.

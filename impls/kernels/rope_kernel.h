@@ -3,17 +3,22 @@
 // must not instantiate C++ library templates the linker could pick for code that runs anywhere.
 //
 // Per token t (position m = positions[t]):
-//   1. cos/sin of m * theta_i in double, times the attention factor (1 unless YaRN/LongRoPE
-//      scale it), then rounded to fp32 once, into a per-token table.
+//   1. the token's table row: cos/sin of m * theta_i in double, times the attention factor (1
+//      unless YaRN/LongRoPE scale it), rounded to fp32 once.
 //      Exactly (angle m * theta_i in double, |m| <= 2^24: error <= 2^-53 |m theta|; SLEEF u35:
-//      <= 3.5 double ulp) for the first token of a run and every kExactEvery tokens; for a token
-//      at the previous position + 1, advanced by the step rotation (cos theta_i, sin theta_i):
+//      <= 3.5 double ulp) at the anchor a = kAnchorEvery * floor(m / kAnchorEvery), then
+//      advanced m - a steps by the step rotation (cos theta_i, sin theta_i):
 //        c' = c cos(theta_i) - s sin(theta_i),  s' = s cos(theta_i) + c sin(theta_i)   (double)
 //      Each step adds <= ~2^-51 (rounding, and the step's own 3.5-ulp angle error), so after
-//      fewer than kExactEvery = 64 steps the drift is < 2^-44: invisible after the rounding to
-//      fp32 (the tolerance model's slack is 2^-26.5). Prefill positions are consecutive, so
-//      SLEEF runs once per 64 tokens there and the table costs a few FMAs per pair.
-//      The table:
+//      fewer than kAnchorEvery = 32 steps the drift is < 2^-45: invisible after the rounding to
+//      fp32 (the tolerance model's slack is 2^-26.5). A row is a function of the position
+//      alone, never of the other tokens of the call or of earlier calls; so it is formed once
+//      per position, a whole anchor's block of kAnchorEvery rows at a time (SLEEF once, then a
+//      few FMAs per pair a row), and kept (TableRowCache, below) for every later token at that
+//      position: the other layers, the next calls of a decode. Without room in the cache the
+//      row is formed the same way into the scratch table (a run of consecutive positions
+//      advancing one step a token).
+//      The row:
 //        interleaved: cos_dup = [c0 c0 c1 c1 ...], sin_signed = [-s0 s0 -s1 s1 ...]   (rotary_dim)
 //        half_split:  cos = [c0 c1 ...], sin = [s0 s1 ...]                             (rotary_dim/2)
 //   2. every q head, then every k head, of the token, in place:
@@ -23,8 +28,9 @@
 // bf16 and fp16 storage (the *_bf16 and *_fp16 entry points): the same algorithm on 16-bit q and
 // k, widened to fp32 on load (exact) and rounded to nearest even on store (fp16: subnormals kept):
 // fp32 arithmetic, one rounding per output.
-// Napkin math: q and k are read and written once (8 bytes a float, 4 a bf16); the table is
-// 2 * rotary_dim floats per token, formed once and reused by every head, so it stays in L1.
+// Napkin math: q and k are read and written once (8 bytes a float, 4 a bf16); the row is
+// 2 * rotary_dim floats (1 KiB at rotary_dim 128, against the 32 KiB of Llama 7B's q and k of a
+// token), read once and reused by every head, so it stays in L1.
 #pragma once
 
 #include <cstdint>
@@ -50,9 +56,28 @@ struct RopeKernelArgs {
   double cos_sin_scale;           // the attention factor: cos/sin times it before the rounding
   float* table;                   // scratch: 2 * rotary_dim floats (any alignment; 64 is fastest)
   double* angles;                 // scratch: 2 * rotary_dim doubles (see AngleState)
+  const struct TableRowCache* rows = nullptr;  // rows kept across calls (below); nullptr: none
 };
 
-inline constexpr int kExactEvery = 64;
+// Step 1's table rows kept across calls (kernel_rope.cc owns them): a decode call is one token,
+// and rotating its 32 KiB costs less than forming its angles exactly; every layer of a model
+// rotates at the same positions. vLLM's cos_sin_cache and HF's cached cos/sin keep the same
+// table, for every position up front; here a block of kAnchorEvery rows is formed on first use.
+struct TableRowCache {
+  // The rows of positions [first, first + kAnchorEvery), first a multiple of kAnchorEvery, one
+  // every `stride` floats, with *ready telling whether they hold their values yet; nullptr where
+  // the cache has no room for them.
+  float* (*block)(void* owner, std::int64_t first, bool** ready);
+  void* owner;
+  std::int64_t stride;
+};
+
+inline constexpr std::int64_t kAnchorEvery = 32;
+
+inline std::int64_t anchor_of(std::int64_t m) {  // kAnchorEvery * floor(m / kAnchorEvery)
+  const std::int64_t q = m / kAnchorEvery;
+  return (q - (m % kAnchorEvery < 0 ? 1 : 0)) * kAnchorEvery;
+}
 
 // Views of the `angles` scratch: cos/sin of m theta_i for the current token, and of theta_i.
 struct AngleState {
@@ -73,28 +98,70 @@ AngleState angle_state(const Args& p) {
 }
 
 // The token loop every level shares. Level provides, for its Args:
-//   exact(p, m)           cos/sin of m theta_i into the AngleState by SLEEF, and into the table
+//   exact(p, m)           cos/sin of m theta_i into the AngleState by SLEEF, and into p.table
 //   step(p)               cos/sin of theta_i (the step), once per call, when a run needs it
 //   advance(p)            the AngleState to the next position by the step rotation, and into
-//                         the table (rounded to fp32)
-//   rotate(p, rows, n)    n consecutive head vectors of one token, with the table
+//                         p.table (rounded to fp32)
+//   rotate(p, rows, n)    n consecutive head vectors of one token, with the row at p.table;
+//                         or rotate_token(p, q, q_heads, k, k_heads): the token's q and k at once
+
+// Forms the rows of positions [first, first + count) into table, table + stride, ...: exact at
+// first (an anchor), advanced from there.
+template <typename Level, typename Args>
+void form_rows(const Args& p, std::int64_t first, std::int64_t count, float* table, std::int64_t stride,
+               bool& have_step) {
+  Args at = p;
+  at.table = table;
+  Level::exact(at, static_cast<double>(first));
+  for (std::int64_t i = 1; i < count; ++i) {
+    if (!have_step) Level::step(p);
+    have_step = true;
+    at.table = table + i * stride;
+    Level::advance(at);
+  }
+}
+
 template <typename Level, typename Args>
 void run_tokens(const Args& p) {
   bool have_step = false;
-  int since_exact = 0;
+  std::int64_t in_scratch = 0;  // the position whose angles the AngleState and p.table hold...
+  bool scratch_valid = false;   // ...once a row was formed there
+  float* block = nullptr;       // the kept rows of block_anchor's block
+  bool* ready = nullptr;
+  std::int64_t block_anchor = 0;
   for (std::int64_t t = 0; t < p.tokens; ++t) {
     const std::int64_t m = p.positions[t];
-    if (t > 0 && m == p.positions[t - 1] + 1 && since_exact + 1 < kExactEvery) {
+    const std::int64_t anchor = anchor_of(m);
+    Args with_row = p;
+    if (anchor != block_anchor || block == nullptr) {  // a new anchor's block (a lookup per block, not per token)
+      block = p.rows != nullptr ? p.rows->block(p.rows->owner, anchor, &ready) : nullptr;
+      block_anchor = anchor;
+    }
+    if (block != nullptr) {
+      if (!*ready) {
+        form_rows<Level>(p, anchor, kAnchorEvery, block, p.rows->stride, have_step);
+        *ready = true;
+        scratch_valid = false;  // forming used the AngleState
+      }
+      with_row.table = block + (m - anchor) * p.rows->stride;
+    } else if (scratch_valid && m == in_scratch + 1 && m != anchor) {
       if (!have_step) Level::step(p);
       have_step = true;
-      Level::advance(p);
-      ++since_exact;
+      Level::advance(p);  // the next row of the anchor's block, as form_rows forms it
+      in_scratch = m;
     } else {
-      Level::exact(p, static_cast<double>(m));
-      since_exact = 0;
+      form_rows<Level>(p, anchor, m - anchor + 1, p.table, 0, have_step);
+      in_scratch = m;
+      scratch_valid = true;
     }
-    Level::rotate(p, p.q + t * p.q_heads * p.head_dim, p.q_heads);
-    Level::rotate(p, p.k + t * p.k_heads * p.head_dim, p.k_heads);
+    auto* q = p.q + t * p.q_heads * p.head_dim;
+    auto* k = p.k + t * p.k_heads * p.head_dim;
+    if constexpr (requires { Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads); }) {
+      Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads);
+    } else {
+      Level::rotate(with_row, q, p.q_heads);
+      Level::rotate(with_row, k, p.k_heads);
+    }
   }
 }
 

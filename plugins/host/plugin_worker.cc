@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -18,7 +19,7 @@
 
 #include "plugins/host/child_channel.h"
 #include "plugins/host/plugin_protocol.h"
-#include "plugins/host/probe_loop.h"
+#include "plugins/host/probe_team.h"
 
 namespace ropecheck {
 namespace {
@@ -247,8 +248,10 @@ struct TimingCopies {
   PrivateCopy q, k;
 };
 
-// A timed call (plugin_protocol.h): the apply, then the host's probe over the same bytes
-// (probe_loop.h).
+// A timed call (plugin_protocol.h): the apply, then the host's probe over the same bytes at the
+// call's thread count (probe_team.h) for at least a quarter of the apply's time and
+// kMinProbeSeconds. One thread: this thread's CPU time, as the built-ins are timed
+// (bench/same_run_limit.h); more: the wall clock, where the plugin's other threads count too.
 ReplyMessage timed_apply(const Plugin& plugin, const CallMessage& call, std::byte* base, TimingCopies& copies) {
   const std::size_t element = call.dtype == ROPECHECK_DTYPE_FP32 ? 4 : 2;
   const std::size_t row = static_cast<std::size_t>(call.spec.head_dim) * element * static_cast<std::size_t>(call.tokens);
@@ -263,13 +266,18 @@ ReplyMessage timed_apply(const Plugin& plugin, const CallMessage& call, std::byt
     copies.stage = call.stage;
   }
   const Data data{copies.q.data(), copies.k.data()};
-  const clockid_t clock = timed_call_clock(call.threads);
+  const clockid_t clock = call.threads > 1 ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID;
   const double start = seconds_on(clock);
   reply.status = plugin.v2 != nullptr ? apply_v2(plugin, call, base, data) : apply_v1(*plugin.v1, call, base, data);
   reply.apply_seconds = seconds_on(clock) - start;
   if (reply.status != ROPECHECK_PLUGIN_OK) return reply;
-  run_probe(call.probe, reinterpret_cast<float*>(data.q), q_bytes / 4, reinterpret_cast<float*>(data.k), k_bytes / 4,
-            call.tokens, clock, reply);
+  auto* q = reinterpret_cast<float*>(data.q);
+  auto* k = reinterpret_cast<float*>(data.k);
+  const std::size_t q_floats = q_bytes / 4, k_floats = k_bytes / 4;
+  const ProbeTeamResult probed = run_probe_team(call.probe, q, q_floats, k, k_floats, call.tokens, call.threads,
+                                                std::max(reply.apply_seconds / 4, kMinProbeSeconds));
+  reply.probe_seconds = probed.seconds;
+  reply.probe_passes = probed.passes;
   return reply;
 }
 

@@ -12,7 +12,7 @@
 
 #include "core/scaling.h"
 #include "plugins/host/plugin_host.h"
-#include "plugins/host/probe_loop.h"
+#include "plugins/host/probe_team.h"
 #include "ropecheck/plugin.h"
 
 namespace ropecheck {
@@ -162,15 +162,18 @@ plugin_protocol::ReplyMessage PythonProcess::exchange(const plugin_protocol::Cal
   reply.status = ROPECHECK_PLUGIN_OK;
   reply.apply_seconds = 1e-9 * answer.value("ns", 0.0);
   if (message.probe != nullptr) {
-    // The probe over the same shared q and k the function just rotated, on this thread, on the
-    // clock the driver used for the function (thread CPU time at one thread).
+    // The probe over the same shared q and k the function just rotated, here (the interpreter
+    // cannot run the host's code), at the call's thread count: one thread's CPU time at one, the
+    // clock the driver timed the function on.
     const std::size_t element = message.dtype == ROPECHECK_DTYPE_FP32 ? 4 : 2;
     const auto row = static_cast<std::size_t>(message.spec.head_dim * message.tokens) * element;
-    run_probe(message.probe, reinterpret_cast<float*>(memory_.data(GuardedBuffers::q)),
-              row * static_cast<std::size_t>(message.q_heads) / 4,
-              reinterpret_cast<float*>(memory_.data(GuardedBuffers::k)),
-              row * static_cast<std::size_t>(message.k_heads) / 4, message.tokens,
-              timed_call_clock(message.threads), reply);
+    const ProbeTeamResult probed = run_probe_team(
+        message.probe, reinterpret_cast<float*>(memory_.data(GuardedBuffers::q)),
+        row * static_cast<std::size_t>(message.q_heads) / 4, reinterpret_cast<float*>(memory_.data(GuardedBuffers::k)),
+        row * static_cast<std::size_t>(message.k_heads) / 4, message.tokens, message.threads,
+        std::max(reply.apply_seconds / 4, kMinProbeSeconds));
+    reply.probe_seconds = probed.seconds;
+    reply.probe_passes = probed.passes;
   }
   return reply;
 }

@@ -7,24 +7,23 @@
 namespace ropecheck {
 namespace {
 
-void add_case(BenchData& bench, const AttentionCaseName& name, double gflops) {
+void add_attention(BenchData& bench, const AttentionCaseName& name, double gflops) {
   BenchCase c;
   c.name = bench::full_name(name);
   c.real_time_ns = {1e6, 1e6, 1e6};
   c.counters["flops"] = {gflops * 1e9, gflops * 1e9 * 1.01, gflops * 1e9 * 0.99};
-  bench.order.push_back(c.name);
-  bench.cases[c.name] = c;
+  add_case(bench, c);
 }
 
 TEST(RopeAttentionRows, EachFormAgainstAttentionAloneOnTheSameProblemAndThreads) {
   BenchData bench;
   using bench::AttentionRope;
-  add_case(bench, {8, 512, 64, 1}, 30);  // no RoPE form: no row
-  add_case(bench, {8, 2048, 128, 1}, 40);
-  add_case(bench, {8, 2048, 128, 1, AttentionRope::separate}, 38);
-  add_case(bench, {8, 2048, 128, 1, AttentionRope::fused}, 39);
-  add_case(bench, {8, 2048, 128, 2}, 70);
-  add_case(bench, {8, 2048, 128, 2, AttentionRope::fused}, 35);
+  add_attention(bench, {8, 512, 64, 1}, 30);  // no RoPE form: no row
+  add_attention(bench, {8, 2048, 128, 1}, 40);
+  add_attention(bench, {8, 2048, 128, 1, AttentionRope::separate}, 38);
+  add_attention(bench, {8, 2048, 128, 1, AttentionRope::fused}, 39);
+  add_attention(bench, {8, 2048, 128, 2}, 70);
+  add_attention(bench, {8, 2048, 128, 2, AttentionRope::fused}, 35);
   const auto rows = rope_attention_rows(bench);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].tokens, 2048);

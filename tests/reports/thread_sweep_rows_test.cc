@@ -16,8 +16,7 @@ void add(BenchData& bench, const std::string& name, const char* counter, double 
   c.counters[counter] = {rate * 1e9, rate * 1e9 * 1.02, rate * 1e9 * 0.98};
   c.counters["probe_rate"] = {rate / fraction * 1e9, rate / fraction * 1e9, rate / fraction * 1e9};
   c.limit_fraction = {fraction, fraction * 1.01, fraction * 0.99};
-  bench.order.push_back(c.name);
-  bench.cases[c.name] = c;
+  add_case(bench, c);
 }
 
 void add_rope(BenchData& bench, const char* impl, const char* shape, int threads, double gbs, double fraction,

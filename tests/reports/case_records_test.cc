@@ -1,0 +1,68 @@
+// bench.json's cases as typed records (reports/case_records.h): each name parsed once into the
+// kind of case it is, with its medians; the peers table takes plugin and Python subjects alike.
+//   build/tests/reports_tests --gtest_filter='CaseRecords.*'
+#include <gtest/gtest.h>
+
+#include "reports/bench_tables.h"
+
+namespace ropecheck {
+namespace {
+
+BenchCase case_named(const std::string& name, double gbs, double fraction) {
+  BenchCase c;
+  c.name = name;
+  c.real_time_ns = {1e6, 1e6, 1e6};
+  c.counters["bytes_per_second"] = {gbs * 1e9, gbs * 1.1e9, gbs * 0.9e9};
+  c.counters["probe_rate"] = {gbs / fraction * 1e9, gbs / fraction * 1e9, gbs / fraction * 1e9};
+  c.limit_fraction = {fraction, fraction * 1.05, fraction * 0.95};
+  return c;
+}
+
+TEST(CaseRecords, EachNameIsParsedIntoItsKindWithItsMedians) {
+  BenchData bench;
+  add_case(bench, case_named("kernel/avx512/llama7b_prefill512/interleaved/real_time/threads:2", 30, 0.8));
+  add_case(bench, case_named("attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time", 20, 0.5));
+  add_case(bench, case_named("sinusoidal/formula/transformer_base_4096x512/real_time", 1, 0.1));
+  add_case(bench, case_named("probe/copy_bandwidth/real_time", 50, 1.0));
+  ASSERT_EQ(bench.records.size(), 4u);
+  const CaseRecord& rope = bench.records[0];
+  ASSERT_TRUE(rope.rope);
+  EXPECT_EQ(rope.rope->impl, "kernel/avx512");
+  EXPECT_EQ(rope.rope->threads, 2);
+  EXPECT_FALSE(rope.attention || rope.table);
+  EXPECT_EQ(rope.rate.unit, "GB/s");
+  EXPECT_DOUBLE_EQ(*rope.rate.rate, 30);
+  EXPECT_DOUBLE_EQ(*rope.rate.limit_fraction, 0.8);
+  EXPECT_EQ(rope.repetitions, 3u);
+  ASSERT_TRUE(bench.records[1].attention);
+  EXPECT_EQ(bench.records[1].attention->tokens, 512);
+  EXPECT_FALSE(bench.records[1].rope);
+  ASSERT_TRUE(bench.records[2].table);
+  EXPECT_EQ(bench.records[2].table->shape, "transformer_base_4096x512");
+  EXPECT_FALSE(bench.records[3].rope || bench.records[3].attention || bench.records[3].table) << "a probe";
+}
+
+TEST(CaseRecords, PeersArePluginsAndPythonCallablesBesideTheFastestKernel) {
+  BenchData bench;
+  add_case(bench, case_named("kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:1", 20, 0.6));
+  add_case(bench, case_named("kernel/avx512/llama7b_prefill512/interleaved/real_time/threads:1", 40, 0.8));
+  add_case(bench, case_named("kernel/avx512/llama7b_prefill512/interleaved/real_time/threads:2", 70, 0.7));
+  add_case(bench, case_named("kernel_fp16/avx512/llama7b_prefill512/interleaved/real_time/threads:1", 90, 0.5));
+  add_case(bench, case_named("plugin/ggml/llama7b_prefill512/interleaved/threads:1/manual_time", 10, 0.2));
+  add_case(bench, case_named("python/numpy_rope.apply/llama7b_prefill512/interleaved/threads:1/manual_time", 4, 0.1));
+  const auto rows = peer_rows(bench);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].peer, "plugin/ggml");
+  EXPECT_EQ(rows[1].peer, "python/numpy_rope.apply");
+  for (const PeerRow& row : rows) {
+    // the fastest fp32 kernel at the same thread count: not fp16's, not 2 threads'
+    EXPECT_EQ(row.best_kernel, "kernel/avx512") << row.peer;
+    EXPECT_DOUBLE_EQ(*row.best_kernel_rate, 40) << row.peer;
+  }
+  EXPECT_DOUBLE_EQ(*rows[0].ratio, 4.0);
+  EXPECT_DOUBLE_EQ(*rows[0].fraction_ratio, 4.0);
+  EXPECT_DOUBLE_EQ(*rows[1].ratio, 10.0);
+}
+
+}  // namespace
+}  // namespace ropecheck
