@@ -406,7 +406,9 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
           // Timed in its worker at each thread count as the call's (ABI 2's call->threads; ABI 1
           // has none: one): <name>/threads:N/manual_time (case_name.h).
           auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_rope, &c)->UseManualTime()->ArgName("threads");
-          const bool abi2 = plugin_info(*impl)->abi_version == ROPECHECK_PLUGIN_ABI_V2;
+          // A Python function (no PluginInfo) is timed at one thread, as ABI 1.
+          const PluginInfo* info = plugin_info(*impl);
+          const bool abi2 = info != nullptr && info->abi_version == ROPECHECK_PLUGIN_ABI_V2;
           for (const int n : threads) {
             if (n == 1 || abi2) {
               b->Arg(n);

@@ -86,8 +86,8 @@ struct Commands {
   CLI::Option* main_job_cases = nullptr;  // `ropecheck --cases N`: the main job's, before any command
 };
 
-// --plugin PATH (repeatable), --plugin-timeout SECONDS and --plugin-threads N; load_plugin()
-// judges them (exit 2).
+// --plugin PATH and --python MODULE:FUNCTION (repeatable), --python-exe, --plugin-timeout SECONDS
+// and --plugin-threads N; load_plugin() and load_python() judge them (exit 2).
 void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& plugins,
                         PluginOptions& options) {
   command.add_option("--plugin", plugins,
@@ -95,10 +95,20 @@ void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& p
                      "child process as implementation plugin/<name> (repeatable)")
       ->type_name("PATH.so")
       ->allow_extra_args(false);
+  command.add_option("--python", options.python,
+                     "A RoPE as a Python callable fn(q, k, positions, spec) on numpy arrays (docs/porting.md, "
+                     "\"Python\"), run in a child process of the interpreter as implementation "
+                     "python/MODULE.FUNCTION (repeatable); MODULE may be path/to/file.py")
+      ->type_name("MODULE:FUNCTION")
+      ->allow_extra_args(false);
+  command.add_option("--python-exe", options.python_exe,
+                     "The interpreter --python runs in (a venv's or conda's; CPython >= 3.9 with numpy)")
+      ->type_name("PATH")
+      ->capture_default_str();
   command.add_option("--plugin-timeout", options.timeout_seconds,
-                     "Seconds a plugin may take to answer one call before it is killed and the "
-                     "property is HANG (loading gets at least 120 s); 0: 3 s plus 1 s per million "
-                     "elements of the call")
+                     "Seconds a plugin (or Python function) may take to answer one call before it is "
+                     "killed and the property is HANG (loading gets at least 120 s); 0: 3 s plus 1 s per "
+                     "million elements of the call")
       ->type_name("SECONDS")
       ->capture_default_str();
   command.add_option("--plugin-threads", options.threads,

@@ -32,6 +32,7 @@
 #include "cli/main_job.h"
 #include "core/exit_codes.h"
 #include "core/result_files.h"
+#include "core/subject_ids.h"
 #include "properties/verify/verify.h"
 #include "bench/run_bench.h"
 #include "reports/report.h"
@@ -78,7 +79,7 @@ int own_verdict(const std::filesystem::path& dir, int verdict) {
   const auto json = nlohmann::json::parse(in, nullptr, false);
   if (json.is_discarded() || !json.contains("results")) return verdict;
   for (const auto& r : json["results"]) {
-    if (r["mutant"].get<bool>() || r["subject"].get<std::string>().rfind("plugin/", 0) == 0) continue;
+    if (r["mutant"].get<bool>() || is_outside_id(r["subject"].get<std::string>())) continue;
     if (r["status"] == "FAILED") return kExitFailed;
   }
   return json["summary"].value("mutants_survived", 0) > 0 ? kExitFailed : kExitOk;
@@ -92,7 +93,7 @@ int own_bench_verdict(const std::filesystem::path& dir, int verdict) {
   if (json.is_discarded() || !json.contains("benchmarks")) return verdict;
   for (const auto& b : json["benchmarks"]) {
     const bool failed = b.value("error_occurred", false) || b.value("oracle_failed", 0.0) > 0;
-    if (failed && b.value("run_name", std::string()).rfind("plugin/", 0) != 0) return kExitFailed;
+    if (failed && !is_outside_id(b.value("run_name", std::string()))) return kExitFailed;
   }
   return kExitOk;
 }
@@ -106,7 +107,7 @@ std::string peers_line(const std::filesystem::path& dir) {
   std::map<std::string, std::string> failed;
   for (const auto& r : json["results"]) {
     const auto subject = r["subject"].get<std::string>();
-    if (subject.rfind("plugin/", 0) != 0) continue;
+    if (!is_outside_id(subject)) continue;
     const auto status = r["status"].get<std::string>();
     auto& c = counts[subject];
     c[0] += status == "PASSED";

@@ -26,11 +26,13 @@ install(FILES plugins/examples/example_rope.h plugins/examples/good_rope.c plugi
         DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples)
 install(DIRECTORY plugins/examples/outside-project DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples
         PATTERN "build*" EXCLUDE)  # a build of it made in place
-# The Python contract's helper (issue 28: `verify --python MODULE:FUNCTION` runs a driver script in
-# the user's interpreter): every plugins/python/*.py, to share/ropecheck/python/, where the
-# installed CLI finds it relative to itself (<bindir>/../share/ropecheck/python/). OPTIONAL: the
-# folder does not exist before that feature lands.
-install(DIRECTORY plugins/python/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/python OPTIONAL
+# The Python contract's driver (`verify --python MODULE:FUNCTION` runs it in the user's
+# interpreter): every plugins/python/*.py, to share/ropecheck/python/, where the installed CLI
+# finds it relative to itself (<bindir>/../share/ropecheck/python/, plugins/CMakeLists.txt); and
+# the example Python functions beside the example plugins.
+install(DIRECTORY plugins/python/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/python
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(DIRECTORY plugins/examples/python/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples/python
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
 # Documentation, with the relative links of the README kept working (docs/, the rooms' READMEs).

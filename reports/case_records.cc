@@ -1,6 +1,8 @@
 // Typed case records of bench.json (case_records.h).
 #include "reports/case_records.h"
 
+#include "core/subject_ids.h"
+
 #include "reports/stats.h"
 
 namespace ropecheck {
@@ -46,6 +48,6 @@ CaseRecord case_record(const BenchCase& c) {
   return r;
 }
 
-bool is_peer(const std::string& impl) { return impl.rfind("plugin/", 0) == 0 || impl.rfind("python/", 0) == 0; }
+bool is_peer(const std::string& impl) { return is_outside_id(impl); }
 
 }  // namespace ropecheck

@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "core/subject_ids.h"
 #include "reports/bench_tables.h"
 #include "reports/plots.h"
 
@@ -194,14 +195,14 @@ void kill_matrix(ReportDoc& doc, const VerifyData& v) {
   }
 }
 
-// Every property a peer (plugins: "plugin/...") fails, with its shrunk case and its bound: a finding
+// Every property a peer (plugin/... or python/...) fails, with its shrunk case and its bound: a finding
 // about outside code, not a failure of ropecheck's own; docs/findings.md writes each one up.
 void peer_findings(ReportDoc& doc, const VerifyData& v) {
   Table t;
   t.header = {"peer", "property", "what failed", "shrunk case", "worst / bound", "replay"};
   t.numeric = {false, false, false, false, true, false};
   for (const auto& r : v.results) {
-    if (r.status != "FAILED" || r.mutant || r.subject.rfind("plugin/", 0) != 0) continue;
+    if (r.status != "FAILED" || r.mutant || !is_outside_id(r.subject)) continue;
     std::string shrunk = r.counterexample;
     std::replace(shrunk.begin(), shrunk.end(), '\n', ' ');
     const auto number = [](const std::optional<double>& x) { return x ? fmt::format("{:.3g}", *x) : std::string("inf"); };
@@ -269,14 +270,17 @@ void bench_table(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
-// Outside implementations (plugins: the PyTorch peers of peers/torch, or any other) beside
-// ropecheck's fastest kernel on the same shape, layout and thread count, from the same run.
+// Outside implementations (plugins: the PyTorch peers of peers/torch, or any other; Python
+// callables) beside ropecheck's fastest kernel on the same shape, layout and thread count, from
+// the same run.
 void peers_section(ReportDoc& doc, const BenchData& bench) {
   const auto rows = peer_rows(bench);
   if (rows.empty()) return;
   heading(doc, 3, "Peers");
-  paragraph(doc, "Implementations from outside ropecheck, run through the plugin ABI in the same run as "
-                 "its own kernels (`--plugin`; the PyTorch peers are RoPE as HF transformers and Meta's "
+  paragraph(doc, "Implementations from outside ropecheck, run through the plugin ABI or as Python callables "
+                 "in the same run as its own kernels (`--plugin`; `--python`: the python/... rows, timed in "
+                 "their interpreter around the call, their probe run by ropecheck over the same shared "
+                 "bytes; the PyTorch peers are RoPE as HF transformers and Meta's "
                  "LLaMA compute it with torch ops, one torch thread; plugin/ggml is llama.cpp's "
                  "ggml_rope_ext on ggml's CPU backend with its context and graph built per call, as a "
                  "caller of the API pays, plugin/ggml_compute the same graph reused: graph_compute "

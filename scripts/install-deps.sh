@@ -13,6 +13,7 @@ packages=(
   help2man  # the man page, generated from the CLI's --help (cmake/man_page.cmake); dpkg-shlibdeps for the .deb comes with build-essential (dpkg-dev)
   debootstrap  # scripts/install-into-fresh-root.sh: the .deb installed on a fresh Debian 12 root
   libtorch-dev  # PyTorch peers (peers/torch): ~160 packages, ~125 MB of archives; optional for the build
+  python3-torch  # --python: the PyTorch example (plugins/examples/python/torch_rope.py) beside the libtorch peers; its tests skip without it
 )
 
 missing=()

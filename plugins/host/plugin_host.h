@@ -11,6 +11,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_protocol.h"
@@ -36,7 +37,17 @@ struct PluginOptions {
   // Threads an ABI 2 plugin may use in a call (call->threads, and init's max_threads); 1 to
   // kMaxPluginThreads. ABI 1 has no such field (the PyTorch peers read ROPECHECK_PLUGIN_THREADS).
   int threads = 1;
+  // --python MODULE:FUNCTION (repeatable): Python callables loaded beside the plugins, each in a
+  // worker of the interpreter python_exe (python_host.h). Here rather than beside the plugin
+  // paths so that every command that takes --plugin loads, lists and replays them the same way.
+  std::vector<std::string> python{};
+  std::string python_exe = "python3";  // --python-exe: a name searched on PATH, or a path
 };
+
+// Throws InvalidInput for a timeout that is negative or not finite, or threads out of range.
+void check_plugin_options(const PluginOptions& options);
+// How long a worker's load or exit is awaited: the fixed timeout, else the watchdog's base.
+double worker_wait_seconds(const PluginOptions& options);
 
 // The plugin did something a correct kernel never does: crashed (by a signal or exit), did not
 // answer in time, wrote outside q and k or into positions, or returned ROPECHECK_PLUGIN_ERROR.

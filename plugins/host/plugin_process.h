@@ -1,20 +1,20 @@
 // One plugin worker child from the host's side: fork it (it loads the library and reports), send
 // it calls, and turn its death or silence into a PluginFailure that says what happened
-// ("plugin crashed with SIGSEGV", "plugin did not answer within 10 s"). After a failure the
-// worker is gone; the owner starts a new one for the next call.
+// ("plugin crashed with SIGSEGV", "plugin did not answer within 10 s"; child_channel.h). After a
+// failure the worker is gone; the owner starts a new one for the next call.
 #pragma once
 
-#include <sys/types.h>
-
-#include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
+#include "plugins/host/child_channel.h"
+#include "plugins/host/outside_rope.h"
 #include "plugins/host/plugin_protocol.h"
 
 namespace ropecheck {
 
-class WorkerProcess {
+class WorkerProcess final : public CallServer {
  public:
   // Forks the worker for `path` on the memory file `memory_fd` and waits for its LoadReport
   // (max_threads: what an ABI 2 init is told). Throws PluginFailure when it dies or stays silent
@@ -22,32 +22,25 @@ class WorkerProcess {
   // worker's exit is awaited.
   WorkerProcess(const std::filesystem::path& path, int memory_fd, double timeout_seconds,
                 int max_threads);
-  ~WorkerProcess();  // closes the channel (the worker then exits) and reaps it
-  WorkerProcess(const WorkerProcess&) = delete;
-  WorkerProcess& operator=(const WorkerProcess&) = delete;
 
   const plugin_protocol::LoadReport& report() const { return report_; }
 
-  // One apply, waiting up to `seconds`: the status the plugin returned. PluginFailure on a crash,
-  // PluginHang past the wait (the worker is killed and reaped first); the object is then spent.
-  std::int32_t call(const plugin_protocol::CallMessage& message, std::string_view function,
-                    double seconds) {
-    return exchange(message, function, seconds).status;
-  }
-  // The same, with the whole reply (a timed call's measurements).
+  // One apply, waiting up to `seconds`: the whole reply (a timed call's measurements too).
+  // PluginFailure on a crash, PluginHang past the wait (the worker is killed and reaped first);
+  // the object is then spent.
   plugin_protocol::ReplyMessage exchange(const plugin_protocol::CallMessage& message,
-                                         std::string_view function, double seconds);
+                                         std::string_view function, double seconds) override;
 
  private:
-  // Waits up to `seconds` for exactly one message of this size.
-  void receive(void* message, std::size_t bytes, std::string_view during, double seconds);
-  [[noreturn]] void fail_dead(std::string_view during);
-  [[noreturn]] void fail_silent(std::string_view during, double seconds);
-  void reap(bool kill_first);
+  struct Start {
+    std::string path;  // made before fork: the child must not allocate
+    int memory_fd;
+    int max_threads;
+  };
+  static void run(int channel, const void* start);
 
-  pid_t pid_ = -1;
-  int channel_ = -1;
-  double timeout_seconds_;
+  Start start_;
+  ChildChannel child_;
   plugin_protocol::LoadReport report_;
 };
 

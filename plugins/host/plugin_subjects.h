@@ -1,5 +1,6 @@
-// --plugin for `verify` and `list`: every path loaded by load_plugin() (each in its own worker
-// child), and the arguments a printed command (a __REPRO line) needs to load them again.
+// --plugin and --python for `verify`, `bench` and `list`: every path loaded by load_plugin() and
+// every callable of PluginOptions::python by load_python() (each in its own worker child), and
+// the arguments a printed command (a __REPRO line) needs to load them again.
 #pragma once
 
 #include <filesystem>
@@ -14,14 +15,16 @@ namespace ropecheck {
 
 using LoadedPlugins = std::vector<std::shared_ptr<const RopeImpl>>;
 
-// Throws InvalidInput for a plugin that does not load (load_plugin()) and for two plugins with
-// the same name (their ids would collide).
+// Throws InvalidInput for a plugin or Python callable that does not load (load_plugin(),
+// load_python()) and for two with the same id.
 LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
                            const PluginOptions& options);
 
-// {"--plugin", PATH, ..., "--plugin-timeout", T, "--plugin-threads", N}; T and N only when they
-// are not the defaults (0: the watchdog from each call's size; 1 thread); {} without plugins. Paths made absolute, so that the command replays from
-// any directory.
+// {"--plugin", PATH, ..., "--python", TARGET, ..., "--python-exe", EXE, "--plugin-timeout", T,
+// "--plugin-threads", N}; EXE, T and N only when they are not the defaults (python3; 0: the
+// watchdog from each call's size; 1 thread); {} without plugins. Paths made absolute, so that the
+// command replays from any directory; a Python target as given (it may be relative to the
+// directory the command ran in, as the __REPRO line is).
 std::vector<std::string> plugin_arguments(const std::vector<std::filesystem::path>& paths,
                                           const PluginOptions& options);
 

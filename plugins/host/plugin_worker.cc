@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <initializer_list>
 
+#include "plugins/host/child_channel.h"
 #include "plugins/host/plugin_protocol.h"
 #include "plugins/host/probe_team.h"
 
@@ -40,38 +40,6 @@ void copy_bounded(char* out, std::size_t cap, const char* in, std::uint32_t* tru
   const std::size_t n = strnlen(in, cap + 1);
   if (truncated != nullptr) *truncated = n > cap ? 1 : 0;
   std::memcpy(out, in, n > cap ? cap : n);
-}
-
-// The plugin's crash must end this process by its signal (the host reports "crashed with
-// SIGSEGV"): the host's handlers (ASan's, for one) are inherited through fork, so reset them.
-void default_crash_signals() {
-  for (const int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS}) {
-    struct sigaction action {};
-    action.sa_handler = SIG_DFL;
-    sigemptyset(&action.sa_mask);
-    sigaction(sig, &action, nullptr);
-  }
-  sigset_t all;
-  sigemptyset(&all);
-  sigprocmask(SIG_SETMASK, &all, nullptr);
-}
-
-// Only the channel and the memory file stay open: the plugin must not hold the host's files
-// (another worker's channel would then never see EOF when that worker dies).
-void close_other_files(int keep_a, int keep_b) {
-  const unsigned low = static_cast<unsigned>(keep_a < keep_b ? keep_a : keep_b);
-  const unsigned high = static_cast<unsigned>(keep_a < keep_b ? keep_b : keep_a);
-  const unsigned ranges[3][2] = {{3, low - 1}, {low + 1, high - 1}, {high + 1, ~0u}};
-  for (const auto& range : ranges) {
-    if (range[0] > range[1]) continue;
-    if (close_range(range[0], range[1], 0) == 0) continue;
-    // Kernels before 5.9 lack close_range: close one by one up to the descriptor limit.
-    const long limit = sysconf(_SC_OPEN_MAX);
-    const unsigned last = range[1] < static_cast<unsigned>(limit > 0 ? limit : 1024)
-                              ? range[1]
-                              : static_cast<unsigned>(limit > 0 ? limit : 1024);
-    for (unsigned fd = range[0]; fd <= last && fd != ~0u; ++fd) close(static_cast<int>(fd));
-  }
 }
 
 // The loaded plugin, whichever ABI it speaks (exactly one of v1, v2 is set).
@@ -240,14 +208,6 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
   return plugin.v2->apply(plugin.context, &c);
 }
 
-// A timed call (plugin_protocol.h): the apply, then the host's probe over the same bytes at the
-// call's thread count (probe_team.h) for at least a quarter of the apply's time and
-// kMinProbeSeconds, in doubling batches (reading a clock costs about a fifth of a decode-sized
-// pass: a few passes alone would count it in). One thread: this thread's CPU time, as the
-// built-ins are timed (bench/same_run_limit.h); more: the wall clock, where the plugin's other
-// threads count too.
-constexpr double kMinProbeSeconds = 50e-6;
-
 // A timed call's q and k: private copies of a stage's shared ones, in anonymous memory advised
 // for transparent huge pages as the built-ins' buffers are (bench/aligned_buffer.h; the shared
 // memory file gets none where shmem THP is off, its default): 2 MiB aligned, a PROT_NONE page
@@ -288,6 +248,10 @@ struct TimingCopies {
   PrivateCopy q, k;
 };
 
+// A timed call (plugin_protocol.h): the apply, then the host's probe over the same bytes at the
+// call's thread count (probe_team.h) for at least a quarter of the apply's time and
+// kMinProbeSeconds. One thread: this thread's CPU time, as the built-ins are timed
+// (bench/same_run_limit.h); more: the wall clock, where the plugin's other threads count too.
 ReplyMessage timed_apply(const Plugin& plugin, const CallMessage& call, std::byte* base, TimingCopies& copies) {
   const std::size_t element = call.dtype == ROPECHECK_DTYPE_FP32 ? 4 : 2;
   const std::size_t row = static_cast<std::size_t>(call.spec.head_dim) * element * static_cast<std::size_t>(call.tokens);

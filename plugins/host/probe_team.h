@@ -1,4 +1,5 @@
-// The same-run probe at a timed plugin call's thread count (plugin_worker.cc): as the built-ins'
+// The same-run probe at a timed plugin call's thread count (plugin_worker.cc; for a Python
+// function, which cannot run the host's code, python_process.cc in the host): as the built-ins'
 // benchmark threads each probe their own contiguous share of the tokens at once
 // (bench/rope_cases.cc), `threads` threads here each run the probe over their share, together,
 // timed on the wall clock from the start of a batch to the last thread's end. A probe at one
@@ -16,6 +17,11 @@ namespace ropecheck {
 
 // Seconds on `clock` (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID) as a double.
 double seconds_on(clockid_t clock);
+
+// A timed call's probe runs at least this long (and at least a quarter of the call's time), in
+// doubling batches: reading a clock costs about a fifth of a decode-sized pass, so a few passes
+// alone would count it in.
+inline constexpr double kMinProbeSeconds = 50e-6;
 
 struct ProbeTeamResult {
   double seconds = 0;       // wall time of the passes (one thread asked: its CPU time)

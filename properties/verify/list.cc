@@ -51,12 +51,23 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
 
 // list --plugin: what ropecheck read from each library (the capabilities verify generates from).
 void print_plugins(const Json& plugins, std::ostream& out) {
-  out << fmt::format("\nPlugins ({}), each run in a child process:\n", plugins.size());
+  out << fmt::format("\nPlugins ({}), each run in a child process (python/...: in its interpreter):\n", plugins.size());
   // STORAGE beside DTYPES: which of the declared dtypes the properties judge it as (plugin.h).
   TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "STORAGE", "PARTIAL", "MAX HEAD_DIM",
                    "SCALING", "PATH"});
   for (const auto& p : plugins) {
     const auto& caps = p["capabilities"];
+    if (p.contains("python")) {  // a Python callable: its interpreter in place of an ABI
+      const auto& info = p["python"];
+      table.add_row({p["id"].get<std::string>(), "python", joined(caps["layouts"]), joined(caps["angle_precisions"]),
+                     caps["storage"].get<std::string>(), caps["storage"].get<std::string>(),
+                     caps["partial_rotary"].get<bool>() ? "yes" : "no", std::to_string(caps["max_head_dim"].get<int>()),
+                     joined(caps["scaling_kinds"]), info["target"].get<std::string>()});
+      table.add_note("    " + p["summary"].get<std::string>());
+      table.add_note(fmt::format("    {} (Python {}, numpy {})", info["interpreter"].get<std::string>(),
+                                 info["python_version"].get<std::string>(), info["numpy_version"].get<std::string>()));
+      continue;
+    }
     const auto& info = p["plugin"];
     const int max_head_dim = info["max_head_dim"].get<int>();
     table.add_row({p["id"].get<std::string>(), std::to_string(info["abi_version"].get<int>()),

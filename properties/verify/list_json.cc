@@ -8,6 +8,7 @@
 #include "properties/property.h"
 #include "ropecheck/plugin.h"
 #include "plugins/host/plugin_host.h"
+#include "plugins/host/python_host.h"
 #include "impls/registry.h"
 
 namespace ropecheck {
@@ -62,6 +63,14 @@ Json plugin_json(const RopeImpl& impl) {
                        {"dtypes", dtypes},
                        {"max_head_dim", info->max_head_dim},
                        {"description", info->description}};
+  }
+  if (const PythonInfo* info = python_info(impl)) {
+    entry["python"] = {{"target", info->target},
+                       {"interpreter", info->interpreter.string()},
+                       {"python_version", info->python_version},
+                       {"numpy_version", info->numpy_version},
+                       {"declaration", info->declaration.empty() ? nlohmann::ordered_json()
+                                                                 : nlohmann::ordered_json::parse(info->declaration)}};
   }
   return entry;
 }

@@ -2,13 +2,24 @@
 # find_package(ropecheck) from an outside project: install this build into a scratch prefix, then
 # configure, build and ctest plugins/examples/outside-project against it. Its kernel passes the
 # test ropecheck_add_plugin_test() registered; built with its bug (OUTSIDE_ROPE_BROKEN), the same
-# test must fail, naming the property that caught it.
-#   tests/plugins/outside_project_test.sh BUILD_DIR SOURCE_DIR
+# test must fail, naming the property that caught it. With PYTHON (an interpreter with numpy), the
+# installed CLI also verifies the installed numpy example through the installed --python driver.
+#   tests/plugins/outside_project_test.sh BUILD_DIR SOURCE_DIR [PYTHON]
 set -euo pipefail
-build=$1 source=$2
+build=$1 source=$2 python=${3:-}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cmake --install "$build" --prefix "$scratch/prefix" >"$scratch/install.log"
+if [ -n "$python" ]; then
+  share="$scratch/prefix/share/ropecheck"
+  [ -f "$share/python/ropecheck_driver.py" ] || { echo "outside_project_test: no installed --python driver" >&2; exit 1; }
+  "$scratch/prefix/bin/ropecheck" verify --python "$share/examples/python/numpy_rope.py:apply" --python-exe "$python" \
+    --property oracle_agreement --cases 10 --out "$scratch/python-verify" >"$scratch/python-verify.log" 2>&1 || {
+    cat "$scratch/python-verify.log"
+    echo "outside_project_test: the installed numpy example did not pass verify --python" >&2
+    exit 1
+  }
+fi
 for variant in good broken; do
   broken=OFF
   [ "$variant" = broken ] && broken=ON
@@ -27,4 +38,4 @@ grep -q "FAILED.*oracle_agreement" "$scratch/broken-ctest.log" || {
   echo "outside_project_test: the broken kernel failed, but not oracle_agreement" >&2
   exit 1
 }
-echo "outside_project_test: the kernel passes, its broken build fails oracle_agreement"
+echo "outside_project_test: the kernel passes, its broken build fails oracle_agreement${python:+; the installed numpy example passes verify --python}"

@@ -29,6 +29,7 @@
 #include "plugins/host/plugin_host.h"
 #include "core/storage.h"
 #include "core/tolerance.h"
+#include "tests/support/outside_problem.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -36,46 +37,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::built_plugin;
+using test::failure_of;
+using test::Problem;
 using test::Exited;
 using test::ScratchDir;
 using test::slurp;
 using test::spawn;
 using Json = nlohmann::json;
 
-// ---- in-process: load_plugin() and the PluginRope it returns --------------------------------
-
-struct Problem {
-  RopeSpec spec;
-  std::vector<float> q, k;
-  std::vector<std::int64_t> positions;
-  std::int64_t q_heads = 4, k_heads = 2;
-
-  explicit Problem(int head_dim, Layout layout = Layout::half_split, int rotary_dim = 0) {
-    spec.head_dim = head_dim;
-    spec.rotary_dim = rotary_dim == 0 ? head_dim : rotary_dim;
-    spec.layout = layout;
-    positions = {0, 7, 4096, -3};
-    q.resize(positions.size() * static_cast<std::size_t>(q_heads * head_dim));
-    k.resize(positions.size() * static_cast<std::size_t>(k_heads * head_dim));
-    for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::sin(static_cast<float>(i) + 0.5f);
-    for (std::size_t i = 0; i < k.size(); ++i) k[i] = std::cos(static_cast<float>(i) * 0.3f);
-  }
-  void apply(const RopeImpl& impl) {
-    const auto tokens = static_cast<std::int64_t>(positions.size());
-    impl.apply(spec, HeadTensor{q, tokens, q_heads, spec.head_dim},
-               HeadTensor{k, tokens, k_heads, spec.head_dim}, positions);
-  }
-};
-
-// The PluginFailure message of one apply, "" when it did not throw one.
-std::string failure_of(const RopeImpl& impl, Problem problem) {
-  try {
-    problem.apply(impl);
-  } catch (const PluginFailure& e) {
-    return e.what();
-  }
-  return "";
-}
+// ---- in-process: load_plugin() and the implementation it returns ------------------------------
 
 std::string load_error(const std::string& path, PluginOptions options = {}) {
   try {

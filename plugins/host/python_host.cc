@@ -1,0 +1,220 @@
+// load_python(): a Python callable as a RopeImpl (an OutsideRope, outside_rope.h). Finds the
+// interpreter and the driver, judges the driver's hello (bad input: exit 2) and turns the
+// function's `ropecheck` declaration into its capabilities.
+#include "plugins/host/python_host.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <variant>
+
+#include "core/errors.h"
+#include "plugins/host/outside_rope.h"
+#include "plugins/host/plugin_host.h"
+#include "plugins/host/python_process.h"
+
+namespace ropecheck {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::string_view kDeclarationKeys[] = {"layouts",      "scaling",      "angles",        "storage",
+                                                  "max_position", "max_head_dim", "partial_rotary"};
+
+// A name searched on PATH as a shell does; a name with a slash is a path.
+std::filesystem::path find_interpreter(const std::string& exe) {
+  const auto runnable = [](const std::filesystem::path& p) {
+    std::error_code error;
+    return std::filesystem::is_regular_file(p, error) && access(p.c_str(), X_OK) == 0;
+  };
+  if (exe.empty()) throw InvalidInput("--python-exe is empty");
+  if (exe.find('/') != std::string::npos) {
+    if (!runnable(exe)) throw InvalidInput(fmt::format("--python-exe '{}': no such executable file", exe));
+    std::error_code error;
+    const auto absolute = std::filesystem::absolute(exe, error);
+    return absolute.empty() ? std::filesystem::path(exe) : absolute;
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / exe;
+    if (runnable(candidate)) return candidate;
+  }
+  throw InvalidInput(fmt::format("no '{}' on PATH: install Python 3 or name an interpreter with --python-exe", exe));
+}
+
+// The declared value of one key, as a list of strings (a single string is a list of one).
+std::vector<std::string> strings_of(const Json& value, std::string_view key) {
+  std::vector<std::string> out;
+  if (value.is_string()) return {value.get<std::string>()};
+  if (!value.is_array() || value.empty()) {
+    throw InvalidInput(fmt::format("'{}' must be a string or a non-empty list of strings", key));
+  }
+  for (const auto& item : value) {
+    if (!item.is_string()) throw InvalidInput(fmt::format("'{}' must be a string or a non-empty list of strings", key));
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+std::int64_t positive_integer(const Json& value, std::string_view key) {
+  if (!value.is_number_integer() || value.get<std::int64_t>() <= 0) {
+    throw InvalidInput(fmt::format("'{}' must be a positive integer, got {}", key, value.dump()));
+  }
+  return value.get<std::int64_t>();
+}
+
+ScalingKind scaling_of(std::string_view rope_type) {
+  static const std::pair<std::string_view, ScalingKind> kKinds[] = {
+      {"linear", ScalingKind::linear}, {"ntk", ScalingKind::ntk},       {"dynamic", ScalingKind::dynamic_ntk},
+      {"yarn", ScalingKind::yarn},     {"llama3", ScalingKind::llama3}, {"longrope", ScalingKind::longrope}};
+  for (const auto& [name, kind] : kKinds) {
+    if (name == rope_type) return kind;
+  }
+  throw InvalidInput(fmt::format("'scaling': unknown rope_type '{}' (linear, ntk, dynamic, yarn, llama3, longrope)",
+                                 rope_type));
+}
+
+// The function's `ropecheck` attribute as capabilities; without one (null): both layouts, no
+// scaling, fp32 angles, fp32 storage. Throws InvalidInput naming what is malformed.
+RopeCapabilities capabilities_of(const Json& declaration) {
+  RopeCapabilities caps;
+  caps.layouts = {Layout::interleaved, Layout::half_split};
+  caps.angle_precisions = {AnglePrecision::fp32};
+  caps.scaling_kinds = {ScalingKind::none};
+  caps.isa = "python";
+  if (declaration.is_null()) return caps;
+  for (const auto& [key, value] : declaration.items()) {
+    if (std::find(std::begin(kDeclarationKeys), std::end(kDeclarationKeys), key) == std::end(kDeclarationKeys)) {
+      throw InvalidInput(fmt::format("unknown key '{}' (known: {})", key, fmt::join(kDeclarationKeys, ", ")));
+    }
+  }
+  if (declaration.contains("layouts")) {
+    caps.layouts.clear();
+    for (const auto& name : strings_of(declaration["layouts"], "layouts")) caps.layouts.push_back(parse_layout(name));
+  }
+  if (declaration.contains("angles")) {
+    caps.angle_precisions.clear();
+    for (const auto& name : strings_of(declaration["angles"], "angles")) {
+      caps.angle_precisions.push_back(parse_angle_precision(name));
+    }
+  }
+  if (declaration.contains("scaling")) {
+    for (const auto& name : strings_of(declaration["scaling"], "scaling")) {
+      const ScalingKind kind = scaling_of(name);
+      if (std::find(caps.scaling_kinds.begin(), caps.scaling_kinds.end(), kind) == caps.scaling_kinds.end()) {
+        caps.scaling_kinds.push_back(kind);
+      }
+    }
+  }
+  if (declaration.contains("storage")) {
+    const auto storage = strings_of(declaration["storage"], "storage");
+    if (storage.size() != 1) throw InvalidInput("'storage' must be one of fp32, bf16, fp16");  // one judged storage
+    const StorageType kinds[] = {StorageType::fp32, StorageType::bf16, StorageType::fp16};
+    const auto* found = std::find_if(std::begin(kinds), std::end(kinds),
+                                     [&](StorageType t) { return to_string(t) == storage.front(); });
+    if (found == std::end(kinds)) throw InvalidInput(fmt::format("'storage' must be fp32, bf16 or fp16, got '{}'", storage.front()));
+    caps.storage = *found;
+  }
+  if (declaration.contains("max_position")) {
+    caps.max_position = std::min(caps.max_position, positive_integer(declaration["max_position"], "max_position"));
+  }
+  if (declaration.contains("max_head_dim")) {
+    const auto max_head_dim = positive_integer(declaration["max_head_dim"], "max_head_dim");
+    if (max_head_dim < 4 || max_head_dim % 2 != 0) {
+      throw InvalidInput(fmt::format("'max_head_dim' must be even and >= 4, got {}", max_head_dim));
+    }
+    caps.max_head_dim = std::min<int>(caps.max_head_dim, static_cast<int>(std::min<std::int64_t>(max_head_dim, 1 << 20)));
+  }
+  if (declaration.contains("partial_rotary")) {
+    if (!declaration["partial_rotary"].is_boolean()) throw InvalidInput("'partial_rotary' must be true or false");
+    caps.partial_rotary = declaration["partial_rotary"].get<bool>();
+  }
+  return caps;
+}
+
+}  // namespace
+
+std::filesystem::path python_driver_path() {
+  std::error_code error;
+  if (const char* set = std::getenv("ROPECHECK_PYTHON_DRIVER"); set != nullptr && *set != '\0') {
+    if (!std::filesystem::is_regular_file(set, error)) {
+      throw InvalidInput(fmt::format("ROPECHECK_PYTHON_DRIVER '{}': no such file", set));
+    }
+    return set;
+  }
+  // Installed: <prefix>/bin/ropecheck beside <prefix>/share/ropecheck/python/.
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto installed = self.parent_path().parent_path() / ROPECHECK_PYTHON_DRIVER_INSTALLED;
+    if (std::filesystem::is_regular_file(installed, error)) return installed;
+  }
+  const std::filesystem::path source = ROPECHECK_PYTHON_DRIVER_SOURCE;
+  if (std::filesystem::is_regular_file(source, error)) return source;
+  throw InvalidInput(fmt::format("the Python driver is missing: neither <prefix>/{} nor {} exists (set "
+                                 "ROPECHECK_PYTHON_DRIVER)",
+                                 ROPECHECK_PYTHON_DRIVER_INSTALLED, source.string()));
+}
+
+std::unique_ptr<RopeImpl> load_python(const std::string& target, const PluginOptions& options) {
+  check_plugin_options(options);
+  const auto fail = [&](std::string_view why) {
+    return InvalidInput(fmt::format("python '{}': {}", target, why));
+  };
+  PythonStart start{find_interpreter(options.python_exe).string(), python_driver_path().string(), target};
+  auto memory = std::make_unique<GuardedBuffers>();
+  std::unique_ptr<PythonProcess> worker;
+  try {
+    worker = std::make_unique<PythonProcess>(start, *memory, worker_wait_seconds(options));
+  } catch (const PluginFailure& e) {
+    throw fail(fmt::format("the interpreter {} failed while loading it ({}); is it CPython >= 3.9?",
+                           start.interpreter, e.what()));
+  }
+  const Json& hello = worker->hello();
+  if (!hello.value("ok", false)) throw fail(hello.value("error", std::string("the driver gave no reason")));
+  PythonInfo info;
+  info.target = target;
+  info.name = hello.value("name", std::string());
+  info.interpreter = start.interpreter;
+  info.python_version = hello.value("python", std::string());
+  info.numpy_version = hello.value("numpy", std::string());
+  if (!valid_subject_name(info.name) || info.name.size() > 128) {
+    throw fail(fmt::format("'{}' cannot name a subject: python/<name> takes [A-Za-z0-9_.-], at most 128",
+                           info.name));
+  }
+  OutsideIdentity identity;
+  identity.id = "python/" + info.name;
+  try {
+    identity.capabilities = capabilities_of(hello.contains("declaration") ? hello["declaration"] : Json());
+  } catch (const InvalidInput& e) {
+    throw fail(fmt::format("its ropecheck declaration: {}", e.what()));
+  }
+  if (hello.contains("declaration") && !hello["declaration"].is_null()) info.declaration = hello["declaration"].dump();
+  const std::string doc = hello.value("summary", std::string());
+  identity.summary = doc.empty() ? fmt::format("Python {} (Python {}, numpy {})", target, info.python_version,
+                                               info.numpy_version)
+                                 : doc;
+  identity.noun = "Python function";
+  identity.info = info;
+  GuardedBuffers* shared = memory.get();  // owned by the implementation, which owns the factory too
+  auto restart = [start, shared, options]() -> std::unique_ptr<CallServer> {
+    auto fresh = std::make_unique<PythonProcess>(start, *shared, worker_wait_seconds(options));
+    if (!fresh->hello().value("ok", false)) {
+      throw PluginFailure("Python function could not be restarted: " + fresh->hello().value("error", std::string()));
+    }
+    return fresh;
+  };
+  return make_outside_rope(std::move(identity), options, std::move(memory), std::move(worker), std::move(restart));
+}
+
+const PythonInfo* python_info(const RopeImpl& impl) {
+  const OutsideIdentity* identity = outside_identity(impl);
+  return identity != nullptr ? std::get_if<PythonInfo>(&identity->info) : nullptr;
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,222 @@
+# ropecheck's Python worker: runs in the user's interpreter, exec'd by ropecheck for
+# `--python MODULE:FUNCTION` (plugins/host/python_process.cc), never by hand. It imports the
+# function, says what it declares, then serves calls: q, k and positions are numpy views of the
+# shared memory file ropecheck guards (no copy per call), one JSON message per request and reply
+# on a SOCK_SEQPACKET socket. The contract a function follows: docs/porting.md, "Python".
+# Written for CPython >= 3.9 but parsed by older ones too, so that they can be told so.
+import importlib
+import importlib.util
+import inspect
+import json
+import mmap
+import os
+import socket
+import sys
+import time
+import traceback
+
+MAX_MESSAGE = 1 << 20
+KEYS = ("layouts", "scaling", "angles", "storage", "max_position", "max_head_dim", "partial_rotary")
+
+
+def reply(channel, message):
+    channel.send(json.dumps(message).encode("utf-8"))
+
+
+def one_line(text, limit=600):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def exception_text(error):
+    return one_line("%s: %s" % (type(error).__name__, error))
+
+
+def short_traceback(error):
+    # The frames below the driver's own call: the user's code, last 3.
+    frames = traceback.extract_tb(error.__traceback__)[1:][-3:]
+    return "".join(traceback.format_list(frames))[-2000:]
+
+
+def import_target(target):
+    """The callable named MODULE:FUNCTION or path/to/file.py:FUNCTION, and its name for the id."""
+    if ":" not in target:
+        raise LookupError("'%s' is not MODULE:FUNCTION (or path/to/file.py:FUNCTION)" % target)
+    module_part, function_part = target.rsplit(":", 1)
+    if not module_part or not function_part:
+        raise LookupError("'%s' is not MODULE:FUNCTION (or path/to/file.py:FUNCTION)" % target)
+    # The caller's directory first: `--python my_rope:apply` works from where the user stands.
+    sys.path.insert(0, os.getcwd())
+    if module_part.endswith(".py") or os.sep in module_part:
+        path = os.path.abspath(module_part)
+        if not os.path.isfile(path):
+            raise LookupError("no such file: %s" % module_part)
+        sys.path.insert(0, os.path.dirname(path))  # its siblings import as they do when run there
+        name = os.path.splitext(os.path.basename(path))[0]
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    else:
+        name = module_part
+        if importlib.util.find_spec(module_part.split(".")[0]) is None:
+            raise LookupError("no module named '%s' (searched the current directory and sys.path)" % module_part)
+        module = importlib.import_module(module_part)
+    function = module
+    for attribute in function_part.split("."):
+        if not hasattr(function, attribute):
+            raise LookupError("module '%s' has no attribute '%s'" % (name, function_part))
+        function = getattr(function, attribute)
+    return function, "%s.%s" % (name, function_part)
+
+
+def check_signature(function):
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return  # a builtin or an extension without one: its first call will tell
+    try:
+        signature.bind(None, None, None, None)
+    except TypeError as error:
+        raise TypeError("cannot be called as fn(q, k, positions, spec): signature %s (%s)" % (signature, error))
+
+
+def load(target):
+    """The hello message: what was loaded, or why not."""
+    if sys.version_info < (3, 9):
+        return None, {"ok": False, "error": "Python %d.%d at %s: ropecheck needs CPython >= 3.9"
+                      % (sys.version_info[0], sys.version_info[1], sys.executable)}
+    try:
+        import numpy  # noqa: F401
+    except Exception as error:  # ImportError, or a numpy that fails to import
+        return None, {"ok": False, "error": "numpy cannot be imported by %s (Python %s): %s; install numpy "
+                      "for that interpreter or name one that has it with --python-exe"
+                      % (sys.executable, sys.version.split()[0], exception_text(error))}
+    try:
+        function, name = import_target(target)
+    except LookupError as error:
+        return None, {"ok": False, "error": str(error)}
+    except BaseException as error:  # the module's own import failed: its exception, one line
+        return None, {"ok": False, "error": "importing it raised %s" % exception_text(error)}
+    if not callable(function):
+        return None, {"ok": False, "error": "%s is a %s, not callable" % (name, type(function).__name__)}
+    try:
+        check_signature(function)
+    except TypeError as error:
+        return None, {"ok": False, "error": str(error)}
+    declaration = getattr(function, "ropecheck", None)
+    if declaration is not None:
+        if not isinstance(declaration, dict):
+            return None, {"ok": False, "error": "its ropecheck attribute is a %s; it must be a dict with keys %s"
+                          % (type(declaration).__name__, ", ".join(KEYS))}
+        try:
+            json.dumps(declaration)
+        except (TypeError, ValueError) as error:
+            return None, {"ok": False, "error": "its ropecheck attribute is not plain data: %s" % error}
+    doc = inspect.getdoc(function) or ""
+    return function, {"ok": True, "name": name, "summary": one_line(doc.splitlines()[0] if doc else "", 200),
+                      "python": sys.version.split()[0], "executable": sys.executable,
+                      "numpy": numpy.__version__, "declaration": declaration}
+
+
+class Memory:
+    """The shared memory file, mapped again whenever ropecheck grew it."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.size = 0
+        self.map = None
+        self.kept = []  # old mappings a function still holds views of (state kept across calls)
+
+    def view(self, file_bytes):
+        if file_bytes != self.size:
+            if self.map is not None:
+                try:
+                    self.map.close()
+                except BufferError:
+                    self.kept.append(self.map)
+            self.map = mmap.mmap(self.fd, file_bytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            self.size = file_bytes
+        return self.map
+
+
+def as_numpy(value):
+    """A returned array as numpy: torch tensors (any device) through .numpy()."""
+    import numpy
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        value = value.detach().cpu().numpy()
+    return numpy.asarray(value)
+
+
+def take_returned(result, q, k):
+    """Accepts None (rotated in place) or a pair (q, k) of new arrays of the same shape and dtype."""
+    import numpy
+    if result is None:
+        return None
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        return "returned a %s: expected None (q and k rotated in place) or a pair (q, k)" % type(result).__name__
+    for label, out, view in (("q", result[0], q), ("k", result[1], k)):
+        if out is view:
+            continue
+        array = as_numpy(out)
+        if array.shape != view.shape or array.dtype != view.dtype:
+            return "returned %s of shape %s and dtype %s; expected shape %s and dtype %s" % (
+                label, tuple(array.shape), array.dtype, tuple(view.shape), view.dtype)
+        numpy.copyto(view, array)
+    return None
+
+
+def serve(channel, memory, function):
+    import numpy
+    dtypes = {"fp32": numpy.float32, "fp16": numpy.float16, "bf16": numpy.uint16}
+    while True:
+        request = channel.recv(MAX_MESSAGE)
+        if not request:
+            return  # ropecheck closed the channel: done
+        call = json.loads(request.decode("utf-8"))
+        buffer = memory.view(call["file_bytes"])
+        tokens, head_dim = call["tokens"], call["head_dim"]
+        dtype = dtypes[call["dtype"]]
+        q = numpy.ndarray((tokens, call["q_heads"], head_dim), dtype, buffer, call["q"])
+        k = numpy.ndarray((tokens, call["k_heads"], head_dim), dtype, buffer, call["k"])
+        positions = numpy.ndarray((tokens,), numpy.int64, buffer, call["positions"])
+        positions.flags.writeable = False  # read-only; a write through another view is caught by ropecheck
+        clock = time.thread_time_ns if call["threads"] == 1 else time.perf_counter_ns
+        try:
+            start = clock()
+            result = function(q, k, positions, call["spec"])
+            took = clock() - start
+            problem = take_returned(result, q, k)
+        except BaseException as error:  # SystemExit included: the function's fault, not the driver's
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            reply(channel, {"status": "error", "error": exception_text(error), "traceback": short_traceback(error)})
+            continue
+        finally:
+            del q, k, positions  # no view may outlive a remap
+        if problem is not None:
+            reply(channel, {"status": "error", "error": problem, "traceback": ""})
+        else:
+            reply(channel, {"status": "ok", "ns": took})
+
+
+def main():
+    arguments = sys.argv[1:]
+    if len(arguments) != 3:
+        sys.stderr.write("ropecheck_driver.py is started by ropecheck (--python), not by hand\n")
+        return 2
+    channel_fd, memory_fd, target = int(arguments[0]), int(arguments[1]), arguments[2]
+    # The driver's own directory is not the user's: take it off the import path.
+    if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, channel_fd)
+    function, hello = load(target)
+    reply(channel, hello)
+    if function is None:
+        return 0
+    serve(channel, Memory(memory_fd), function)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
