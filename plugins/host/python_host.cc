@@ -148,17 +148,18 @@ std::filesystem::path python_driver_path() {
     }
     return set;
   }
-  // Installed: <prefix>/bin/ropecheck beside <prefix>/share/ropecheck/python/.
+  // Built: build/ropecheck (or build/tests/<room>_tests) and build/share/ropecheck/python/;
+  // installed: <prefix>/bin/ropecheck and <prefix>/share/ropecheck/python/.
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (!error) {
-    const auto installed = self.parent_path().parent_path() / ROPECHECK_PYTHON_DRIVER_INSTALLED;
-    if (std::filesystem::is_regular_file(installed, error)) return installed;
+    for (const auto& dir : {self.parent_path(), self.parent_path().parent_path()}) {
+      const auto driver = dir / ROPECHECK_PYTHON_DRIVER_INSTALLED;
+      if (std::filesystem::is_regular_file(driver, error)) return driver;
+    }
   }
-  const std::filesystem::path source = ROPECHECK_PYTHON_DRIVER_SOURCE;
-  if (std::filesystem::is_regular_file(source, error)) return source;
-  throw InvalidInput(fmt::format("the Python driver is missing: neither <prefix>/{} nor {} exists (set "
+  throw InvalidInput(fmt::format("the Python driver is missing: no {} beside or above {} (set "
                                  "ROPECHECK_PYTHON_DRIVER)",
-                                 ROPECHECK_PYTHON_DRIVER_INSTALLED, source.string()));
+                                 ROPECHECK_PYTHON_DRIVER_INSTALLED, self.parent_path().string()));
 }
 
 std::unique_ptr<RopeImpl> load_python(const std::string& target, const PluginOptions& options) {
