@@ -217,6 +217,11 @@ void add_gate(CLI::App& app, Commands& c) {
       ->type_name("OLD.so");
   c.gate->add_option("--plugin", g.plugin, "The changed plugin (with --base-plugin)")
       ->type_name("NEW.so");
+  c.gate->add_option("--base-python", g.base_python,
+                     "Or: the baseline Python function FILE.py:FUNCTION, benched by this binary (with --python)");
+  c.gate->add_option("--python", g.python, "The changed Python function FILE.py:FUNCTION (with --base-python)");
+  c.gate->add_option("--python-exe", g.python_exe, "The interpreter of both Python sides (default: python3 on PATH)")
+      ->type_name("PATH");
   c.gate->add_option("--rounds", g.rounds, "Rounds K (each: one base and one current process), >= 3")
       ->type_name("K")
       ->capture_default_str();

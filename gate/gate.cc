@@ -34,10 +34,13 @@ using SteadyClock = std::chrono::steady_clock;
 void validate(const GateOptions& o) {
   const bool executables = !o.base.empty() || !o.current.empty();
   const bool plugins = !o.base_plugin.empty() || !o.plugin.empty();
-  if (executables == plugins || (executables && (o.base.empty() || o.current.empty())) ||
-      (plugins && (o.base_plugin.empty() || o.plugin.empty()))) {
-    throw InvalidInput("gate: give --base OLD --current NEW (two ropecheck executables) or "
-                       "--base-plugin OLD.so --plugin NEW.so, one pair");
+  const bool pythons = !o.base_python.empty() || !o.python.empty();
+  if (int{executables} + int{plugins} + int{pythons} != 1 || (executables && (o.base.empty() || o.current.empty())) ||
+      (plugins && (o.base_plugin.empty() || o.plugin.empty())) ||
+      (pythons && (o.base_python.empty() || o.python.empty()))) {
+    throw InvalidInput("gate: give --base OLD --current NEW (two ropecheck executables), "
+                       "--base-plugin OLD.so --plugin NEW.so, or --base-python OLD.py:FUNCTION "
+                       "--python NEW.py:FUNCTION: one pair");
   }
   if (o.warmup_rounds < 1) {
     throw InvalidInput("--warmup-rounds must be >= 1: the first one also finds the cases to gate");
@@ -75,10 +78,29 @@ std::string same_length_alias(const std::string& target, const std::filesystem::
   return link.string();
 }
 
+// A Python side: FILE.py:FUNCTION with the file behind DIR/sides/NAME.py, so that both sides'
+// functions are python/NAME.FUNCTION (paired by case_key) and their command lines as long.
+std::vector<std::string> python_side(const std::string& target, const GateOptions& o, const std::string& name) {
+  const auto colon = target.rfind(':');
+  if (colon == std::string::npos || !target.substr(0, colon).ends_with(".py")) {
+    throw InvalidInput(fmt::format("gate: --base-python and --python take FILE.py:FUNCTION, got '{}'", target));
+  }
+  const std::string file = target.substr(0, colon);
+  std::vector<std::string> argv{this_executable().string(), "bench", "--python",
+                                same_length_alias(file.find('/') == std::string::npos ? "./" + file : file,
+                                                  o.out_dir, name + ".py") +
+                                    target.substr(colon)};
+  if (!o.python_exe.empty()) argv.insert(argv.end(), {"--python-exe", o.python_exe});
+  return argv;
+}
+
 std::vector<GateSide> sides_of(const GateOptions& o) {
   if (!o.base.empty()) {
     return {{"base", {same_length_alias(o.base, o.out_dir, "base"), "bench"}},
             {"current", {same_length_alias(o.current, o.out_dir, "curr"), "bench"}}};
+  }
+  if (!o.base_python.empty()) {
+    return {{"base", python_side(o.base_python, o, "base")}, {"current", python_side(o.python, o, "curr")}};
   }
   const std::string self = this_executable().string();
   return {{"base", {self, "bench", "--plugin", same_length_alias(o.base_plugin.string(), o.out_dir, "base.so")}},
@@ -87,7 +109,8 @@ std::vector<GateSide> sides_of(const GateOptions& o) {
 
 std::string resolve_filter(const GateOptions& o, const std::vector<GateSide>& sides) {
   if (!o.filter.empty()) return o.filter;
-  if (!o.base_plugin.empty()) return plugin_gate_filter();
+  if (!o.base_plugin.empty()) return outside_gate_filter("plugin");
+  if (!o.base_python.empty()) return outside_gate_filter("python");
   const auto base_ids = available_implementations(sides[0], o.out_dir);
   const auto current_ids = available_implementations(sides[1], o.out_dir);
   std::vector<std::string> both;
@@ -236,8 +259,10 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   const auto caches = read_cpu_caches();
 
   GateResult result;
-  result.base = options.base.empty() ? options.base_plugin.string() : options.base;
-  result.current = options.current.empty() ? options.plugin.string() : options.current;
+  result.base = !options.base.empty() ? options.base
+                : !options.base_python.empty() ? options.base_python : options.base_plugin.string();
+  result.current = !options.current.empty() ? options.current
+                   : !options.python.empty() ? options.python : options.plugin.string();
   result.filter = resolve_filter(options, sides);
   result.measure_rule = options.measure;
   result.settings = {options.threshold_percent, options.alpha, options.trim};

@@ -18,10 +18,13 @@
 namespace ropecheck {
 
 struct GateOptions {
-  // Two executables that act as the ropecheck CLI (`bench`, `list`), or two plugins that this
-  // binary benches itself (`bench --plugin`): exactly one pair.
+  // Two executables that act as the ropecheck CLI (`bench`, `list`), two plugins that this
+  // binary benches itself (`bench --plugin`), or two Python functions FILE.py:FUNCTION that it
+  // benches itself (`bench --python`, in python_exe): exactly one pair.
   std::string base, current;
   std::filesystem::path base_plugin, plugin;
+  std::string base_python, python;
+  std::string python_exe;  // empty: python3 on PATH
   // K, >= 3. Process-to-process spread dominates a process's own (bench/README.md), so the gate
   // spends its time on many short processes rather than on long ones.
   std::size_t rounds = 16;

@@ -47,12 +47,13 @@ void ProcessValues::merge(const ProcessValues& other) {
 }
 
 std::string exact_case_filter(const std::string& key) {
-  constexpr std::string_view kAnyPlugin = "plugin/*/";
   std::string filter = "^";
   std::string_view rest = key;
-  if (rest.starts_with(kAnyPlugin)) {
-    filter += "plugin/[^/]+/";
-    rest.remove_prefix(kAnyPlugin.size());
+  for (const std::string_view kind : {"plugin", "python"}) {
+    if (rest.starts_with(kind) && rest.substr(kind.size()).starts_with("/*/")) {
+      filter += fmt::format("{}/[^/]+/", kind);
+      rest.remove_prefix(kind.size() + 3);
+    }
   }
   for (const char c : rest) {
     if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) filter += '\\';
@@ -69,9 +70,12 @@ std::vector<std::size_t> shuffled_case_order(std::size_t count, std::mt19937_64&
 }
 
 std::string case_key(const std::string& name) {
-  if (!name.starts_with("plugin/")) return name;
-  const auto end = name.find('/', 7);
-  return end == std::string::npos ? name : "plugin/*" + name.substr(end);
+  for (const std::string_view kind : {"plugin/", "python/"}) {
+    if (!name.starts_with(kind)) continue;
+    const auto end = name.find('/', kind.size());
+    return end == std::string::npos ? name : std::string(kind) + "*" + name.substr(end);
+  }
+  return name;
 }
 
 ProcessValues run_side(const GateSide& side, const BenchSettings& settings,

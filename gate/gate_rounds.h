@@ -57,12 +57,13 @@ struct Round {
 };
 
 // A bench filter that matches exactly the case with this key (case_key()): the same text for
-// both sides, so that their command lines keep the same length (a plugin's name is matched by
-// [^/]+).
+// both sides, so that their command lines keep the same length (a plugin's or a Python
+// function's name is matched by [^/]+).
 std::string exact_case_filter(const std::string& key);
 
-// The key a case is paired by: its name, with a plugin's own name replaced by "*" (plugin/*/...)
-// so that two versions of a plugin pair up even when they call themselves differently.
+// The key a case is paired by: its name, with a plugin's or a Python function's own name replaced
+// by "*" (plugin/*/..., python/*/...) so that two versions pair up even when they are called
+// differently.
 std::string case_key(const std::string& name);
 
 // Runs `side` once: `bench --filter ... --repetitions ... --min-time ... --threads 1 --out dir`,

@@ -46,8 +46,8 @@ std::string default_gate_filter(const std::vector<std::string>& kernels) {
   return filter + fmt::format("^{}/", bench::registered_name(attention));
 }
 
-std::string plugin_gate_filter() {
-  return fmt::format("^plugin/[^/]+/({})/{}/", shapes_alternation(), kGatedLayout);
+std::string outside_gate_filter(std::string_view kind) {
+  return fmt::format("^{}/[^/]+/({})/{}/", kind, shapes_alternation(), kGatedLayout);
 }
 
 }  // namespace ropecheck

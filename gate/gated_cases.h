@@ -37,7 +37,8 @@ std::vector<std::string> fastest_kernels(const std::vector<std::string>& availab
 // The Google Benchmark filter (a regex over case names) of the default rule for these kernels.
 std::string default_gate_filter(const std::vector<std::string>& kernels);
 
-// The filter for --base-plugin/--plugin: every plugin case on the gated shapes.
-std::string plugin_gate_filter();
+// The filter for --base-plugin/--plugin ("plugin") and --base-python/--python ("python"): every
+// case of that kind on the gated shapes.
+std::string outside_gate_filter(std::string_view kind);
 
 }  // namespace ropecheck

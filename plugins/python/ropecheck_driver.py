@@ -51,7 +51,8 @@ def import_target(target):
         path = os.path.abspath(module_part)
         if not os.path.isfile(path):
             raise LookupError("no such file: %s" % module_part)
-        sys.path.insert(0, os.path.dirname(path))  # its siblings import as they do when run there
+        # its siblings import as they do when run there (where it really lies, behind a link)
+        sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
         name = os.path.splitext(os.path.basename(path))[0]
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)

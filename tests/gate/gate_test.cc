@@ -134,6 +134,29 @@ TEST(Gate, PluginModePairsTheTwoPluginsCasesWhateverTheyAreCalled) {
       << json["cases"][0]["name"];
 }
 
+TEST(Gate, PythonModePairsTheTwoFunctionsCases) {
+  const std::string python = ROPECHECK_NUMPY_PYTHON;
+  if (python.empty()) GTEST_FAIL() << "no interpreter with numpy was found at configure time";
+  const ScratchDir dir("gate_python");
+  const auto out = dir / "gate";
+  const std::string function = std::string(ROPECHECK_SOURCE_DIR) + "/plugins/examples/python/numpy_rope.py:apply";
+  const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base-python", function, "--python", function,
+                              "--python-exe", python, "--filter",
+                              "^python/[^/]+/llama7b_decode_at4095/interleaved/", "--rounds", "3",
+                              "--repetitions", "1", "--min-time", "0.01", "--out", out.string()});
+  ASSERT_NE(r.code, kExitUsage) << r.out << r.err;  // an A/A gate: any verdict but "could not judge"
+  const auto json = nlohmann::json::parse(test::slurp(out / "gate.json"));
+  ASSERT_EQ(json["cases"].size(), 1u);
+  EXPECT_TRUE(json["cases"][0]["name"].get<std::string>().starts_with(
+      "python/*/llama7b_decode_at4095/interleaved/"))
+      << json["cases"][0]["name"];
+  // Not FILE.py:FUNCTION: bad usage before anything runs.
+  const auto bad = test::spawn({ROPECHECK_CLI_PATH, "gate", "--base-python", "numpy_rope:apply", "--python",
+                                function, "--out", out.string()});
+  EXPECT_EQ(bad.code, kExitUsage);
+  EXPECT_TRUE(contains(bad.err, "FILE.py:FUNCTION")) << bad.err;
+}
+
 TEST(Gate, HelpDocumentsTheExitCodes) {
   const auto r = test::spawn({ROPECHECK_CLI_PATH, "gate", "--help"});
   EXPECT_EQ(r.code, kExitOk);

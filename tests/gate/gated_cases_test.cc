@@ -53,6 +53,14 @@ TEST(GatedCases, ACaseFilterMatchesThatCaseAloneOnBothSides) {
   EXPECT_TRUE(std::regex_search(old_name, plugin));
   EXPECT_TRUE(std::regex_search(new_name, plugin));
   EXPECT_FALSE(std::regex_search("plugin/a/b/llama7b_decode_at4095/interleaved/real_time/threads:1", plugin));
+  // Two Python functions (python/<module>.<function>) pair the same way, and not with a plugin.
+  const std::string base_py = "python/base.apply/llama7b_decode_at4095/interleaved/threads:1/manual_time";
+  const std::string curr_py = "python/curr.apply_v2/llama7b_decode_at4095/interleaved/threads:1/manual_time";
+  ASSERT_EQ(case_key(base_py), case_key(curr_py));
+  const std::regex python(exact_case_filter(case_key(base_py)));
+  EXPECT_TRUE(std::regex_search(base_py, python));
+  EXPECT_TRUE(std::regex_search(curr_py, python));
+  EXPECT_FALSE(std::regex_search("plugin/base/llama7b_decode_at4095/interleaved/threads:1/manual_time", python));
 }
 
 TEST(GatedCases, EachRoundVisitsEveryCaseOnceInASeededOrder) {
@@ -77,9 +85,13 @@ TEST(GatedCases, DefaultFilterMatchesExactlyTheRule) {
   EXPECT_FALSE(gated("kernel/avx512/llama7b_prefill512/interleaved/real_time/threads:1"));
   EXPECT_FALSE(gated("attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:2/real_time"));
   EXPECT_FALSE(gated("attention_blas/causal_8heads/tokens:4096/head_dim:128/blas_threads:1/real_time"));
-  const std::regex plugins(plugin_gate_filter());
+  const std::regex plugins(outside_gate_filter("plugin"));
   EXPECT_TRUE(std::regex_search("plugin/mine/llama7b_decode_at4095/interleaved/real_time", plugins));
   EXPECT_FALSE(std::regex_search("kernel/avx512/llama7b_decode_at4095/interleaved/", plugins));
+  EXPECT_FALSE(std::regex_search("python/mine.apply/llama7b_decode_at4095/interleaved/", plugins));
+  const std::regex pythons(outside_gate_filter("python"));
+  EXPECT_TRUE(std::regex_search("python/base.apply/llama7b_decode_at4095/interleaved/threads:1", pythons));
+  EXPECT_FALSE(std::regex_search("plugin/mine/llama7b_decode_at4095/interleaved/real_time", pythons));
 }
 
 TEST(GatedCases, WorkingSetsFromTheShapeTable) {
