@@ -168,9 +168,9 @@ TEST(BoundTightness, StorageRoundingUnitsAndTheSubnormalFloor) {
   }
 }
 
-// norm_bound_units, a (rounding units + storage units): the error vector's bound is the
-// element's (tolerance.h). With storage rounding, the rounded element of a pair that carries
-// nearly all its norm moves the norm by nearly the whole storage units.
+// norm_bound_units' sqrt(2), a sqrt(2) (rounding units + storage units): with storage rounding,
+// the rounded element of a pair that carries nearly all its norm moves the norm by nearly the
+// whole storage units, 1/sqrt(2) of the bound (both elements off outward do no better).
 TEST(BoundTightness, NormBoundWithStorage) {
   const RopeSpec spec{64, 64, 1e4, Layout::interleaved, AnglePrecision::fp64, {}};
   for (const char* id : {"kernel_bf16/scalar", "kernel_fp16/scalar"}) {
