@@ -41,7 +41,7 @@ commands=$(ninja -C "$build" -t commands tests/impls_tests)
 mapfile -t core < <(grep -E 'ropecheck_core\.dir/|libropecheck_core\.a' <<<"$commands")
 mapfile -t tests < <(grep -E 'impls_tests\.dir/.*-c ' <<<"$commands")
 mapfile -t link < <(grep -E -- '-o tests/impls_tests ' <<<"$commands")
-run() { for c in "$@"; do (cd "$build" && nice -n 19 bash -c "$c") >/dev/null; done; }
+run() { for c in "$@"; do (cd "$build" && bash -c "$c") >/dev/null; done; }
 relink() {
   run "${core[@]}"
   if [[ ${1:-} == core/tolerance.h ]]; then run "${tests[@]}"; fi
@@ -60,7 +60,7 @@ for entry in "${bounds[@]}"; do
   cp -p "$saved/tolerance.h" "$saved/tolerance.cc" core/
   perl -0pi -e "\$n = ($subst); die \"'$name' matched \$n times\\n\" unless \$n == 1" "$file"
   relink "$file"
-  failed=$(RC_PARAMS="seed=1 max_success=100" nice -n 19 "$build/tests/impls_tests" 2>&1 |
+  failed=$(RC_PARAMS="seed=1 max_success=100" "$build/tests/impls_tests" 2>&1 |
            sed -n 's|^\[  FAILED  \] \([^ ,]*\.[^ ,]*\).*|\1|p' | sort -u | paste -sd' ' || true)
   if [[ -n $failed ]]; then
     printf '%-34s doubled: fails %s\n' "$name" "$failed"
