@@ -31,10 +31,11 @@ for preset in ${ROPECHECK_PRESETS:-default asan}; do
     # Again as on a CPU without AVX2/AVX-512: the portable level must carry the suite alone. Left
     # out: the runs this cap cannot change, which would repeat the default leg bit for bit (same
     # seed, same code): a property on a scalar-level implementation, a mutant that is not built on
-    # attention (the two attention mutants use the dispatched kernel), and the framework peers'
-    # own verification, which runs their code, not ropecheck's kernels.
+    # attention (the two attention mutants use the dispatched kernel), the framework peers' and the
+    # Python functions' own verification, which runs their code, not ropecheck's kernels, and the
+    # build machinery and the plugin probe's threads, which no kernel level touches.
     leg "${preset}: ctest as on a scalar-only CPU (ROPECHECK_ISA=scalar)" \
       env ROPECHECK_ISA=scalar ctest --preset "${preset}" -j"${jobs}" -L 'impls|properties|plugins|vectors|bench' \
-        -E 'RopeProperty[.]Holds/.*_scalar__|MutantKill[.]IsKilled/mutant_(attention_factor|[b-z])|TorchPeers(Verify|Scan|Threads)[.]|GgmlPeerVerify[.]'
+        -E 'RopeProperty[.]Holds/.*_scalar__|MutantKill[.]IsKilled/mutant_(attention_factor|[b-z])|TorchPeers(Verify|Scan|Threads)[.]|GgmlPeerVerify[.]|Python[A-Za-z]*[.]|ProbeTeam[.]|reconfigure_when_installed'
   fi
 done
