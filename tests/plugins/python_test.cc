@@ -286,12 +286,7 @@ TEST(PythonLoad, ReferenceMatchesTheOracleAndDeclaresWhatItsAttributeSays) {
   EXPECT_NE(plugin_timer(*impl), nullptr);  // bench times it as it times a plugin
   test::Problem p(64);
   p.spec.angle_precision = AnglePrecision::fp64;
-  const auto tokens = static_cast<std::int64_t>(p.positions.size());
-  const auto want_q = oracle_rope(p.spec, p.q, tokens, p.q_heads, p.positions);
-  const auto want_k = oracle_rope(p.spec, p.k, tokens, p.k_heads, p.positions);
-  p.apply(*impl);
-  for (std::size_t i = 0; i < p.q.size(); ++i) ASSERT_NEAR(p.q[i], want_q[i], 1e-5) << i;
-  for (std::size_t i = 0; i < p.k.size(); ++i) ASSERT_NEAR(p.k[i], want_k[i], 1e-5) << i;
+  test::expect_matches_oracle(*impl, p);
   // Without a declaration: both layouts, unscaled, fp32 angles, fp32 storage.
   const auto plain = load_python(py_fixture("misbehaving.py:wrong_shape"), py_options())->capabilities();
   EXPECT_EQ(plain.layouts, (std::vector<Layout>{Layout::interleaved, Layout::half_split}));

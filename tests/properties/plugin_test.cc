@@ -73,14 +73,10 @@ TEST(PluginLoad, GoodPluginMatchesTheOracleWithGqaPartialRotaryAndQAlone) {
   const auto impl = load_plugin(built_plugin("good_rope"));
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     Problem p(96, layout, 64);
-    const auto tokens = static_cast<std::int64_t>(p.positions.size());
-    const auto want_q = oracle_rope(p.spec, p.q, tokens, p.q_heads, p.positions);
-    const auto want_k = oracle_rope(p.spec, p.k, tokens, p.k_heads, p.positions);
-    p.apply(*impl);
-    for (std::size_t i = 0; i < p.q.size(); ++i) ASSERT_NEAR(p.q[i], want_q[i], 1e-5) << i;
-    for (std::size_t i = 0; i < p.k.size(); ++i) ASSERT_NEAR(p.k[i], want_k[i], 1e-5) << i;
+    test::expect_matches_oracle(*impl, p);
     // The single-tensor form sends k with no heads: nothing may be written there.
     Problem alone(96, layout, 64);
+    const auto tokens = static_cast<std::int64_t>(alone.positions.size());
     impl->apply(alone.spec, HeadTensor{alone.q, tokens, alone.q_heads, 96}, alone.positions);
     for (std::size_t i = 0; i < alone.q.size(); ++i) ASSERT_EQ(alone.q[i], p.q[i]) << i;
   }

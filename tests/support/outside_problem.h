@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "impls/oracle/oracle.h"
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_host.h"
 
@@ -35,6 +38,17 @@ struct Problem {
                HeadTensor{k, tokens, k_heads, spec.head_dim}, positions);
   }
 };
+
+// Applies impl to p and expects its q and k within 1e-5 of the float64 oracle's (the problem's
+// values are smooth and of order 1: a correct fp32 rotation is far inside that).
+inline void expect_matches_oracle(const RopeImpl& impl, Problem& p) {
+  const auto tokens = static_cast<std::int64_t>(p.positions.size());
+  const auto want_q = oracle_rope(p.spec, p.q, tokens, p.q_heads, p.positions);
+  const auto want_k = oracle_rope(p.spec, p.k, tokens, p.k_heads, p.positions);
+  p.apply(impl);
+  for (std::size_t i = 0; i < p.q.size(); ++i) ASSERT_NEAR(p.q[i], want_q[i], 1e-5) << "q " << i;
+  for (std::size_t i = 0; i < p.k.size(); ++i) ASSERT_NEAR(p.k[i], want_k[i], 1e-5) << "k " << i;
+}
 
 // The PluginFailure message of one apply, "" when it did not throw one; *hang set when it was a
 // PluginHang.
