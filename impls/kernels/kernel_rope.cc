@@ -65,9 +65,8 @@ struct KernelScratch {
     }
     theta = inverse_frequencies(spec);
     scale = attention_factor(spec);
-    // 16 floats of slack: a masked vector store never needs it, but keeps the table's last
-    // vector in one allocation whatever the level's width.
-    table.assign(2 * static_cast<std::size_t>(spec.rotary_dim) + 16, 0.0f);
+    // One row, as a kept one (TableRows::row_bytes: the table and its slack).
+    table.assign(TableRows::row_bytes(spec.rotary_dim) / sizeof(float), 0.0f);
     angles.assign(2 * static_cast<std::size_t>(spec.rotary_dim), 0.0);
     rows.reset(spec.rotary_dim);
     kernel = for_kernel;

@@ -36,7 +36,6 @@ class TableRows {
   // The rows of the block starting at `first` (a multiple of kAnchorEvery) and its ready flag;
   // nullptr when kMaxBytes would be passed.
   float* block(std::int64_t first, bool** ready);
-  std::size_t bytes() const { return bytes_; }
 
  private:
   struct AlignedDelete {

@@ -64,5 +64,21 @@ TEST(CaseRecords, PeersArePluginsAndPythonCallablesBesideTheFastestKernel) {
   EXPECT_DOUBLE_EQ(*rows[1].ratio, 10.0);
 }
 
+TEST(CaseRecords, KeptRowsOfTheDecodeCasesThatCarryThem) {
+  BenchData bench;
+  BenchCase decode = case_named("kernel/avx512/llama7b_decode_at4095/interleaved/real_time/threads:1", 60, 0.8);
+  decode.real_time_ns = {500, 400, 450};
+  decode.counters["kept_row_bytes"] = {1088, 1088, 1088};
+  decode.counters["fresh_block_seconds"] = {2e-5, 1e-5, 3e-5};
+  add_case(bench, decode);
+  add_case(bench, case_named("kernel/avx512/llama7b_prefill512/interleaved/real_time/threads:1", 40, 0.8));
+  const auto rows = kept_rows_rows(bench);
+  ASSERT_EQ(rows.size(), 1u) << "only the case with the counters";
+  EXPECT_EQ(rows[0].name, "kernel/avx512 llama7b_decode_at4095, interleaved");
+  EXPECT_DOUBLE_EQ(rows[0].row_bytes, 1088);
+  EXPECT_DOUBLE_EQ(rows[0].kept_call_seconds, 450e-9);  // the median call
+  EXPECT_DOUBLE_EQ(rows[0].fresh_block_seconds, 2e-5);
+}
+
 }  // namespace
 }  // namespace ropecheck
