@@ -322,12 +322,9 @@ void bench_rope(benchmark::State& state, RopeCase* c) {
 
 bool is_kernel(const RopeImpl& impl) { return impl.id().starts_with("kernel"); }
 
-// The scalar references are 10-100x slower than the kernels: on the shapes marked for them only
-// (and the dense O(head_dim^2) definition only where head_dim is small).
+// The slow references on the shapes marked for them only (core/model_shapes.h).
 bool worth_running(const RopeImpl& impl, const RopeShape& shape) {
-  if (impl.id() == "rotation_matrix/scalar") return shape.references_too && shape.head_dim <= 64;
-  return shape.references_too || impl.id().find("/scalar") == std::string_view::npos ||
-         is_kernel(impl);
+  return runs_model_shape(impl.id(), shape);
 }
 
 }  // namespace

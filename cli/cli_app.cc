@@ -25,6 +25,7 @@
 #include "core/build_info.h"
 #include "core/errors.h"
 #include "core/isa.h"
+#include "core/machine_info.h"
 
 namespace ropecheck {
 namespace {
@@ -111,8 +112,10 @@ void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& p
                      "million elements of the call")
       ->type_name("SECONDS")
       ->capture_default_str();
+  options.threads = usable_cpus();  // init's max_threads: what verify may ask (--threads)
   command.add_option("--plugin-threads", options.threads,
-                     "Threads an ABI 2 plugin may use in each call (its call->threads)")
+                     "Threads an ABI 2 plugin may use in each call (init's max_threads; verify "
+                     "draws every count up to it and --threads; default: the usable CPUs)")
       ->type_name("N")
       ->capture_default_str();
 }
@@ -144,6 +147,12 @@ void add_verify(CLI::App& app, Commands& c) {
   c.verify->add_option("--jobs", v.jobs,
                        "Worker processes the subjects are spread over (same results in any number); "
                        "0: one per CPU this process may use")
+      ->type_name("N")
+      ->capture_default_str();
+  c.verify->add_option("--threads", v.threads,
+                       "Most threads a call is given: every count from 1 to N is drawn (the own "
+                       "kernels split the tokens, an ABI 2 plugin gets call->threads); 0: the "
+                       "usable CPUs")
       ->type_name("N")
       ->capture_default_str();
   c.verify->add_option("--seed", c.seed_text, "RapidCheck seed, an unsigned 64-bit integer")

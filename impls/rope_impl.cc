@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 #include <vector>
 
 #include "core/errors.h"
@@ -92,13 +94,65 @@ void validate_tensor(const RopeSpec& spec, const Fp16HeadTensor& x, PositionIds 
 
 void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                      PositionIds positions) const {
+  apply(spec, q, k, positions, 1);
+}
+
+void RopeImpl::apply(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions,
+                     int threads) const {
   validate(spec);
   validate_tensor(spec, q, positions, "q");
   validate_tensor(spec, k, positions, "k");
-  if (auto why = checked_capabilities().why_unsupported(spec); !why.empty()) {
+  const RopeCapabilities& caps = checked_capabilities();
+  if (auto why = caps.why_unsupported(spec); !why.empty()) {
     throw InvalidInput(fmt::format("{}: {}", id(), why));
   }
-  rotate_qk(spec, q, k, positions);
+  if (threads < 1 || threads > caps.max_threads) {
+    throw InvalidInput(fmt::format("{}: {} threads asked, it takes 1 to {}", id(), threads,
+                                   caps.max_threads));
+  }
+  if (threads == 1) return rotate_qk(spec, q, k, positions);
+  rotate_qk_threads(spec, q, k, positions, threads);
+}
+
+TokenChunk token_chunk(std::int64_t tokens, int threads, int j) {
+  const std::int64_t share = (tokens + threads - 1) / threads;
+  const std::int64_t begin = std::min(tokens, share * j);
+  return {begin, std::min(tokens, begin + share)};
+}
+
+void RopeImpl::rotate_qk_threads(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                                 PositionIds positions, int threads) const {
+  const auto part = [&](const HeadTensor& x, TokenChunk c) {
+    const auto row = static_cast<std::size_t>(x.heads * x.head_dim);
+    return HeadTensor{x.data.subspan(static_cast<std::size_t>(c.begin) * row,
+                                     static_cast<std::size_t>(c.end - c.begin) * row),
+                      c.end - c.begin, x.heads, x.head_dim};
+  };
+  const auto rotate_chunk = [&](int j) {
+    const TokenChunk c = token_chunk(q.tokens, threads, j);
+    if (c.begin == c.end) return;
+    rotate_qk(spec, part(q, c), part(k, c),
+              positions.subspan(static_cast<std::size_t>(c.begin),
+                                static_cast<std::size_t>(c.end - c.begin)));
+  };
+  // An exception on a helper thread (a bad_alloc) is carried to the caller after every join.
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
+  {
+    std::vector<std::jthread> team;
+    for (int j = 1; j < threads; ++j) {
+      team.emplace_back([&, j] {
+        try {
+          rotate_chunk(j);
+        } catch (...) {
+          errors[static_cast<std::size_t>(j)] = std::current_exception();
+        }
+      });
+    }
+    rotate_chunk(0);
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 const RopeCapabilities& RopeImpl::checked_capabilities() const {

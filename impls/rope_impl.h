@@ -40,6 +40,10 @@ struct RopeCapabilities {
   // Runs in another process (a plugin's worker): its work is not this thread's CPU time, so the
   // bench times it on the wall clock, and its guard bytes are checked there (plugins/host/).
   bool out_of_process = false;
+  // Most threads one call may use (apply's `threads`): 1 for an implementation that runs on the
+  // calling thread only; the fast kernels split a call's tokens (kMaxCallThreads); an ABI 2
+  // plugin takes what --plugin-threads allows it.
+  int max_threads = 1;
 
   bool supports(const RopeSpec& spec) const;
   bool implements(ScalingKind kind) const;  // kind is in scaling_kinds
@@ -58,6 +62,11 @@ class RopeImpl {
   // Validates spec, shapes, sizes and positions, refuses a spec outside the capabilities, then
   // rotates q and k in place. Throws InvalidInput on any bad input.
   void apply(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions) const;
+  // The same on `threads` threads, 1 to capabilities().max_threads (InvalidInput otherwise): where
+  // real kernels switch paths (the work split, the last and shorter chunk), so the properties
+  // call with every count.
+  void apply(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions,
+             int threads) const;
   // The single-tensor form (a query or key alone).
   void apply(const RopeSpec& spec, HeadTensor x, PositionIds positions) const;
   // bf16 (fp16) in and out, fp32 arithmetic, for implementations whose storage is bf16 (fp16);
@@ -72,6 +81,11 @@ class RopeImpl {
   // can be formed once per token. The single-tensor apply() passes a k with no heads.
   virtual void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                          PositionIds positions) const = 0;
+  // rotate_qk on `threads` threads (2 to max_threads; 1 calls rotate_qk). By default the tokens
+  // are split into `threads` contiguous chunks (token_chunk()), each rotated by rotate_qk on a
+  // thread of its own, the first on the calling thread; a plugin passes the count on instead.
+  virtual void rotate_qk_threads(const RopeSpec& spec, HeadTensor q, HeadTensor k,
+                                 PositionIds positions, int threads) const;
   // The same on bf16 storage; called only when capabilities().storage is bf16.
   virtual void rotate_qk_bf16(const RopeSpec& spec, Bf16HeadTensor q, Bf16HeadTensor k,
                               PositionIds positions) const;
@@ -95,6 +109,17 @@ class RopeImpl {
   mutable std::once_flag capabilities_once_;
   mutable RopeCapabilities capabilities_;
 };
+
+// Most threads a fast kernel's call may use: a property draws every count up to the verify run's
+// --threads, which may oversubscribe the CPUs (a split's arithmetic does not depend on them).
+inline constexpr int kMaxCallThreads = 64;
+
+// Thread j's share of `tokens` split over `threads` (ggml's: ceil(tokens / threads) each, the
+// last one shorter, none past the end): [begin, end), empty when j's share starts past the end.
+struct TokenChunk {
+  std::int64_t begin = 0, end = 0;
+};
+TokenChunk token_chunk(std::int64_t tokens, int threads, int j);
 
 // Throws InvalidInput unless x is a well-formed [tokens][heads][spec.head_dim] tensor with one
 // position per token, every position within +-kMaxAbsPosition. `name` names x in the message.

@@ -15,6 +15,7 @@
 
 #include "properties/catalogue.h"
 #include "properties/harness/guarded_apply.h"
+#include "properties/harness/model_shape_cases.h"
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_cases.h"
 #include "properties/harness/rope_harness.h"
@@ -58,7 +59,10 @@ QkCase call_before(const RopeCapabilities& caps, QkCase& c, History history) {
       before.positions = *position_ids(c.positions.size(), position_limit(caps));
       break;
     case History::longer_call: {  // three times the tokens, the case's positions first
-      const auto extra = *position_ids(2 * c.positions.size(), position_limit(caps));
+      // At a model shape's size a quarter more (a prefill's three times would be 400 MB).
+      const std::size_t more = model_shape_in_force() != nullptr ? c.positions.size() / 4 + 1
+                                                                 : 2 * c.positions.size();
+      const auto extra = *position_ids(more, position_limit(caps));
       before.positions.insert(before.positions.end(), extra.begin(), extra.end());
       before.tokens = static_cast<std::int64_t>(before.positions.size());
       before.q = pick_tensor(c.spec, before.tokens, c.q_heads, c.storage);

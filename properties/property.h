@@ -41,6 +41,11 @@ struct RunConfig {
   // Arguments a printed replay command needs besides the pair, seed and reproduce string (the
   // --plugin that makes a plugin/<name> subject exist); appended to every __REPRO command.
   std::vector<std::string> replay_args;
+  // Most threads a call may be given (RopeImpl::apply's `threads`, at most each subject's
+  // max_threads): every count from 1 to it is drawn (guarded_apply.h). verify's --threads.
+  int threads = 1;
+  // After the random cases, one case at each real model shape (model_shape_cases.h).
+  bool model_shapes = true;
   // Shrink a failure to a smallest counterexample. Off for mutants (run_property): their failure
   // is expected, the kill matrix needs only that they fail, and shrinking one took up to 40 s.
   bool shrink = true;

@@ -120,6 +120,7 @@ class KernelRope final : public RopeImpl {
                           true, std::string(isa_), true, ""};
     caps.available = availability_(&caps.unavailable_reason);
     caps.storage = storage();
+    caps.max_threads = kMaxCallThreads;  // the tokens split over threads (rope_impl.h)
     return caps;
   }
 

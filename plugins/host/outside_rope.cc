@@ -112,6 +112,13 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,
                  PositionIds positions) const override {
+    rotate_qk_threads(spec, q, k, positions, 1);
+  }
+  // The thread count goes to the plugin (call->threads): it splits the work itself.
+  void rotate_qk_threads(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions,
+                         int threads) const override {
+    const std::lock_guard lock(call_mutex_);
+    call_threads_ = threads;
     if (identity_.capabilities.storage == StorageType::fp32) {
       return call(ROPECHECK_DTYPE_FP32, "apply_f32", spec, q, k, positions);
     }
@@ -166,7 +173,7 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
     message = {};
     message.stage = ++stages_;  // a timed call copies a new stage's q and k (plugin_protocol.h)
     message.dtype = dtype;
-    message.threads = options_.threads;
+    message.threads = call_threads_;
     message.spec = to_plugin_spec(spec);
     message.factors_offset = memory_->offset(GuardedBuffers::factors);
     message.factors_count = staged_factors_.size() / 2;
@@ -231,6 +238,10 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
 
   OutsideIdentity identity_;
   PluginOptions options_;
+  // The thread count of the apply in progress (1 to max_threads), read by stage_locked: held
+  // under call_mutex_ for the whole call, 16-bit storage's round trip included.
+  mutable std::mutex call_mutex_;
+  mutable int call_threads_ = 1;
   mutable std::mutex mutex_;
   std::unique_ptr<GuardedBuffers> memory_;
   mutable std::unique_ptr<CallServer> worker_;

@@ -219,6 +219,8 @@ std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
   identity.summary = worker->report().summary[0] != '\0' ? std::string(worker->report().summary)
                                                          : fmt::format("plugin {}", absolute.string());
   identity.capabilities = to_capabilities(worker->report());
+  // ABI 2 passes call->threads (up to init's max_threads); ABI 1 has no such field.
+  if (info.abi_version == ROPECHECK_PLUGIN_ABI_V2) identity.capabilities.max_threads = options.threads;
   identity.noun = "plugin";
   identity.info = info;
   // A new worker after a failure; one that no longer loads is a failure of this call.

@@ -1,6 +1,8 @@
 // Boundary shapes (see boundary_cases.h).
 #include "properties/harness/boundary_cases.h"
 
+#include "properties/harness/model_shape_cases.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -94,6 +96,8 @@ std::vector<std::int64_t> contiguous_positions(std::int64_t count, std::int64_t 
 }  // namespace
 
 QkCase pick_boundary_case(const RopeCapabilities& caps, BoundaryShape shape) {
+  // At a real model shape's case the model's shape is the boundary (model_shape_cases.h).
+  if (model_shape_in_force() != nullptr) return pick_qk_case(caps, Rotary::any);
   QkCase c;
   c.spec = *rope_spec(caps, Rotary::any);
   c.storage = caps.storage;

@@ -198,6 +198,24 @@ rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary) {
   });
 }
 
+rc::Gen<RopeSpec> rope_spec_at(const RopeCapabilities& caps, int head_dim, int rotary_dim) {
+  return rc::gen::apply(
+      [head_dim, rotary_dim](double b, Layout layout, AnglePrecision precision, RopeScaling scaling) {
+        return RopeSpec{head_dim, rotary_dim, b, layout, precision, std::move(scaling)};
+      },
+      base(), rc::gen::elementOf(caps.layouts), rc::gen::elementOf(caps.angle_precisions),
+      rope_scaling(caps, rotary_dim));
+}
+
+rc::Gen<std::int64_t> power_of_two_neighbour(int max_exponent) {
+  return rc::gen::apply(
+      [](int k, int side) {
+        const std::int64_t power = std::int64_t{1} << k;
+        return std::max<std::int64_t>(1, power + (side == 0 ? 0 : side == 1 ? -1 : 1));
+      },
+      rc::gen::inRange(0, max_exponent + 1), rc::gen::inRange(0, 3));
+}
+
 std::int64_t position_limit(const RopeCapabilities& caps) {
   return std::max<std::int64_t>(1, std::min(kMaxGeneratedPosition, caps.max_position / 4));
 }

@@ -43,6 +43,14 @@ enum class Rotary { any, full, partial };
 // around the published values), never for an implementation that implements none.
 rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary = Rotary::any);
 
+// A spec at a given head_dim and rotary_dim (a model shape's), everything else drawn as rope_spec
+// draws it; caps must allow the head_dim (and the partial rotary, if rotary_dim < head_dim).
+rc::Gen<RopeSpec> rope_spec_at(const RopeCapabilities& caps, int head_dim, int rotary_dim);
+
+// 2^k - 1, 2^k or 2^k + 1 for k in [0, max_exponent], at least 1, shrinking towards 1: the sizes
+// where a blocked or vectorised loop switches (a full block, one short, one over).
+rc::Gen<std::int64_t> power_of_two_neighbour(int max_exponent);
+
 // A scaling for a spec with this rotary_dim (LongRoPE's arrays have rotary_dim/2 entries).
 rc::Gen<RopeScaling> rope_scaling(const RopeCapabilities& caps, int rotary_dim);
 // One kind's parameters, around the published values (shrinking to them); an attention factor

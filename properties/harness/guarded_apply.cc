@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "properties/harness/model_shape_cases.h"
 #include "properties/harness/rope_harness.h"
 
 namespace ropecheck {
@@ -18,6 +19,7 @@ constexpr std::size_t kGuardFloats = 1024;
 constexpr std::uint32_t kGuardBits = 0x7fa5a5a5u;
 
 thread_local EvidenceCount current;
+thread_local int call_threads_limit = 1;
 
 // x at `shift` floats into a buffer, guard floats before it and kGuardFloats after it.
 std::vector<float> with_guard(const std::vector<float>& x, std::size_t shift) {
@@ -88,13 +90,20 @@ void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float
   if (k.empty()) {
     impl.apply(spec, q_view, positions);
   } else {
+    const CallThreads threads =
+        call_threads_limit > 1 ? *at_full_size(rc::gen::map(rc::gen::inRange(1, call_threads_limit + 1),
+                                                            [](int n) { return CallThreads{n}; }))
+                               : CallThreads{};
     impl.apply(spec, q_view,
                HeadTensor{std::span(k_buffer).subspan(shift, k.size()), tokens, k_heads, spec.head_dim},
-               positions);
+               positions, threads.count);
   }
   check_guard(impl, q_buffer, shift, q, "q");
   check_guard(impl, k_buffer, shift, k, "k");
 }
+
+void showValue(CallThreads threads, std::ostream& os) { os << threads.count << " threads"; }
+void set_call_threads_limit(int threads) { call_threads_limit = std::max(threads, 1); }
 
 void reset_evidence() { current = {}; }
 EvidenceCount evidence() { return current; }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,15 +21,28 @@ namespace ropecheck {
 // about R_0 itself).
 enum class Evidence { rotation, input };
 
-// impl.apply(spec, q, k, positions) on q and k in place ([tokens][heads][head_dim] each; k may
+// impl.apply(spec, q, k, positions, threads) on q and k in place ([tokens][heads][head_dim] each; k may
 // be empty), each inside a buffer with guard bytes after it, and `shift` guard floats before it
 // (0 by default: a property can move the tensors to other addresses and alignments). RC_FAILs
 // (inside a property) when a guard byte changed, naming the tensor and how far past its end (or
-// before its start) the write went.
+// before its start) the write went. `threads` is drawn (CallThreads) when k has heads and the
+// limit is above 1; the single-tensor form runs on one thread.
 void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float>& q,
                    std::int64_t q_heads, std::vector<float>& k, std::int64_t k_heads,
                    std::span<const std::int64_t> positions, Evidence evidence = Evidence::rotation,
                    std::size_t shift = 0);
+
+// The thread count of one call (RopeImpl::apply's `threads`), drawn by apply_guarded from 1 to
+// the subject's max_threads, at most the run's call_threads_limit: a kernel's split with a short
+// last chunk is a path of its own. Its own type, so that a counterexample names it.
+struct CallThreads {
+  int count = 1;
+};
+void showValue(CallThreads threads, std::ostream& os);
+
+// The most threads apply_guarded draws on this thread (check_rope_property sets it from the run's
+// --threads and the subject's max_threads; 1 until then).
+void set_call_threads_limit(int threads);
 
 // The evidence of the calls made on this thread since the last reset (check_property() resets
 // it before a property and reads it after).

@@ -105,4 +105,48 @@ PropertyResult to_property_result(const rc::detail::TestResult& result, std::str
   return out;
 }
 
+std::vector<const ModelShape*> model_shapes_for(const Subject& subject, const RopeCapabilities& caps,
+                                                const RunConfig& config) {
+  std::vector<const ModelShape*> shapes;
+  if (!config.model_shapes) return shapes;
+  for (const auto table : kModelShapeTables) {
+    for (const ModelShape& shape : table) {
+      if (runs_model_shape(subject.id, shape) && shape.head_dim <= caps.max_head_dim) {
+        shapes.push_back(&shape);
+      }
+    }
+  }
+  return shapes;
+}
+
+const ModelShape* replayed_model_shape(const RunConfig& config, bool& replaying) {
+  replaying = !config.reproduce.empty();
+  if (!replaying) return nullptr;
+  for (const auto& [key, unused] : reproduce_map(config)) {
+    const auto at = key.rfind('@');
+    if (at == std::string::npos) continue;
+    const std::string_view name = std::string_view(key).substr(at + 1);
+    if (const ModelShape* shape = find_model_shape(name)) return shape;
+    throw InvalidInput(fmt::format("reproduce string names model shape '{}', which this build "
+                                   "does not have", name));
+  }
+  return nullptr;
+}
+
+void fold_model_shape_result(PropertyResult& into, PropertyResult at_shape, const ModelShape& shape) {
+  if (at_shape.status == Status::failed || at_shape.status == Status::hang) {
+    at_shape.message = fmt::format("at model shape {} ({} tokens x {} q / {} kv heads x {}): {}",
+                                   shape.name, shape.tokens, shape.q_heads, shape.k_heads,
+                                   shape.head_dim, at_shape.message);
+    at_shape.cases += into.cases;
+    into = std::move(at_shape);
+    return;
+  }
+  // Passed, skipped (declined) or vacuous: the verdict stays; the tracker's worst is cumulative.
+  into.cases += at_shape.status == Status::passed ? at_shape.cases : 0;
+  into.worst_ratio = at_shape.worst_ratio;
+  into.worst_error = at_shape.worst_error;
+  into.bound = at_shape.bound;
+}
+
 }  // namespace ropecheck::detail

@@ -4,14 +4,19 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "core/errors.h"
 #include "plugins/host/plugin_host.h"
 #include "properties/harness/guarded_apply.h"
+#include "properties/harness/model_shape_cases.h"
 #include "properties/property.h"
 
 namespace ropecheck {
@@ -63,14 +68,17 @@ void mistrust_if_vacuous(PropertyResult& result, const EvidenceCount& evidence);
 // Runs the property config.property_id (run_property() sets it) on `subject`. `units` names the
 // error unit reported; the property's lambda calls tracker.observe() per case and RC_ASSERTs its
 // verdict (with the numbers in the message).
+// `case_set` names a set of cases apart from the random ones ("@<model shape>"): it ends the
+// RapidCheck key, so that a reproduce string says which set it replays.
 template <typename Testable>
 PropertyResult check_property(const Subject& subject, const RunConfig& config,
-                              std::string_view units, ErrorTracker& tracker, Testable&& testable) {
+                              std::string_view units, ErrorTracker& tracker, Testable&& testable,
+                              std::string_view case_set = {}) {
   if (config.property_id.empty()) {
     throw std::logic_error("check_property: no property id (run properties through run_property)");
   }
   rc::detail::TestMetadata metadata;
-  metadata.id = subject.id + "/" + config.property_id;
+  metadata.id = subject.id + "/" + config.property_id + std::string(case_set);
   metadata.description = metadata.id;
   struct QuietListener : rc::detail::TestListener {
     void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
@@ -123,15 +131,55 @@ PropertyResult check_property(const Subject& subject, const RunConfig& config,
   return out;
 }
 
+namespace detail {
+// The model shapes a RoPE subject runs (core/model_shapes.h): those runs_model_shape() gives its
+// id, within its max_head_dim; none when config.model_shapes is off.
+std::vector<const ModelShape*> model_shapes_for(const Subject& subject, const RopeCapabilities& caps,
+                                                const RunConfig& config);
+// Replaying (config.reproduce): the shape whose case set the string's key names, nullptr for the
+// random cases; `replaying` says whether a string was given at all.
+const ModelShape* replayed_model_shape(const RunConfig& config, bool& replaying);
+// Folds a model shape's result into the property's: a failure (or hang) at the shape becomes the
+// property's verdict, named with the shape; a pass adds its case.
+void fold_model_shape_result(PropertyResult& into, PropertyResult at_shape, const ModelShape& shape);
+}  // namespace detail
+
 // check_property() for a RoPE property: `body(impl, caps, tracker)` runs each case, with the
-// subject's implementation, its capabilities and the property's error tracker.
+// subject's implementation, its capabilities and the property's error tracker. After the random
+// cases, one case at each real model shape the subject runs (model_shape_cases.h), each its own
+// RapidCheck key "<subject>/<property>@<shape>"; every call draws its thread count
+// (guarded_apply.h) up to the run's --threads.
 template <typename Body>
 PropertyResult check_rope_property(const Subject& subject, const RunConfig& config,
                                    std::string_view units, Body&& body) {
   ErrorTracker tracker;
   const RopeImpl& impl = *subject.rope;
   const RopeCapabilities caps = impl.capabilities();
-  return check_property(subject, config, units, tracker, [&] { body(impl, caps, tracker); });
+  set_call_threads_limit(std::min(caps.max_threads, config.threads));
+  const auto run = [&](const RunConfig& c, std::string_view case_set) {
+    return check_property(subject, c, units, tracker, [&] { body(impl, caps, tracker); }, case_set);
+  };
+  const auto at_shape = [&](const ModelShape& shape) {
+    RunConfig once = config;
+    once.cases = 1;
+    const ModelShapeInForce in_force(shape);
+    return run(once, std::string("@") + shape.name);
+  };
+  bool replaying = false;
+  if (const ModelShape* shape = detail::replayed_model_shape(config, replaying)) {
+    PropertyResult result = at_shape(*shape);
+    if (result.status == Status::failed || result.status == Status::hang) {
+      result.message = fmt::format("at model shape {}: {}", shape->name, result.message);
+    }
+    return result;
+  }
+  PropertyResult result = run(config, {});
+  if (replaying || result.status != Status::passed) return result;
+  for (const ModelShape* shape : detail::model_shapes_for(subject, caps, config)) {
+    detail::fold_model_shape_result(result, at_shape(*shape), *shape);
+    if (result.status != Status::passed) break;
+  }
+  return result;
 }
 
 }  // namespace ropecheck

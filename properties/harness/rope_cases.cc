@@ -1,8 +1,10 @@
 // Random RoPE problems (see rope_cases.h).
 #include "properties/harness/rope_cases.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "properties/harness/model_shape_cases.h"
 #include "properties/harness/rope_harness.h"
 #include "core/frequency.h"
 #include "impls/oracle/oracle.h"
@@ -11,16 +13,56 @@ namespace ropecheck {
 
 std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
                                StorageType storage) {
-  return *storage_floats(static_cast<std::size_t>(tokens * heads * spec.head_dim), storage);
+  const auto count = static_cast<std::size_t>(tokens * heads * spec.head_dim);
+  if (count <= kShrinkableElements) return *storage_floats(count, storage);
+  const auto seed = *at_full_size(rc::gen::map(rc::gen::arbitrary<std::uint64_t>(),
+                                               [](std::uint64_t s) { return ValuesSeed{s}; }));
+  return seeded_storage_floats(count, storage, seed);
 }
+
+namespace {
+
+// A model shape's tensors: its head_dim and heads, its token count shrinking only while failing.
+void take_model_shape(QkCase& c, const RopeCapabilities& caps, Rotary rotary,
+                      const ModelShape& shape) {
+  const auto d = static_cast<int>(shape.head_dim);
+  int r = shape.rotary_dim > 0 && caps.partial_rotary ? static_cast<int>(shape.rotary_dim) : d;
+  if (rotary == Rotary::full) r = d;
+  if (rotary == Rotary::partial && r == d) {
+    r = *at_full_size(rc::gen::map(rc::gen::inRange(1, d / 2), [](int h) { return 2 * h; }));
+  }
+  c.spec = *at_full_size(rope_spec_at(caps, d, r));
+  c.tokens = *starting_at(shape.tokens, 1);
+  c.q_heads = shape.q_heads;
+  c.k_heads = shape.k_heads;
+  c.positions = *at_full_size(model_positions(shape, c.tokens, position_limit(caps)));
+}
+
+// Tokens and heads at the sizes where loops switch, within kSwitchCaseElements.
+void take_switching_sizes(QkCase& c) {
+  c.k_heads = *power_of_two_neighbour(4);
+  c.q_heads = c.k_heads * *power_of_two_neighbour(2);
+  const std::int64_t row = (c.q_heads + c.k_heads) * c.spec.head_dim;
+  c.tokens = std::min(*power_of_two_neighbour(12), std::max<std::int64_t>(1, kSwitchCaseElements / row));
+}
+
+}  // namespace
 
 QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
   QkCase c;
-  c.spec = *rope_spec(caps, rotary);
-  c.tokens = *rc::gen::inRange<std::int64_t>(1, 9);
-  c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4);
-  c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4);
-  c.positions = *position_ids(static_cast<std::size_t>(c.tokens), position_limit(caps));
+  if (const ModelShape* shape = model_shape_in_force()) {
+    take_model_shape(c, caps, rotary, *shape);
+  } else {
+    c.spec = *rope_spec(caps, rotary);
+    if (*rc::gen::inRange(0, 4) == 3) {
+      take_switching_sizes(c);
+    } else {
+      c.tokens = *rc::gen::inRange<std::int64_t>(1, 9);
+      c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4);
+      c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4);
+    }
+    c.positions = *position_ids(static_cast<std::size_t>(c.tokens), position_limit(caps));
+  }
   c.storage = caps.storage;
   c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage);
   c.k = pick_tensor(c.spec, c.tokens, c.k_heads, c.storage);
@@ -37,15 +79,31 @@ QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary) {
 
 OracleWorst worst_against_oracle(const QkCase& c, std::span<const float> q, std::span<const float> k) {
   // The tolerance model (tolerance.h): rounding plus the declared angle precision's term.
-  const auto bound = [&](std::size_t t, double theta, int pair) {
-    return rotation_bound_units(c.model(), c.positions[t], theta, pair);
-  };
-  auto worst_q = worst_rotary_error(c.spec, c.storage, c.q, q,
-                                    oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions),
-                                    c.q_heads, c.positions, bound);
-  auto worst_k = worst_rotary_error(c.spec, c.storage, c.k, k,
-                                    oracle_rope(c.spec, c.k, c.tokens, c.k_heads, c.positions),
-                                    c.k_heads, c.positions, bound);
+  WorstElement worst_q, worst_k;
+  // In blocks of tokens: a model shape's oracle output is never held whole (a prefill's would be
+  // 268 MB of double per tensor), and each block's stays in cache while it is compared.
+  constexpr std::int64_t kBlockTokens = 64;
+  for (std::int64_t first = 0; first < c.tokens; first += kBlockTokens) {
+    const std::int64_t n = std::min(kBlockTokens, c.tokens - first);
+    const auto positions = std::span(c.positions).subspan(static_cast<std::size_t>(first),
+                                                          static_cast<std::size_t>(n));
+    const auto bound = [&](std::size_t t, double theta, int pair) {
+      return rotation_bound_units(c.model(), positions[t], theta, pair);
+    };
+    const auto block = [&](const std::vector<float>& x, std::span<const float> y, std::int64_t heads,
+                           WorstElement& worst) {
+      const auto row = static_cast<std::size_t>(heads * c.spec.head_dim);
+      const auto in = std::span(x).subspan(static_cast<std::size_t>(first) * row,
+                                           static_cast<std::size_t>(n) * row);
+      auto w = worst_rotary_error(c.spec, c.storage, in,
+                                  y.subspan(static_cast<std::size_t>(first) * row, in.size()),
+                                  oracle_rope(c.spec, in, n, heads, positions), heads, positions,
+                                  bound, static_cast<std::size_t>(first));
+      if (w.ratio > worst.ratio || worst.where.empty()) worst = std::move(w);
+    };
+    block(c.q, q, c.q_heads, worst_q);
+    block(c.k, k, c.k_heads, worst_k);
+  }
   if (worst_q.ratio >= worst_k.ratio) return {std::move(worst_q), "q"};
   return {std::move(worst_k), "k"};
 }

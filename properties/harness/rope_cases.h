@@ -12,6 +12,11 @@
 
 namespace ropecheck {
 
+// The size budget of a random case at switching sizes: 2^17 floats of q and k (512 KiB, an L2's
+// worth), so that a property's 100 cases stay within a second on a scalar reference; the real
+// prefill sizes are the model shapes' cases.
+inline constexpr std::int64_t kSwitchCaseElements = std::int64_t{1} << 17;
+
 struct QkCase {
   RopeSpec spec;
   std::int64_t tokens = 0;
@@ -26,7 +31,10 @@ struct QkCase {
   ErrorModel model() const { return error_model(spec, storage); }
 };
 
-// Must be called inside a RapidCheck property. Up to 8 tokens, 1-3 kv heads, groups of 1-3.
+// Must be called inside a RapidCheck property. Three cases in four small (up to 8 tokens, 1-3 kv
+// heads, groups of 1-3); the fourth at the sizes where loops switch: tokens and heads each
+// 2^k - 1, 2^k or 2^k + 1, within kSwitchCaseElements of q and k together. With a model shape in
+// force (model_shape_cases.h), its tokens, heads, head_dim and rotary_dim instead.
 // q and k are rounded to the implementation's storage type, so that the oracle and the
 // implementation see the same input (the tolerance then needs no input-rounding term).
 QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary);

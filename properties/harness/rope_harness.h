@@ -33,12 +33,13 @@ struct WorstElement {
 // double) on the rotary features, per element, in units of eps32 * |input pair| (its
 // unit_pair_norm for `storage`: tolerance.h), against the per-element bound
 // `bound(token, theta_i, i)` (units). A zero input pair must give exact zeros. `positions` label
-// the failure message (and give the token count).
+// the failure message (and give the token count); `first_token`, the call's index of x's first
+// token, where x is a block of a larger call.
 template <typename BoundFn>
 WorstElement worst_rotary_error(const RopeSpec& spec, StorageType storage, std::span<const float> x,
                                 std::span<const float> y, std::span<const double> expected,
                                 std::int64_t heads, std::span<const std::int64_t> positions,
-                                BoundFn bound);
+                                BoundFn bound, std::size_t first_token = 0);
 
 // The unit of the per-element errors (tolerance.h).
 inline constexpr std::string_view kPairUnits = "eps32*|pair|";

@@ -47,7 +47,8 @@ std::string shell_command(const std::vector<std::string>& args) {
 std::string repro_command(const PropertyResult& result, const RunConfig& config) {
   std::string command =
       shell_command({"ropecheck", "verify", "--impl", result.subject, "--property",
-                     result.property, "--seed", std::to_string(config.seed)});
+                     result.property, "--seed", std::to_string(config.seed), "--threads",
+                     std::to_string(config.threads)});
   const std::string extra =
       config.replay_args.empty() ? "" : " " + shell_command(config.replay_args);
   if (result.reproduce.empty()) return command + fmt::format(" --cases {}", config.cases) + extra;
@@ -63,6 +64,7 @@ std::vector<std::string> verify_command_line(const VerifyOptions& options) {
                            std::to_string(options.seed)});
   if (options.mutants) args.emplace_back("--mutants");
   if (!options.isa.empty()) args.insert(args.end(), {"--isa", options.isa});
+  if (options.threads > 0) args.insert(args.end(), {"--threads", std::to_string(options.threads)});
   if (!options.reproduce.empty()) args.insert(args.end(), {"--reproduce", options.reproduce});
   const auto plugins = plugin_arguments(options.plugins, options.plugin_options);
   args.insert(args.end(), plugins.begin(), plugins.end());

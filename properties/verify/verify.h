@@ -20,6 +20,8 @@ struct VerifyOptions {
   int jobs = 0;                         // worker processes, >= 0; 0: one per usable CPU
   std::uint64_t seed = 1;               // fixed by default: a CI verdict must replay
   bool mutants = false;                 // add every mutant and judge mutants by the kill matrix
+  // Most threads a call is given (every count from 1 drawn; RunConfig::threads); 0: the usable CPUs.
+  int threads = 0;
   std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line
   std::string isa;                      // scalar|avx2|avx512: as on a CPU with nothing above it
   std::filesystem::path out_dir = kDefaultOutDir;

@@ -11,6 +11,7 @@
 
 #include "properties/harness/rapidcheck_bridge.h"
 #include "core/errors.h"
+#include "core/machine_info.h"
 
 namespace ropecheck {
 namespace {
@@ -131,7 +132,12 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
     throw InvalidInput(fmt::format("--jobs must be 0 (one per CPU) or a number of processes, got {}",
                                    options.jobs));
   }
+  if (options.threads < 0 || options.threads > kMaxCallThreads) {
+    throw InvalidInput(fmt::format("--threads must be 1 to {} (0: the usable CPUs), got {}",
+                                   kMaxCallThreads, options.threads));
+  }
   VerifyPlan plan;
+  plan.config.threads = options.threads > 0 ? options.threads : usable_cpus();
   plan.config.seed = options.seed;
   plan.config.cases = options.cases;
   plan.config.reproduce = options.reproduce;

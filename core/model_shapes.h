@@ -1,0 +1,67 @@
+// The RoPE calls of real models, one table for the bench and for verify: a kernel switches paths
+// at their sizes (blocking past the caches, the thread split, wide heads, long contexts), so the
+// bench times them and every property runs once at each of them (properties/harness/
+// model_shape_cases.h).
+//   Bench's: prefill 512 and 4096 tokens at 8 heads x 64 (GPT-2 small) and 32 heads x 128
+//   (Llama 7B), GQA 32 q / 8 kv heads (Llama 3 8B), decode (one token at 4095 and at 131071),
+//   partial rotary (rotary_dim = head_dim / 2, GPT-J/NeoX style).
+//   Verify's besides: Gemma's head_dim 256, and DeepSeek's MLA split (192 wide heads, 64 rotary
+//   features, one shared rotary key head).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace ropecheck {
+
+struct ModelShape {
+  const char* name;
+  std::int64_t tokens, q_heads, k_heads, head_dim;
+  std::int64_t rotary_dim = 0;      // 0: head_dim
+  std::int64_t first_position = 0;  // a decode token's position; a prefill's first (bench)
+  bool references_too = false;      // also the slow scalar references (see runs_model_shape)
+};
+
+inline constexpr ModelShape kBenchedModelShapes[] = {
+    {"gpt2_small_prefill512", 512, 8, 8, 64, 0, 0, true},  // in cache: 2 MiB of q and k
+    {"gpt2_small_prefill4096", 4096, 8, 8, 64},
+    {"llama7b_prefill512", 512, 32, 32, 128, 0, 0, true},
+    {"llama7b_prefill4096", 4096, 32, 32, 128},  // out of cache: 128 MiB of q and k
+    {"llama3_8b_gqa_prefill512", 512, 32, 8, 128},
+    {"gptj_partial_prefill512", 512, 32, 32, 128, 64},
+    {"llama7b_decode_at4095", 1, 32, 32, 128, 0, 4095, true},  // one token: 32 KiB
+    {"llama7b_decode_at131071", 1, 32, 32, 128, 0, 131071},
+};
+
+inline constexpr ModelShape kVerifiedOnlyModelShapes[] = {
+    {"gemma7b_prefill512", 512, 16, 16, 256},
+    {"deepseek_mla_prefill512", 512, 16, 1, 192, 64},
+};
+
+// Every shape verify runs, bench's first.
+inline constexpr std::span<const ModelShape> kModelShapeTables[] = {kBenchedModelShapes,
+                                                                     kVerifiedOnlyModelShapes};
+
+// The shape named `name` in either table, nullptr for none.
+constexpr const ModelShape* find_model_shape(std::string_view name) {
+  for (const auto table : kModelShapeTables) {
+    for (const ModelShape& shape : table) {
+      if (name == shape.name) return &shape;
+    }
+  }
+  return nullptr;
+}
+
+// The slow references (explicit loops for clarity, long double, std::complex; the mutants built
+// on them) are 10-100x slower than the kernels: they run the shapes marked references_too, and the
+// dense O(head_dim^2) definition only those up to head_dim 64. Everything else, the kernels, the
+// plugins and the Python functions, runs every shape.
+constexpr bool runs_model_shape(std::string_view impl_id, const ModelShape& shape) {
+  const bool kernel = impl_id.starts_with("kernel") || impl_id.starts_with("mutant/kernel");
+  const bool reference = !kernel && (impl_id.ends_with("/scalar") || impl_id.starts_with("mutant/"));
+  if (impl_id.starts_with("rotation_matrix/")) return shape.references_too && shape.head_dim <= 64;
+  return !reference || shape.references_too;
+}
+
+}  // namespace ropecheck
