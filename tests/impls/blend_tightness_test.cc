@@ -2,13 +2,15 @@
 // an absolute error per fp32 blend weight, for any formation of the weights: 3u for YaRN's ramp
 // weight, (3 hf / (hf - lf) + 2) u for Llama 3's smooth factor. HF's formations err by a small
 // part of that (docs/tolerance.md), so each test here forms its own fp32 table the frameworks'
-// way with every weight inside the blend off by just under the allowance, the direction that
-// raises theta, and rotates with it. At a pair whose extrapolated weight nearly vanishes the
-// blended frequency is about theta/factor while the weight moves it by theta (1 - 1/factor)
-// times its error: the error, factor - 1 times the weight's, is nearly all of the allowance.
+// way with every weight inside the blend off by its allowance (the farthest float within it),
+// the direction that raises theta, and rotates with it. At a pair whose extrapolated weight
+// nearly vanishes the blended frequency is about theta/factor while the weight moves it by
+// theta (1 - 1/factor) times its error: the error, factor - 1 times the weight's, is nearly all
+// of the allowance.
 // Run: ctest --preset default -R BoundTightness
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <vector>
@@ -44,7 +46,7 @@ const auto kFarPositions = test::positions_from((1 << 24) - 64 * 4099, 64, 4099)
 // YaRN at factor 64, ramp not truncated, beta_slow chosen so that the ramp ends 0.001 past pair
 // 40: there HF's extrapolation weight 1 - ramp is 5e-5 and theta_40 is 1.003 theta/64. Table as
 // HF forms it, interpolation (1 - w) + extrapolation w in fp32, from correctly rounded theta and
-// theta/factor, with w off by just under 3u: 0.9 of the bound (the blend's 1.5 * 63 + 0.5 units
+// theta/factor, with w off by 3u: 0.9 of the bound (the blend's 1.5 * 63 + 0.5 units
 // per radian and the fp32-angle term's 8.5 beside it).
 TEST(BoundTightness, YarnBlendUnitsForAWeightOffByItsAllowance) {
   RopeSpec spec{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32, {}};
@@ -67,14 +69,14 @@ TEST(BoundTightness, YarnBlendUnitsForAWeightOffByItsAllowance) {
     const float w = blended ? weight_off_by(1 - ramp, 3) : static_cast<float>(1 - ramp);
     table[i] = interpolation * (1.0f - w) + extrapolation * w;
   }
-  test::expect_tight("YaRN blend, weight off by 3u", test::rope_sweep(rotation_with_table(table), StorageType::fp32, spec,
-                                                                      kFarPositions, 4, 1.0f,
-                                                                      test::rotation_bound(spec, StorageType::fp32)));
+  const auto bound = test::rotation_bound(spec, StorageType::fp32);
+  test::expect_tight("YaRN blend, weight off by 3u",
+                     test::rope_sweep(rotation_with_table(table), StorageType::fp32, spec, kFarPositions, 4, 1.0f, bound));
 }
 
 // Llama 3 at factor 64, lf 1, hf 4, original_max_position the first integer past pair 40's
 // wavelength: there smooth = (L / wavelen - lf) / (hf - lf) is under 2e-5. Table as HF forms it,
-// (1 - smooth) * theta / factor + smooth * theta in fp32, with smooth off by just under
+// (1 - smooth) * theta / factor + smooth * theta in fp32, with smooth off by
 // (3 * 4 / 3 + 2) u = 6u: 0.95 of the bound ((1.5 * 4/3 + 1) * 63 + 0.5 units per radian and
 // the fp32-angle term's 9.7).
 TEST(BoundTightness, Llama3BlendUnitsForASmoothFactorOffByItsAllowance) {
@@ -107,9 +109,9 @@ TEST(BoundTightness, Llama3BlendUnitsForASmoothFactorOffByItsAllowance) {
       table[i] = (1.0f - w) * llama / factor + w * llama;
     }
   }
-  test::expect_tight("Llama 3 blend, smooth off by 6u", test::rope_sweep(rotation_with_table(table), StorageType::fp32, spec,
-                                                                         kFarPositions, 4, 1.0f,
-                                                                         test::rotation_bound(spec, StorageType::fp32)));
+  const auto bound = test::rotation_bound(spec, StorageType::fp32);
+  test::expect_tight("Llama 3 blend, smooth off by 6u",
+                     test::rope_sweep(rotation_with_table(table), StorageType::fp32, spec, kFarPositions, 4, 1.0f, bound));
 }
 
 }  // namespace
