@@ -30,7 +30,9 @@ bounds=(
   'kRecurrencePerPairUlps|core/tolerance.h|s/kRecurrencePerPairUlps = 3\.0;/kRecurrencePerPairUlps = 2 * 3.0;/'
   'kRecurrenceConstantUlps|core/tolerance.h|s/kRecurrenceConstantUlps = 4\.0;/kRecurrenceConstantUlps = 2 * 4.0;/'
   'YaRN blend_units|core/tolerance.cc|s/return 1\.5 \* \(s\.factor - 1\.0\) \+ 0\.5;/return 2 * (1.5 * (s.factor - 1.0) + 0.5);/'
-  'Llama 3 blend_units|core/tolerance.cc|s/\(1\.5 \* s\.high_freq_factor/2 * (1.5 * s.high_freq_factor/'
+  'Llama 3 blend_units|core/tolerance.cc|s/return (\(1\.5 \* s\.high_freq_factor.*?\+\s*0\.5);/return 2 * ($1);/s'
+  'gamma32|core/tolerance.h|s{return n \* kUnitRoundoff32 / \(1 - n \* kUnitRoundoff32\);}{return 2 * n * kUnitRoundoff32 / (1 - n * kUnitRoundoff32);}'
+  'kUnitRoundoff32|core/tolerance.h|s{kUnitRoundoff32 = kEps32 / 2;}{kUnitRoundoff32 = 2 * kEps32 / 2;}'
 )
 
 # The commands ninja would run for the core library, the impls room's test files and its

@@ -2,6 +2,7 @@
 // implementation of its class (or a constructed worst case) reaches at least half of it and stays
 // within it, so a bound doubled in the source fails here. docs/tolerance.md ("How tight each bound
 // is") lists the fraction each reaches, and the bounds no correct implementation can reach to half.
+// The recurrence, the blends and gamma32 have files of their own (*tightness_test.cc).
 // Run: ctest --preset default -R BoundTightness
 #include <gtest/gtest.h>
 
@@ -18,76 +19,23 @@
 #include "impls/oracle/oracle.h"
 #include "impls/registry.h"
 #include "impls/sinusoidal/absolute_encoding.h"
+#include "tests/support/bound_tightness.h"
 
 namespace ropecheck {
 namespace {
 
-const RopeImpl& tight_rope_impl(std::string_view id) {
-  const RopeImpl* impl = find_rope(id);
-  if (impl == nullptr) throw std::logic_error(std::string(id) + " is not registered");
-  return *impl;
-}
+using test::expect_tight;
+using test::PairMeasure;
+using test::positions_from;
+using test::Reached;
+using test::rope_sweep;
+using test::rotation_bound;
+using test::tight_rope_impl;
 
 const SinusoidalImpl& tight_sinusoidal_impl(std::string_view id) {
   const SinusoidalImpl* impl = find_sinusoidal(id);
   if (impl == nullptr) throw std::logic_error(std::string(id) + " is not registered");
   return *impl;
-}
-
-// A sweep's worst error as a fraction of its bound, and where it was.
-struct Reached {
-  double fraction = 0.0;
-  std::int64_t position = 0;
-  int pair = -1;
-};
-
-// The bound, in units, of pair `pair` (inverse frequency theta) at position m.
-using TightBoundOf = std::function<double(std::int64_t m, double theta, int pair)>;
-
-// What is measured of a rotated pair: the worse element's error, the norm of its error vector, or
-// the change of its norm (| |y| - a |x| |).
-enum class PairMeasure { element, error_vector, norm_change };
-
-// Rotates seeded normal inputs (times `scale`, rounded to the implementation's storage: the oracle
-// rotates the stored values) at `positions` with `heads` heads, and returns the worst error over
-// the bound, in units of eps32 * unit_pair_norm (tolerance.h).
-Reached rope_sweep(const RopeImpl& impl, const RopeSpec& spec, const std::vector<std::int64_t>& positions,
-                   std::int64_t heads, float scale, const TightBoundOf& bound,
-                   PairMeasure measure = PairMeasure::element, unsigned seed = 29) {
-  const StorageType storage = impl.capabilities().storage;
-  const auto tokens = static_cast<std::int64_t>(positions.size());
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> x(static_cast<std::size_t>(tokens * heads * spec.head_dim));
-  for (float& v : x) v = round_to_storage(scale * normal(rng), storage);
-  std::vector<float> y = x;
-  impl.apply(spec, HeadTensor{y, tokens, heads, spec.head_dim}, positions);
-  const auto exact = oracle_rope(spec, x, tokens, heads, positions);
-  const auto theta = inverse_frequencies(spec);
-  const double a = attention_factor(spec);
-  const auto dim = static_cast<std::size_t>(spec.head_dim);
-  const int half = spec.rotary_dim / 2;
-  const bool interleaved = spec.layout == Layout::interleaved;
-  Reached worst;
-  for (std::size_t row = 0; row < x.size() / dim; ++row) {
-    const std::int64_t m = positions[row / static_cast<std::size_t>(heads)];
-    for (int i = 0; i < half; ++i) {
-      const std::size_t ia = row * dim + static_cast<std::size_t>(interleaved ? 2 * i : i);
-      const std::size_t ib = row * dim + static_cast<std::size_t>(interleaved ? 2 * i + 1 : i + half);
-      const double norm = std::hypot(double{x[ia]}, double{x[ib]});
-      if (norm == 0) continue;
-      const double unit = kEps32 * unit_pair_norm(storage, a, norm);
-      const double ea = y[ia] - exact[ia], eb = y[ib] - exact[ib];
-      double error = std::max(std::abs(ea), std::abs(eb));
-      if (measure == PairMeasure::error_vector) error = std::hypot(ea, eb);
-      if (measure == PairMeasure::norm_change) {
-        error = std::abs(std::hypot(double{y[ia]}, double{y[ib]}) - a * norm);
-      }
-      const double fraction = error / unit / bound(m, theta[static_cast<std::size_t>(i)], i);
-      if (fraction > worst.fraction) worst = {fraction, m, i};
-    }
-  }
-  return worst;
 }
 
 // The sinusoidal table of `impl` at `positions` against the table in long double: the worst
@@ -117,26 +65,6 @@ Reached sinusoidal_sweep(const SinusoidalImpl& impl, const SinusoidalSpec& spec,
     }
   }
   return worst;
-}
-
-std::vector<std::int64_t> positions_from(std::int64_t first, std::int64_t count, std::int64_t step = 1) {
-  std::vector<std::int64_t> out;
-  for (std::int64_t k = 0; k < count; ++k) out.push_back(first + k * step);
-  return out;
-}
-
-// At least `least` of the bound reached (0.5 unless the bound's docs say why a correct
-// implementation cannot get there), the bound kept; the fraction goes to the test's XML.
-void expect_tight(const std::string& what, const Reached& r, double least = 0.5) {
-  ::testing::Test::RecordProperty(what, std::to_string(r.fraction));
-  EXPECT_LE(r.fraction, 1.0) << what << ": over its bound at m " << r.position << " pair " << r.pair;
-  EXPECT_GE(r.fraction, least) << what << ": the sweep's worst, at m " << r.position << " pair "
-                               << r.pair << ", is under " << least << " of the bound: doubled, it would still pass";
-}
-
-TightBoundOf rotation_bound(const RopeSpec& spec, StorageType storage) {
-  const ErrorModel model = error_model(spec, storage);
-  return [model](std::int64_t m, double theta, int pair) { return rotation_bound_units(model, m, theta, pair); };
 }
 
 // kRoundingUnits. With theta_0 = 1 the positions 0..2^16 are 2^16 angles spread over the
@@ -263,8 +191,9 @@ TEST(BoundTightness, SinusoidalFp32RoundingUnits) {
                0.45);
 }
 
-// The bounds no correct implementation here reaches to half (docs/tolerance.md says why): kept,
-// and their fractions recorded (in the test's XML) so that the table in the docs replays.
+// What the real implementations of the recurrence and blend classes reach (docs/tolerance.md says
+// why it is under half; recurrence_ and blend_tightness_test.cc reach it with formations the
+// derivations admit): kept, and recorded (in the test's XML) so that the docs replay.
 TEST(BoundTightness, LooseBoundsAreKeptAndMeasured) {
   const auto record = [](const std::string& what, const Reached& r) {
     ::testing::Test::RecordProperty(what, std::to_string(r.fraction));
