@@ -3,7 +3,12 @@
 # Phi/GPT-NeoX slice it) and Meta LLaMA's complex form (precompute_freqs_cis + apply_rotary_emb),
 # each line the one those projects run, on [tokens, heads, head_dim] tensors (their batch
 # dimension dropped). One thread, as the C++ peers (plugins/peers/torch). The *_cuda functions
-# move the tensors to the GPU and back, as a model on a GPU would hold them.
+# move the tensors to the GPU and back, as a model on a GPU would hold them; the constants each
+# project forms when the model is built (HF's inv_freq buffer, Meta's freqs_cis) are formed on the
+# CPU and moved to the GPU, as those projects do for a model built on the CPU and moved there. Formed
+# on the GPU instead, with CUDA's powf (less accurate than the 1 ulp that core/tolerance.h allows
+# powf), the angles fall outside the fp32-angle bound: boundary_shapes failed at position 2^24
+# (1.06 of the bound; head_dim 122, base 1e7; --cases 1000 --seed 2).
 #   ropecheck verify --python plugins/examples/python/torch_rope.py:hf_rotate_half
 #   ropecheck verify --python plugins/examples/python/torch_rope.py:meta_complex
 import torch
@@ -28,8 +33,10 @@ def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
 
 
 def hf_cos_sin(dim, base, position_ids, device):
-    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float().to(device) / dim))
-    inv_freq_expanded = inv_freq[None, :, None].float().expand(1, -1, 1)
+    # LlamaRotaryEmbedding.__init__ forms inv_freq where the model is built (the CPU) and keeps it as
+    # a buffer; its forward moves it to the input's device (.to(x.device)).
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+    inv_freq_expanded = inv_freq[None, :, None].float().expand(1, -1, 1).to(device)
     position_ids_expanded = position_ids[None, None, :].float()
     freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
     emb = torch.cat((freqs, freqs), dim=-1)
@@ -88,7 +95,8 @@ def apply_rotary_emb(xq, xk, freqs_cis):
 
 def _meta(q, k, positions, spec, device):
     xq, xk = torch.from_numpy(q).to(device), torch.from_numpy(k).to(device)
-    freqs_cis = precompute_freqs_cis(spec["head_dim"], torch.tensor(positions, device=device), spec["base"])
+    # Transformer.__init__ precomputes freqs_cis on the CPU; forward moves it: self.freqs_cis.to(h.device).
+    freqs_cis = precompute_freqs_cis(spec["head_dim"], torch.tensor(positions), spec["base"]).to(device)
     if k.shape[1] == 0:  # q alone (the contract's kv_heads 0): Meta's reshape cannot infer -1 on nothing
         xq_out, _ = apply_rotary_emb(xq, xq, freqs_cis)
         return xq_out.cpu(), k
