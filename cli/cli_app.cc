@@ -40,6 +40,13 @@ std::string version_text() {
                      build_info::kSanitized ? ", ASan+UBSan" : "");
 }
 
+// ROPECHECK_MODEL_SHAPES, when set, else `fallback`: a test suite or a CI job fixes the model
+// shapes of every run it makes, as ROPECHECK_ISA fixes the kernel level.
+std::string model_shapes_default(const char* fallback) {
+  const char* set = std::getenv("ROPECHECK_MODEL_SHAPES");
+  return set != nullptr ? set : fallback;
+}
+
 // CLI11 would accept "-1" for an unsigned seed by wrapping it; a seed must be exactly what the
 // user typed, so it is parsed here, digits only.
 std::uint64_t parse_seed(const std::string& text) {
@@ -85,6 +92,10 @@ struct Commands {
   CLI::App* app = nullptr;
   MainJobOptions main_job;
   CLI::Option* main_job_cases = nullptr;  // `ropecheck --cases N`: the main job's, before any command
+  // verify --model-shapes and `ropecheck --model-shapes SET`, parsed after CLI11; the defaults can
+  // come from the environment (model_shapes_default).
+  std::string verify_model_shapes = model_shapes_default("all");
+  std::string main_job_model_shapes = model_shapes_default("short");
 };
 
 // --plugin PATH and --python MODULE:FUNCTION (repeatable), --python-exe, --plugin-timeout SECONDS
@@ -148,6 +159,13 @@ void add_verify(CLI::App& app, Commands& c) {
                        "Worker processes the subjects are spread over (same results in any number); "
                        "0: one per CPU this process may use")
       ->type_name("N")
+      ->capture_default_str();
+  c.verify->add_option("--model-shapes", c.verify_model_shapes,
+                       "The real model shapes (llama7b prefill 4096, GQA, decode at 131071, head_dim "
+                       "256, ...) every RoPE property runs once each after its random cases: all, "
+                       "short (up to 512 tokens) or none; default: all, or the environment's "
+                       "ROPECHECK_MODEL_SHAPES")
+      ->type_name("SET")
       ->capture_default_str();
   c.verify->add_option("--threads", v.threads,
                        "Most threads a call is given: every count from 1 to N is drawn (the own "
@@ -474,6 +492,7 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
   }
   if (c.verify->parsed()) {
     c.verify_options.seed = parse_seed(c.seed_text);
+    c.verify_options.model_shapes = parse_model_shape_set(c.verify_model_shapes, "--model-shapes");
     if (!c.verify_options.isa.empty()) {
       parse_isa(c.verify_options.isa);  // InvalidInput (exit 2) for an unknown level
       ::setenv("ROPECHECK_ISA", c.verify_options.isa.c_str(), 1);
@@ -484,6 +503,7 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
     c.verify_options.command_line = std::move(command_line);
     return run_verify(c.verify_options, out);
   }
+  c.main_job.model_shapes = parse_model_shape_set(c.main_job_model_shapes, "--model-shapes");
   c.main_job.command_line = std::move(command_line);
   return run_main_job(c.main_job, out);
 }
@@ -506,6 +526,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                        "job's verify, > 0 (fewer for a quicker look)")
             ->type_name("N")
             ->capture_default_str();
+    app.add_option("--model-shapes", commands.main_job_model_shapes,
+                   "Without a command: the real model shapes of the main job's verify (all, short "
+                   "or none; see verify --help); default: short, or the environment's "
+                   "ROPECHECK_MODEL_SHAPES")
+        ->type_name("SET")
+        ->capture_default_str();
     add_list(app, commands);
     add_verify(app, commands);
     add_bench(app, commands);

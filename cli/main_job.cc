@@ -190,6 +190,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
   VerifyOptions verify;
   verify.mutants = true;
   verify.cases = options.cases;
+  verify.model_shapes = options.model_shapes;
   verify.out_dir = dir;
   verify.command_line = options.command_line;
   const auto peers = built_peers();

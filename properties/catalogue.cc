@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "core/errors.h"
 #include "impls/registry.h"
 
 namespace ropecheck {
@@ -19,6 +20,22 @@ std::string_view to_string(Status status) {
     case Status::hang: return "HANG";
   }
   return "?";
+}
+
+std::string_view to_string(ModelShapeSet set) {
+  switch (set) {
+    case ModelShapeSet::all: return "all";
+    case ModelShapeSet::short_calls: return "short";
+    case ModelShapeSet::none: return "none";
+  }
+  return "?";
+}
+
+ModelShapeSet parse_model_shape_set(std::string_view text, std::string_view option) {
+  for (const auto set : {ModelShapeSet::all, ModelShapeSet::short_calls, ModelShapeSet::none}) {
+    if (text == to_string(set)) return set;
+  }
+  throw InvalidInput(fmt::format("{} must be all, short or none, got '{}'", option, text));
 }
 
 std::span<const Property> property_catalogue() {

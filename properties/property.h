@@ -21,6 +21,14 @@ namespace ropecheck {
 // hang: a call did not return within its watchdog (a plugin's): reported once, unshrunk, and a
 // failure like `failed` (failing() is true for both).
 enum class Status { passed, failed, skipped, mistrusted, hang };
+
+// Which real model shapes a RoPE property runs after its random cases (core/model_shapes.h): all
+// of them; the short calls (up to 512 tokens: every shape but the two 4096-token prefills, which
+// hold 60% of the elements); none (a run of the plumbing, not of the kernels).
+enum class ModelShapeSet { all, short_calls, none };
+std::string_view to_string(ModelShapeSet set);
+// "all", "short" or "none"; InvalidInput otherwise, naming `option`.
+ModelShapeSet parse_model_shape_set(std::string_view text, std::string_view option);
 std::string_view to_string(Status status);
 constexpr bool failing(Status status) { return status == Status::failed || status == Status::hang; }
 
@@ -44,8 +52,8 @@ struct RunConfig {
   // Most threads a call may be given (RopeImpl::apply's `threads`, at most each subject's
   // max_threads): every count from 1 to it is drawn (guarded_apply.h). verify's --threads.
   int threads = 1;
-  // After the random cases, one case at each real model shape (model_shape_cases.h).
-  bool model_shapes = true;
+  // After the random cases, one case at each real model shape of this set (model_shape_cases.h).
+  ModelShapeSet model_shapes = ModelShapeSet::all;
   // Shrink a failure to a smallest counterexample. Off for mutants (run_property): their failure
   // is expected, the kill matrix needs only that they fail, and shrinking one took up to 40 s.
   bool shrink = true;

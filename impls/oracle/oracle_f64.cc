@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include "core/errors.h"
 #include "impls/oracle/oracle.h"
@@ -120,6 +122,64 @@ long double oracle_attention_factor(const RopeSpec& spec) {
   return 1.0L;
 }
 
+namespace {
+
+// The scaled cos/sin of every pair at each position met, for the spec of the last call on this
+// thread: the properties ask the oracle about the same positions many times over (q and k, each
+// head alone, blocks of a model shape's tokens), and sinl/cosl were most of its time. The values
+// are those computed without the table, bit for bit.
+class AngleTable {
+ public:
+  bool is_for(const RopeSpec& spec) const {
+    return spec.rotary_dim == rotary_dim_ && spec.base == base_ && spec.scaling == scaling_;
+  }
+  void reset(const RopeSpec& spec) {
+    rotary_dim_ = spec.rotary_dim;
+    base_ = spec.base;
+    scaling_ = spec.scaling;
+    theta_ = oracle_inverse_frequencies(spec);
+    scale_ = oracle_attention_factor(spec);
+    rows_.clear();
+    values_.clear();
+  }
+  // (cos, sin) of pair i at [2i], [2i + 1], times the attention factor.
+  const long double* row(std::int64_t position) {
+    if (rows_.size() >= kMaxRows) {  // a bounded cache: 2^16 rows of up to 2 KiB each at most
+      rows_.clear();
+      values_.clear();
+    }
+    const auto [at, fresh] = rows_.try_emplace(position, values_.size());
+    if (fresh) {
+      for (const long double theta : theta_) {
+        // |m theta| <= 2^24: the long double product keeps ~2^-64 relative accuracy, and
+        // sinl/cosl reduce the argument exactly.
+        const long double angle = static_cast<long double>(position) * theta;
+        values_.push_back(scale_ * std::cos(angle));
+        values_.push_back(scale_ * std::sin(angle));
+      }
+    }
+    return values_.data() + at->second;
+  }
+
+ private:
+  static constexpr std::size_t kMaxRows = std::size_t{1} << 16;
+  int rotary_dim_ = -1;
+  double base_ = 0;
+  RopeScaling scaling_;
+  std::vector<long double> theta_;
+  long double scale_ = 1;
+  std::unordered_map<std::int64_t, std::size_t> rows_;  // position -> its row's offset in values_
+  std::vector<long double> values_;
+};
+
+AngleTable& angle_table(const RopeSpec& spec) {
+  thread_local AngleTable table;
+  if (!table.is_for(spec)) table.reset(spec);
+  return table;
+}
+
+}  // namespace
+
 std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
                                 std::int64_t tokens, std::int64_t heads, PositionIds positions) {
   validate(spec);
@@ -128,21 +188,12 @@ std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
                         spec.head_dim};
   validate_tensor(spec, view, positions, "x");
 
-  const auto theta = oracle_inverse_frequencies(spec);
-  const long double scale = oracle_attention_factor(spec);
   const int pairs = spec.rotary_dim / 2;
   const auto dim = static_cast<std::size_t>(spec.head_dim);
   std::vector<double> out(x.begin(), x.end());  // the tail passes through exactly
-  std::vector<long double> c(static_cast<std::size_t>(pairs)), s(static_cast<std::size_t>(pairs));
+  AngleTable& table = angle_table(spec);
   for (std::int64_t t = 0; t < tokens; ++t) {
-    for (int i = 0; i < pairs; ++i) {
-      // |m theta| <= 2^24: the long double product keeps ~2^-64 relative accuracy, and sinl/cosl
-      // reduce the argument exactly.
-      const long double angle = static_cast<long double>(positions[static_cast<std::size_t>(t)]) *
-                                theta[static_cast<std::size_t>(i)];
-      c[static_cast<std::size_t>(i)] = scale * std::cos(angle);
-      s[static_cast<std::size_t>(i)] = scale * std::sin(angle);
-    }
+    const long double* cs = table.row(positions[static_cast<std::size_t>(t)]);
     for (std::int64_t h = 0; h < heads; ++h) {
       const std::size_t row = static_cast<std::size_t>(t * heads + h) * dim;
       for (int i = 0; i < pairs; ++i) {
@@ -152,7 +203,7 @@ std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
                                 : std::pair{row + static_cast<std::size_t>(i),
                                             row + static_cast<std::size_t>(i + pairs)};
         const long double xa = x[a], xb = x[b];
-        const auto ci = c[static_cast<std::size_t>(i)], si = s[static_cast<std::size_t>(i)];
+        const auto ci = cs[2 * i], si = cs[2 * i + 1];
         out[a] = static_cast<double>(ci * xa - si * xb);
         out[b] = static_cast<double>(si * xa + ci * xb);
       }

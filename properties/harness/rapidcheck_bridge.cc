@@ -108,9 +108,10 @@ PropertyResult to_property_result(const rc::detail::TestResult& result, std::str
 std::vector<const ModelShape*> model_shapes_for(const Subject& subject, const RopeCapabilities& caps,
                                                 const RunConfig& config) {
   std::vector<const ModelShape*> shapes;
-  if (!config.model_shapes) return shapes;
+  if (config.model_shapes == ModelShapeSet::none) return shapes;
   for (const auto table : kModelShapeTables) {
     for (const ModelShape& shape : table) {
+      if (config.model_shapes == ModelShapeSet::short_calls && shape.tokens > 512) continue;
       if (runs_model_shape(subject.id, shape) && shape.head_dim <= caps.max_head_dim) {
         shapes.push_back(&shape);
       }

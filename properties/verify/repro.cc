@@ -65,6 +65,9 @@ std::vector<std::string> verify_command_line(const VerifyOptions& options) {
   if (options.mutants) args.emplace_back("--mutants");
   if (!options.isa.empty()) args.insert(args.end(), {"--isa", options.isa});
   if (options.threads > 0) args.insert(args.end(), {"--threads", std::to_string(options.threads)});
+  if (options.model_shapes != ModelShapeSet::all) {
+    args.insert(args.end(), {"--model-shapes", std::string(to_string(options.model_shapes))});
+  }
   if (!options.reproduce.empty()) args.insert(args.end(), {"--reproduce", options.reproduce});
   const auto plugins = plugin_arguments(options.plugins, options.plugin_options);
   args.insert(args.end(), plugins.begin(), plugins.end());

@@ -10,6 +10,7 @@
 
 #include "core/result_files.h"
 #include "plugins/host/plugin_host.h"
+#include "properties/property.h"
 
 namespace ropecheck {
 
@@ -20,6 +21,8 @@ struct VerifyOptions {
   int jobs = 0;                         // worker processes, >= 0; 0: one per usable CPU
   std::uint64_t seed = 1;               // fixed by default: a CI verdict must replay
   bool mutants = false;                 // add every mutant and judge mutants by the kill matrix
+  // The real model shapes every RoPE property runs after its random cases (RunConfig).
+  ModelShapeSet model_shapes = ModelShapeSet::all;
   // Most threads a call is given (every count from 1 drawn; RunConfig::threads); 0: the usable CPUs.
   int threads = 0;
   std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line

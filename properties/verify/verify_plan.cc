@@ -138,6 +138,7 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
   }
   VerifyPlan plan;
   plan.config.threads = options.threads > 0 ? options.threads : usable_cpus();
+  plan.config.model_shapes = options.model_shapes;
   plan.config.seed = options.seed;
   plan.config.cases = options.cases;
   plan.config.reproduce = options.reproduce;

@@ -16,8 +16,13 @@ std::string reproduceMapToString(const std::unordered_map<std::string, Reproduce
 
 namespace ropecheck {
 
+// The model shapes the property tests run: the environment's ROPECHECK_MODEL_SHAPES (all, short
+// or none), else the build's (tests/CMakeLists.txt's ROPECHECK_TEST_MODEL_SHAPES).
 inline RunConfig test_run_config() {
   RunConfig config;
+  const char* shapes = std::getenv("ROPECHECK_MODEL_SHAPES");
+  config.model_shapes = parse_model_shape_set(shapes != nullptr ? shapes : ROPECHECK_TEST_MODEL_SHAPES,
+                                              "ROPECHECK_MODEL_SHAPES");
   if (std::getenv("RC_PARAMS") != nullptr) {
     const auto& rc_config = rc::detail::configuration();
     config.seed = rc_config.testParams.seed;
