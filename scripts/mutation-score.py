@@ -3,7 +3,8 @@
 applied alone, rebuilt, and judged by the tests of its room and by `ropecheck verify`.
 
 Usage: scripts/mutation-score.py [--sample N] [--seed S] [--files GLOB]... [--jobs J] [--list]
-                                 [--cases C] [--only ID,...] [--build DIR] [--out DIR]
+                                 [--cases C] [--only ID,...] [--max-objects N] [--build DIR]
+                                 [--out DIR] [--timeout-factor F]
 
 Verdicts: killed (by the named test or property), timeout (counted as killed), survived,
 stillborn (does not compile: out of the score), equivalent (out of the score: the rebuilt objects
@@ -290,7 +291,9 @@ class Runner:
         if rc is None:
             return "timeout", f"{name}: over {self.args.timeout_factor} x its unmutated time"
         if name.startswith("ctest"):
-            failed = re.findall(r"Test\s+#\d+: (\S+) \.*[\w ]*\*\*\*(\S.*?)\s+[\d.]+ sec", out)
+            summary = out.split("The following tests FAILED:", 1)[-1]
+            failed = [(name.split("  # ")[0], why) for name, why in
+                      re.findall(r"^\s*\d+ - (.+) \(([^()]+)\)\s*$", summary, re.M)]
             what = ", ".join(f"{t} ({why})" for t, why in failed[:3]) or f"exit {rc}"
             verdict = "timeout" if failed and all(w == "Timeout" for _, w in failed) else "killed"
             return verdict, f"{name}: {what}"
@@ -404,8 +407,8 @@ def write_results(out_dir, results, command, meta):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sample", type=int, default=50, help="mutants to run (default 50)")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sample", type=int, default=60, help="mutants to run (default 60)")
     ap.add_argument("--seed", type=int, default=29, help="sampling seed (default 29)")
     ap.add_argument("--files", action="append", help="glob of files to mutate (repeatable; default "
                     "impls/ and core/ .cc and .h, less impls/mutants/)")
