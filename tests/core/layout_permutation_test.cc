@@ -79,5 +79,17 @@ TEST(LayoutPermutation, ScatterAndGatherAreInverse) {
   EXPECT_EQ(back, x);
 }
 
+TEST(LayoutPermutation, ScatterAndGatherMoveEveryMappedFeature) {
+  // Any map, not only interleaved_to_half_split, whose last feature stays in place: a reversal
+  // moves the first and the last feature too.
+  const std::vector<int> reversed = {3, 2, 1, 0};
+  const std::vector<float> x = {10, 11, 12, 13, 14};  // 4 mapped features, 1 tail
+  std::vector<float> scattered(5), gathered(5);
+  scatter_features(x, scattered, reversed);
+  EXPECT_EQ(scattered, (std::vector<float>{13, 12, 11, 10, 14}));
+  gather_features(x, gathered, reversed);
+  EXPECT_EQ(gathered, (std::vector<float>{13, 12, 11, 10, 14}));
+}
+
 }  // namespace
 }  // namespace ropecheck

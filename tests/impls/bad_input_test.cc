@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "core/layout_permutation.h"
+#include "core/scaling.h"
 #include "impls/registry.h"
 #include "tests/support/test_config.h"
 
@@ -181,6 +182,32 @@ TEST(BadInputLibrary, WeightPermutationChecksSizes) {
   EXPECT_THROW(permute_for_rotate_half({}, 1, 3), InvalidInput);
   EXPECT_THROW(unpermute_from_rotate_half(w, 0, 3), InvalidInput);
   EXPECT_NO_THROW(permute_for_rotate_half(w, 2, 3));
+}
+
+TEST(BadInputLibrary, ScalingBoundsAreStrictWhereTheyMustBe) {
+  // YaRN's ramp runs from beta_fast down to beta_slow rotations: equal ends leave no ramp.
+  RopeScaling yarn;
+  yarn.kind = ScalingKind::yarn;
+  yarn.factor = 4.0;
+  yarn.original_max_position = 4096;
+  yarn.beta_fast = yarn.beta_slow = 1.0;
+  EXPECT_THROW(validate(yarn, 8), InvalidInput);
+  yarn.beta_fast = std::nextafter(1.0, 2.0);
+  EXPECT_NO_THROW(validate(yarn, 8));
+  // Llama 3's smoothing divides by high_freq_factor - low_freq_factor.
+  RopeScaling llama3;
+  llama3.kind = ScalingKind::llama3;
+  llama3.factor = 8.0;
+  llama3.original_max_position = 8192;
+  llama3.low_freq_factor = llama3.high_freq_factor = 1.0;
+  EXPECT_THROW(validate(llama3, 8), InvalidInput);
+  // A factor of exactly 1 is no scaling, and allowed; below it the context would shrink.
+  RopeScaling linear;
+  linear.kind = ScalingKind::linear;
+  linear.factor = 1.0;
+  EXPECT_NO_THROW(validate(linear, 8));
+  linear.factor = std::nextafter(1.0, 0.0);
+  EXPECT_THROW(validate(linear, 8), InvalidInput);
 }
 
 }  // namespace

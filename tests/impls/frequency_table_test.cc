@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 #include "core/frequency.h"
 #include "impls/oracle/oracle.h"
@@ -42,6 +43,28 @@ TEST(FrequencyTable, PartialRotaryUsesRotaryDimInTheExponent) {
   ASSERT_EQ(theta.size(), 16u);
   EXPECT_NEAR(theta[1], std::pow(10000.0, -2.0 / 32), 1e-15);
   EXPECT_NEAR(theta.back(), std::pow(10000.0, -30.0 / 32), 1e-15);
+}
+
+// HF's llama3 bands compare `wavelen < high_freq_wavelen` and `wavelen > low_freq_wavelen`: a
+// wavelength exactly on the high edge is medium, so smoothed, and smooth is not exactly 1 there
+// in fp32 (1024 / wavelen rounds), so smoothed is not the kept frequency. Pair 1 of d 8, base 1e4:
+// theta = 1 / 1e4^(2/8) = 0.1f; the high edge put on its wavelength.
+TEST(FrequencyTable, Llama3WavelengthOnTheHighEdgeIsSmoothed) {
+  const float theta = 1.0f / 10.0f;
+  const float wavelen = 2.0f * std::numbers::pi_v<float> / theta;
+  RopeScaling s;
+  s.kind = ScalingKind::llama3;
+  s.factor = 8.0;
+  s.original_max_position = 1024;
+  s.low_freq_factor = 1.0;
+  s.high_freq_factor = 1024.0 / static_cast<double>(wavelen);
+  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp32, s};
+  ASSERT_EQ(static_cast<float>(1024.0 / s.high_freq_factor), wavelen);
+  const float smooth = (1024.0f / wavelen - 1.0f) / static_cast<float>(s.high_freq_factor - 1.0);
+  ASSERT_NE(smooth, 1.0f);
+  const float smoothed = (1.0f - smooth) * theta / 8.0f + smooth * theta;
+  ASSERT_NE(smoothed, theta);
+  EXPECT_EQ(inverse_frequencies_hf_fp32(spec)[1], smoothed);
 }
 
 }  // namespace

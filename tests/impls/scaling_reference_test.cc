@@ -267,5 +267,19 @@ TEST(ScalingReference, LongRopeAtTheOriginalContextAndPastIt) {
   expect_attention(long_spec, 1.1902380714238083, "longrope long");
 }
 
+// HF: `if factor <= 1.0: attention_factor = 1.0`, before any logarithm. Factor 1 with L = 1 is
+// valid here (factor >= 1, L >= 1), and the formula there would be sqrt(1 + ln 1 / ln 1) = NaN.
+TEST(ScalingReference, LongRopeAtFactorOneHasAttentionFactorOne) {
+  RopeScaling s;
+  s.kind = ScalingKind::longrope;
+  s.factor = 1.0;
+  s.short_factor = {1.0, 1.0, 1.0, 1.0};
+  s.long_factor = {1.0, 1.0, 1.0, 1.0};
+  for (std::int64_t original : {1, 4096}) {
+    s.original_max_position = original;
+    expect_attention(spec_with(8, 1e4, s), 1.0, "longrope factor 1, L " + std::to_string(original));
+  }
+}
+
 }  // namespace
 }  // namespace ropecheck
