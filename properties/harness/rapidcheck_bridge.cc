@@ -134,11 +134,14 @@ const ModelShape* replayed_model_shape(const RunConfig& config, bool& replaying)
   return nullptr;
 }
 
+std::string at_model_shape(const ModelShape& shape, std::string_view message) {
+  return fmt::format("at model shape {} ({} tokens x {} q / {} kv heads x {}): {}", shape.name,
+                     shape.tokens, shape.q_heads, shape.k_heads, shape.head_dim, message);
+}
+
 void fold_model_shape_result(PropertyResult& into, PropertyResult at_shape, const ModelShape& shape) {
-  if (at_shape.status == Status::failed || at_shape.status == Status::hang) {
-    at_shape.message = fmt::format("at model shape {} ({} tokens x {} q / {} kv heads x {}): {}",
-                                   shape.name, shape.tokens, shape.q_heads, shape.k_heads,
-                                   shape.head_dim, at_shape.message);
+  if (failing(at_shape.status)) {
+    at_shape.message = at_model_shape(shape, at_shape.message);
     at_shape.cases += into.cases;
     into = std::move(at_shape);
     return;

@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include <fmt/format.h>
 
 #include "core/errors.h"
 #include "plugins/host/plugin_host.h"
@@ -139,6 +138,8 @@ std::vector<const ModelShape*> model_shapes_for(const Subject& subject, const Ro
 // Replaying (config.reproduce): the shape whose case set the string's key names, nullptr for the
 // random cases; `replaying` says whether a string was given at all.
 const ModelShape* replayed_model_shape(const RunConfig& config, bool& replaying);
+// "at model shape <name> (<its sizes>): <message>".
+std::string at_model_shape(const ModelShape& shape, std::string_view message);
 // Folds a model shape's result into the property's: a failure (or hang) at the shape becomes the
 // property's verdict, named with the shape; a pass adds its case.
 void fold_model_shape_result(PropertyResult& into, PropertyResult at_shape, const ModelShape& shape);
@@ -168,9 +169,7 @@ PropertyResult check_rope_property(const Subject& subject, const RunConfig& conf
   bool replaying = false;
   if (const ModelShape* shape = detail::replayed_model_shape(config, replaying)) {
     PropertyResult result = at_shape(*shape);
-    if (result.status == Status::failed || result.status == Status::hang) {
-      result.message = fmt::format("at model shape {}: {}", shape->name, result.message);
-    }
+    if (failing(result.status)) result.message = detail::at_model_shape(*shape, result.message);
     return result;
   }
   PropertyResult result = run(config, {});

@@ -79,11 +79,14 @@ std::vector<const Property*> select_properties(const VerifyOptions& options) {
 }
 
 // RapidCheck keys a reproduce string by test id, which check_property() makes
-// "<subject id>/<property id>"; property ids hold no '/', subject ids do.
+// "<subject id>/<property id>", and "...@<model shape>" for a model shape's case; property ids
+// hold no '/', subject ids do (the shape is check_rope_property's to replay).
 std::pair<std::string, std::string> split_test_id(const std::string& key) {
   const auto slash = key.rfind('/');
   if (slash == std::string::npos) return {key, ""};
-  return {key.substr(0, slash), key.substr(slash + 1)};
+  std::string property = key.substr(slash + 1);
+  if (const auto at = property.find('@'); at != std::string::npos) property.resize(at);
+  return {key.substr(0, slash), property};
 }
 
 // A replay runs only the pairs the reproduce string names: running the rest would turn a

@@ -41,6 +41,14 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/dynamic_ntk_base_kept", {"call_history_independence"}},
       // a row's token found through a 16-bit row index: only a call past 65 536 rows shows it
       {"mutant/row_index_16bit", {"boundary_shapes"}},
+      // the kernels' paths (kernel_path_mutants.cc): each shows only on its path, which the
+      // cases reach on purpose: a split's short last chunk (threads drawn per call), a prefill
+      // past 16384 rows (the model shapes; positions 0 there tell R_0 from the tile's guess),
+      // heads wider than 128, positions past 65535
+      {"mutant/kernel_split_floor_chunks", {"oracle_agreement"}},
+      {"mutant/kernel_prefill_tile_positions", {"identity_at_zero"}},
+      {"mutant/kernel_wide_head_halves", {"oracle_agreement"}},
+      {"mutant/kernel_long_context_rows", {"oracle_agreement"}},
       // fused RoPE rotating every query block by the first block's positions: shift-invariant
       // still, right within the first block; only the comparison with separate RoPE shows it
       {"mutant/attention_fused_block_positions", {"attention_rope_matches_reference"}},

@@ -347,6 +347,57 @@ TEST(PluginCli, BrokenPluginFailsWithAShrunkCounterexampleThatReplays) {
   EXPECT_NE(replay.out.find("FAILED  plugin/broken_rope"), std::string::npos) << replay.out;
 }
 
+// ---- plugins wrong only where kernels switch paths (plugins/examples/threaded_rope.c) ---------
+
+// The correct one, on every thread count up to 4 and at the model shapes: the whole catalogue.
+TEST(PluginPathMutants, ThreadedPluginPassesTheWholeRopeCatalogue) {
+  const auto v = verify_plugin("threaded_rope", {"--cases", "30", "--plugin-threads", "4", "--threads", "4"});
+  EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
+  for (const auto& [id, status] : statuses(v.json, "plugin/threaded_rope")) {
+    const bool scaling = id == "linear_scaling_interpolates" || id == "scaling_boundary";
+    EXPECT_EQ(status, scaling ? "SKIPPED" : "PASSED") << id << "\n" << v.run.out;
+  }
+}
+
+struct PluginPath {
+  const char* plugin;
+  const char* property;
+  const char* path;  // what the shrunk case shows of the path it failed on
+};
+
+class PluginPathMutant : public ::testing::TestWithParam<PluginPath> {};
+
+// Each bug fails verify (exit 1) with a shrunk case on its path, and the printed __REPRO command,
+// run through the shell, fails the same way: the thread count and the model shape replay.
+TEST_P(PluginPathMutant, FailsAndTheReproLineReplaysThePath) {
+  const PluginPath& c = GetParam();
+  const auto v = verify_plugin(c.plugin, {"--property", c.property, "--plugin-threads", "4", "--threads", "4"});
+  ASSERT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  EXPECT_TRUE(std::regex_search(v.run.out, std::regex(c.path))) << c.path << "\n" << v.run.out;
+  const auto repro_at = v.run.out.find("__REPRO: ");
+  ASSERT_NE(repro_at, std::string::npos) << v.run.out;
+  const std::string repro =
+      v.run.out.substr(repro_at + 9, v.run.out.find('\n', repro_at) - repro_at - 9);
+  EXPECT_NE(repro.find("--threads 4"), std::string::npos) << repro;
+  EXPECT_NE(repro.find("--plugin-threads 4"), std::string::npos) << repro;
+  const ScratchDir out;
+  const auto replay = spawn({"/bin/sh", "-c",
+                             shell_quote(ROPECHECK_CLI_PATH) + " " + repro.substr(10) +
+                                 " --out " + shell_quote(out.str())});
+  EXPECT_EQ(replay.code, 1) << replay.out << replay.err;
+  EXPECT_TRUE(std::regex_search(replay.out, std::regex(c.path))) << c.path << "\n" << replay.out;
+}
+
+const PluginPath kPluginPaths[] = {
+    {"threaded_split_floor_rope", "oracle_agreement", "CallThreads: [2-4] threads"},
+    {"threaded_prefill_tile_rope", "identity_at_zero", "at model shape [a-z0-9_]+"},
+    {"threaded_wide_head_rope", "oracle_agreement", "head_dim=(129|1[3-9][0-9]|[2-9][0-9][0-9])"},
+    {"threaded_long_context_rope", "oracle_agreement",
+     "position (6553[6-9]|655[4-9][0-9]|65[6-9][0-9]{2}|6[6-9][0-9]{3}|[7-9][0-9]{4}|[0-9]{6,})"},
+};
+INSTANTIATE_TEST_SUITE_P(Plugins, PluginPathMutant, ::testing::ValuesIn(kPluginPaths),
+                         [](const auto& info) { return std::string(info.param.plugin); });
+
 TEST(PluginCli, CrashingPluginFailsEveryPropertyAndRopecheckExits1) {
   const auto v = verify_plugin("crash_rope", {"--cases", "5", "--property", "oracle_agreement",
                                               "--property", "identity_at_zero"});
