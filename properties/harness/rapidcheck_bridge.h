@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-
 #include "core/errors.h"
 #include "plugins/host/plugin_host.h"
 #include "properties/harness/guarded_apply.h"

@@ -351,7 +351,8 @@ TEST(PluginCli, BrokenPluginFailsWithAShrunkCounterexampleThatReplays) {
 
 // The correct one, on every thread count up to 4 and at the model shapes: the whole catalogue.
 TEST(PluginPathMutants, ThreadedPluginPassesTheWholeRopeCatalogue) {
-  const auto v = verify_plugin("threaded_rope", {"--cases", "30", "--plugin-threads", "4", "--threads", "4"});
+  const auto v = verify_plugin("threaded_rope", {"--cases", "30", "--plugin-threads", "4", "--threads", "4",
+                                                 "--model-shapes", "short"});
   EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
   for (const auto& [id, status] : statuses(v.json, "plugin/threaded_rope")) {
     const bool scaling = id == "linear_scaling_interpolates" || id == "scaling_boundary";
@@ -371,7 +372,8 @@ class PluginPathMutant : public ::testing::TestWithParam<PluginPath> {};
 // run through the shell, fails the same way: the thread count and the model shape replay.
 TEST_P(PluginPathMutant, FailsAndTheReproLineReplaysThePath) {
   const PluginPath& c = GetParam();
-  const auto v = verify_plugin(c.plugin, {"--property", c.property, "--plugin-threads", "4", "--threads", "4"});
+  const auto v = verify_plugin(c.plugin, {"--property", c.property, "--plugin-threads", "4", "--threads", "4",
+                                          "--model-shapes", "short"});
   ASSERT_EQ(v.run.code, 1) << v.run.out << v.run.err;
   EXPECT_TRUE(std::regex_search(v.run.out, std::regex(c.path))) << c.path << "\n" << v.run.out;
   const auto repro_at = v.run.out.find("__REPRO: ");

@@ -90,9 +90,11 @@ inline Exited spawn(const std::vector<std::string>& args, const std::filesystem:
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  // A ropecheck run here runs the build's model shapes for the tests (tests/CMakeLists.txt),
-  // unless the environment names others.
-  ::setenv("ROPECHECK_MODEL_SHAPES", ROPECHECK_TEST_MODEL_SHAPES, 0);
+  // A ropecheck command run here checks the plumbing of a command (a plugin's protocol, a Python
+  // function's, the result files), not the kernels at real sizes: no model shapes, unless the
+  // environment or the command names them (the kernels' property tests run the build's set in
+  // process: test_config.h; the path mutants' tests name theirs).
+  ::setenv("ROPECHECK_MODEL_SHAPES", "none", 0);
   pid_t pid = 0;
   const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
