@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "properties/harness/model_shape_cases.h"
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_cases.h"
 #include "properties/harness/rope_harness.h"
@@ -61,8 +62,38 @@ double dot(const float* a, const float* b, std::size_t n) {
 
 }  // namespace
 
+// The case's sizes: small ones drawn, or a model shape's (model_shape_cases.h) with its full
+// rotary head_dim, heads and token count (shrinking only while failing), packed positions.
+struct LayoutCase {
+  RopeSpec meta;
+  int dim_in = 1, kv_heads = 1, q_heads = 1;
+  std::size_t tokens = 1;
+  std::vector<std::int64_t> positions;
+};
+
+LayoutCase pick_layout_case(const RopeCapabilities& caps) {
+  LayoutCase c;
+  if (const ModelShape* shape = model_shape_in_force()) {
+    const auto d = static_cast<int>(shape->head_dim);
+    c.meta = *at_full_size(rope_spec_at(caps, d, d));
+    c.dim_in = *at_full_size(rc::gen::inRange(1, 17));
+    c.kv_heads = static_cast<int>(shape->k_heads);
+    c.q_heads = static_cast<int>(shape->q_heads);
+    c.tokens = static_cast<std::size_t>(*starting_at(shape->tokens, 1));
+    c.positions = *at_full_size(model_positions(*shape, static_cast<std::int64_t>(c.tokens),
+                                                position_limit(caps)));
+    return c;
+  }
+  c.meta = *rope_spec(caps, Rotary::full);
+  c.dim_in = *rc::gen::inRange(1, 17);
+  c.kv_heads = *rc::gen::inRange(1, 3);
+  c.q_heads = c.kv_heads * *rc::gen::inRange(1, 3);
+  c.tokens = *rc::gen::inRange<std::size_t>(1, 6);
+  c.positions = *position_ids(c.tokens, position_limit(caps));
+  return c;
+}
+
 PropertyResult layout_equivalence(const Subject& subject, const RunConfig& config) {
-  ErrorTracker tracker;
   const RopeImpl& impl = *subject.rope;
   auto caps = impl.capabilities();
   const auto has = [&](Layout l) {
@@ -72,15 +103,15 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     return skipped_result(subject, config, "needs both layouts");
   }
   caps.layouts = {Layout::interleaved};  // the spec generator picks the Meta side's layout
-  return check_property(subject, config, kPairUnits, tracker, [&] {
-    const RopeSpec meta = *rope_spec(caps, Rotary::full);
+  return check_rope_property(subject, config, kPairUnits,
+                             [&](const RopeImpl&, const RopeCapabilities&, ErrorTracker& tracker) {
+    const LayoutCase c = pick_layout_case(caps);
+    const RopeSpec& meta = c.meta;
     RopeSpec hf = meta;
     hf.layout = Layout::half_split;
-    const int dim_in = *rc::gen::inRange(1, 17);
-    const int kv_heads = *rc::gen::inRange(1, 3);
-    const int q_heads = kv_heads * *rc::gen::inRange(1, 3);
-    const auto tokens = *rc::gen::inRange<std::size_t>(1, 6);
-    const auto positions = *position_ids(tokens, position_limit(caps));
+    const int dim_in = c.dim_in, kv_heads = c.kv_heads, q_heads = c.q_heads;
+    const std::size_t tokens = c.tokens;
+    const std::vector<std::int64_t>& positions = c.positions;
     const auto x = *projection_operands(tokens * static_cast<std::size_t>(dim_in), caps.storage);
     const auto wq = *projection_operands(static_cast<std::size_t>(q_heads * meta.head_dim * dim_in),
                                          caps.storage);
