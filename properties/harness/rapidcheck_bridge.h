@@ -131,7 +131,7 @@ PropertyResult check_property(const Subject& subject, const RunConfig& config,
 
 namespace detail {
 // The model shapes a RoPE subject runs (core/model_shapes.h): those runs_model_shape() gives its
-// id, within its max_head_dim; none when config.model_shapes is off.
+// id, within its max_head_dim, of config.model_shapes' set (all, up to 512 tokens, none).
 std::vector<const ModelShape*> model_shapes_for(const Subject& subject, const RopeCapabilities& caps,
                                                 const RunConfig& config);
 // Replaying (config.reproduce): the shape whose case set the string's key names, nullptr for the
@@ -156,6 +156,9 @@ PropertyResult check_rope_property(const Subject& subject, const RunConfig& conf
   const RopeImpl& impl = *subject.rope;
   const RopeCapabilities caps = impl.capabilities();
   set_call_threads_limit(std::min(caps.max_threads, config.threads));
+  struct OneThreadAfter {  // a call outside a property draws nothing: back to 1 when done
+    ~OneThreadAfter() { set_call_threads_limit(1); }
+  } one_thread_after;
   const auto run = [&](const RunConfig& c, std::string_view case_set) {
     return check_property(subject, c, units, tracker, [&] { body(impl, caps, tracker); }, case_set);
   };
