@@ -354,7 +354,9 @@ TEST(PluginPathMutants, ThreadedPluginPassesTheWholeRopeCatalogue) {
   const auto v = verify_plugin("threaded_rope", {"--cases", "30", "--plugin-threads", "4", "--threads", "4",
                                                  "--model-shapes", "short"});
   EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
-  for (const auto& [id, status] : statuses(v.json, "plugin/threaded_rope")) {
+  const auto found = statuses(v.json, "plugin/threaded_rope");
+  EXPECT_EQ(found.size(), rope_property_ids().size()) << v.run.out;  // every one of them ran
+  for (const auto& [id, status] : found) {
     const bool scaling = id == "linear_scaling_interpolates" || id == "scaling_boundary";
     EXPECT_EQ(status, scaling ? "SKIPPED" : "PASSED") << id << "\n" << v.run.out;
   }
