@@ -3,6 +3,7 @@
 // far past any sinusoidal model's context, and where the fp32 div_term bound is still < 0.1.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "properties/catalogue.h"

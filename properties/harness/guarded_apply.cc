@@ -5,6 +5,7 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "properties/harness/model_shape_cases.h"
@@ -22,10 +23,15 @@ thread_local EvidenceCount current;
 thread_local int call_threads_limit = 1;
 
 // x at `shift` floats into a buffer, guard floats before it and kGuardFloats after it.
+// Written once (guards, tensor, guards), not zeroed, guarded and copied over: a model shape's
+// tensors are tens of MB.
 std::vector<float> with_guard(const std::vector<float>& x, std::size_t shift) {
-  std::vector<float> buffer(shift + x.size() + kGuardFloats);
-  for (float& g : buffer) std::memcpy(&g, &kGuardBits, sizeof(float));
-  std::copy(x.begin(), x.end(), buffer.begin() + static_cast<std::ptrdiff_t>(shift));
+  constexpr float guard = std::bit_cast<float>(kGuardBits);  // copied as bits, never computed on
+  std::vector<float> buffer;
+  buffer.reserve(shift + x.size() + kGuardFloats);
+  buffer.insert(buffer.end(), shift, guard);
+  buffer.insert(buffer.end(), x.begin(), x.end());
+  buffer.insert(buffer.end(), kGuardFloats, guard);
   return buffer;
 }
 

@@ -1,8 +1,9 @@
 // Real model shapes in the property cases (model_shape_cases.h).
 #include "properties/harness/model_shape_cases.h"
 
+#include <malloc.h>
+
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 #include "properties/harness/generators.h"
@@ -11,14 +12,6 @@ namespace ropecheck {
 namespace {
 
 thread_local const ModelShape* in_force = nullptr;
-
-// splitmix64's finaliser: a well-mixed 64-bit value from a counter, so that any element's value
-// depends on the seed and its index alone.
-std::uint64_t mix(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 
@@ -68,29 +61,13 @@ rc::Gen<std::vector<std::int64_t>> model_positions(const ModelShape& shape, std:
 
 void showValue(ValuesSeed seed, std::ostream& os) { os << "values from seed " << seed.seed; }
 
-std::vector<float> seeded_storage_floats(std::size_t count, StorageType storage, ValuesSeed seed) {
-  const int lo = storage == StorageType::fp16 ? kFp16MinExponent : -40;
-  const int hi = storage == StorageType::fp16 ? kFp16MaxExponent : 40;
-  std::vector<float> x(count);
-  const std::uint64_t key = mix(seed.seed + 0x9e3779b97f4a7c15ull);
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t r = mix(key ^ (i * 0x9e3779b97f4a7c15ull));
-    // Separate bits for each choice, ranges by multiply-shift rather than division (a hundred
-    // million values a run): bits 0-15 zero or not, 16-38 the fraction, 39-62 the exponent, 63
-    // the sign.
-    const auto sign = static_cast<std::uint32_t>(r >> 63) << 31;
-    if ((((r & 0xffffu) * 14) >> 16) < 2) {  // finite_float(): 1 in 14 each of +0 and -0
-      x[i] = std::bit_cast<float>(sign);
-      continue;
-    }
-    // The float's fields directly: every exponent drawn is a normal one (fp32's bias 127).
-    const auto fraction = static_cast<std::uint32_t>(r >> 16) & 0x7fffffu;
-    const auto span = static_cast<std::uint64_t>(hi - lo + 1);
-    const auto exponent = static_cast<std::uint32_t>(
-        lo + static_cast<int>((((r >> 39) & 0xffffffu) * span) >> 24) + 127);
-    x[i] = std::bit_cast<float>(sign | exponent << 23 | fraction);
-  }
-  return x;
+void keep_large_blocks_mapped() {
+  static const bool kept = [] {
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    return true;
+  }();
+  (void)kept;
 }
 
 }  // namespace ropecheck

@@ -67,4 +67,9 @@ inline constexpr std::size_t kShrinkableElements = 4096;
 // million floats in a few hundredths of a second).
 std::vector<float> seeded_storage_floats(std::size_t count, StorageType storage, ValuesSeed seed);
 
+// A model shape's case allocates and frees hundreds of MB: this process's malloc keeps such
+// blocks rather than handing them back to the kernel and faulting them in again on the next case
+// (a quarter of such a case's time). Called by `verify` and before a property's first model shape.
+void keep_large_blocks_mapped();
+
 }  // namespace ropecheck

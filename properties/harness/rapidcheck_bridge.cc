@@ -3,9 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/errors.h"
+#include "plugins/host/plugin_host.h"
+#include "properties/harness/guarded_apply.h"
+#include "properties/harness/model_shape_cases.h"
 
 namespace rc::detail {
 // Exported by librapidcheck (src/detail/ReproduceListener / Serialization) but not declared in
@@ -154,3 +159,102 @@ void fold_model_shape_result(PropertyResult& into, PropertyResult at_shape, cons
 }
 
 }  // namespace ropecheck::detail
+
+namespace ropecheck {
+
+PropertyResult check_property(const Subject& subject, const RunConfig& config,
+                              std::string_view units, ErrorTracker& tracker,
+                              const CaseBody& testable, std::string_view case_set) {
+  if (config.property_id.empty()) {
+    throw std::logic_error("check_property: no property id (run properties through run_property)");
+  }
+  rc::detail::TestMetadata metadata;
+  metadata.id = subject.id + "/" + config.property_id + std::string(case_set);
+  metadata.description = metadata.id;
+  struct QuietListener : rc::detail::TestListener {
+    void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+    void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+    void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+  } listener;
+  // A case the implementation declines (UnsupportedCase: a plugin's UNSUPPORTED) is discarded,
+  // neither passed nor failed; the property is then SKIPPED naming the first such case.
+  std::string unsupported;
+  // A call that hung (PluginHang, after its watchdog) fails its case; every later case, which
+  // is shrinking's, is discarded without a call, so that the hung case is reported as found,
+  // after one watchdog period rather than one per shrinking step.
+  std::string hang;
+  auto declining = [&unsupported, &hang, &testable, &tracker] {
+    if (!hang.empty()) RC_DISCARD("a call hung: no more calls for this property");
+    tracker.begin_case();
+    try {
+      testable();
+    } catch (const UnsupportedCase& e) {
+      if (unsupported.empty()) unsupported = e.what();
+      RC_DISCARD(e.what());
+    } catch (const PluginHang& e) {
+      hang = e.what();
+      tracker.end_failing_case();
+      throw;
+    } catch (const rc::detail::CaseResult& result) {  // RC_ASSERT, RC_FAIL, RC_DISCARD, RC_SUCCEED
+      if (result.type == rc::detail::CaseResult::Type::Failure) tracker.end_failing_case();
+      throw;
+    } catch (...) {  // anything else thrown fails the case too
+      tracker.end_failing_case();
+      throw;
+    }
+  };
+  reset_evidence();
+  const auto result = rc::detail::checkTestable(declining, metadata, detail::test_params(config),
+                                                listener, detail::reproduce_map(config));
+  auto out = detail::to_property_result(result, metadata.id, tracker);
+  if (!unsupported.empty() && !result.is<rc::detail::FailureResult>()) {
+    out.status = Status::skipped;
+    out.message = unsupported;
+  }
+  if (!hang.empty()) {
+    out.status = Status::hang;
+    out.message = hang + " (the case that hung, not shrunk: shrinking makes no call after a hang)";
+  }
+  detail::mistrust_if_vacuous(out, evidence());
+  out.subject = subject.id;
+  out.property = config.property_id;
+  out.units = std::string(units);
+  return out;
+}
+
+PropertyResult check_rope_property(const Subject& subject, const RunConfig& config,
+                                   std::string_view units, const RopeCaseBody& body) {
+  ErrorTracker tracker;
+  const RopeImpl& impl = *subject.rope;
+  const RopeCapabilities caps = impl.capabilities();
+  set_call_threads_limit(std::min(caps.max_threads, config.threads));
+  struct OneThreadAfter {  // a call outside a property draws nothing: back to 1 when done
+    ~OneThreadAfter() { set_call_threads_limit(1); }
+  } one_thread_after;
+  const auto run = [&](const RunConfig& c, std::string_view case_set) {
+    return check_property(subject, c, units, tracker, [&] { body(impl, caps, tracker); }, case_set);
+  };
+  const auto at_shape = [&](const ModelShape& shape) {
+    RunConfig once = config;
+    once.cases = 1;
+    const ModelShapeInForce in_force(shape);
+    return run(once, std::string("@") + shape.name);
+  };
+  bool replaying = false;
+  if (const ModelShape* shape = detail::replayed_model_shape(config, replaying)) {
+    PropertyResult result = at_shape(*shape);
+    if (failing(result.status)) result.message = detail::at_model_shape(*shape, result.message);
+    return result;
+  }
+  PropertyResult result = run(config, {});
+  if (replaying || result.status != Status::passed) return result;
+  const auto shapes = detail::model_shapes_for(subject, caps, config);
+  if (!shapes.empty()) keep_large_blocks_mapped();
+  for (const ModelShape* shape : shapes) {
+    detail::fold_model_shape_result(result, at_shape(*shape), *shape);
+    if (result.status != Status::passed) break;
+  }
+  return result;
+}
+
+}  // namespace ropecheck

@@ -2,7 +2,6 @@
 // DIR/verify.json, return the verdict.
 //   ropecheck verify --impl rotation_matrix/scalar --property oracle_agreement --cases 10
 #include <fmt/format.h>
-#include <malloc.h>
 
 #include <ostream>
 
@@ -12,6 +11,7 @@
 #include "properties/verify/kill_matrix.h"
 #include "core/logging.h"
 #include "core/machine_info.h"
+#include "properties/harness/model_shape_cases.h"
 #include "properties/verify/repro.h"
 #include "properties/verify/result_table.h"
 #include "properties/verify/verify_json.h"
@@ -23,10 +23,7 @@
 namespace ropecheck {
 
 int run_verify(const VerifyOptions& options, std::ostream& out) {
-  // A model shape's case allocates and frees hundreds of MB: kept by malloc rather than handed
-  // back to the kernel and faulted in again each time (a quarter of such a case's time).
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  keep_large_blocks_mapped();
   // Everything that can be bad input is checked before the first property runs.
   const VerifyPlan plan = plan_verify(options);
   prepare_out_dir(options.out_dir);
