@@ -49,9 +49,10 @@ std::vector<float> to_interleaved(const std::vector<float>& half, int head_dim) 
 // Entries of x and W. For fp16 storage every projection (at most 16 products) must stay below
 // 2^14, fp16 storage_floats' bound: factors under 2^5, so products under 2^10. Small ones and
 // cancellations give subnormal projections, which tolerance.h's unit_pair_norm covers.
-rc::Gen<std::vector<float>> projection_operands(std::size_t count, StorageType storage) {
-  if (storage != StorageType::fp16) return finite_floats(count);
-  return rc::gen::container<std::vector<float>>(count, finite_float(-12, 4));
+// A model shape's weights (q_heads x head_dim x dim_in) come from a seed (pick_floats).
+std::vector<float> projection_operands(std::size_t count, StorageType storage) {
+  if (storage != StorageType::fp16) return pick_floats(count, kMinFiniteExponent, kMaxFiniteExponent);
+  return pick_floats(count, -12, 4);
 }
 
 double dot(const float* a, const float* b, std::size_t n) {
@@ -112,10 +113,10 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     const int dim_in = c.dim_in, kv_heads = c.kv_heads, q_heads = c.q_heads;
     const std::size_t tokens = c.tokens;
     const std::vector<std::int64_t>& positions = c.positions;
-    const auto x = *projection_operands(tokens * static_cast<std::size_t>(dim_in), caps.storage);
-    const auto wq = *projection_operands(static_cast<std::size_t>(q_heads * meta.head_dim * dim_in),
+    const auto x = projection_operands(tokens * static_cast<std::size_t>(dim_in), caps.storage);
+    const auto wq = projection_operands(static_cast<std::size_t>(q_heads * meta.head_dim * dim_in),
                                          caps.storage);
-    const auto wk = *projection_operands(static_cast<std::size_t>(kv_heads * meta.head_dim * dim_in),
+    const auto wk = projection_operands(static_cast<std::size_t>(kv_heads * meta.head_dim * dim_in),
                                          caps.storage);
 
     // Projections rounded to the storage type: a row permutation commutes with the rounding.

@@ -22,7 +22,9 @@ inline constexpr std::int64_t kMaxGeneratedPosition = std::int64_t{1} << 20;
 // +-0 and +-(1 + f) * 2^e for e in [min_exponent, max_exponent], shrinking to 1.0f. The default
 // |e| <= 40 (about 1e-12 .. 1e12) is wide, yet every product with a cos/sin >= 1e-12 stays a
 // normal float, so the relative error model of tolerance.h holds.
-rc::Gen<float> finite_float(int min_exponent = -40, int max_exponent = 40);
+inline constexpr int kMinFiniteExponent = -40;
+inline constexpr int kMaxFiniteExponent = 40;
+rc::Gen<float> finite_float(int min_exponent = kMinFiniteExponent, int max_exponent = kMaxFiniteExponent);
 rc::Gen<std::vector<float>> finite_floats(std::size_t count);
 
 // fp16 inputs: from 2^-25 (below it everything rounds to 0) through the subnormals (where the

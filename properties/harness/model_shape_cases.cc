@@ -61,6 +61,15 @@ rc::Gen<std::vector<std::int64_t>> model_positions(const ModelShape& shape, std:
 
 void showValue(ValuesSeed seed, std::ostream& os) { os << "values from seed " << seed.seed; }
 
+std::vector<float> pick_floats(std::size_t count, int min_exponent, int max_exponent) {
+  if (count <= kShrinkableElements) {
+    return *rc::gen::container<std::vector<float>>(count, finite_float(min_exponent, max_exponent));
+  }
+  const auto seed = *at_full_size(rc::gen::map(rc::gen::arbitrary<std::uint64_t>(),
+                                               [](std::uint64_t s) { return ValuesSeed{s}; }));
+  return seeded_floats(count, min_exponent, max_exponent, seed);
+}
+
 void keep_large_blocks_mapped() {
   static const bool kept = [] {
     mallopt(M_MMAP_THRESHOLD, 1 << 30);

@@ -62,10 +62,14 @@ void showValue(ValuesSeed seed, std::ostream& os);
 // from a ValuesSeed.
 inline constexpr std::size_t kShrinkableElements = 4096;
 
-// `count` values in the range storage_floats() draws for `storage` (generators.h): the same
+// `count` values as finite_float(min_exponent, max_exponent) draws them (generators.h): the same
 // decades, signs and 1 in 7 zeros, from a counter-based hash of the seed (fast: a prefill's 33
 // million floats in a few hundredths of a second).
-std::vector<float> seeded_storage_floats(std::size_t count, StorageType storage, ValuesSeed seed);
+std::vector<float> seeded_floats(std::size_t count, int min_exponent, int max_exponent, ValuesSeed seed);
+
+// Inside a property: `count` such values, drawn element by element (each value shrinks) up to
+// kShrinkableElements, else from a drawn ValuesSeed.
+std::vector<float> pick_floats(std::size_t count, int min_exponent, int max_exponent);
 
 // A model shape's case allocates and frees hundreds of MB: this process's malloc keeps such
 // blocks rather than handing them back to the kernel and faulting them in again on the next case

@@ -14,10 +14,8 @@ namespace ropecheck {
 std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
                                StorageType storage) {
   const auto count = static_cast<std::size_t>(tokens * heads * spec.head_dim);
-  if (count <= kShrinkableElements) return *storage_floats(count, storage);
-  const auto seed = *at_full_size(rc::gen::map(rc::gen::arbitrary<std::uint64_t>(),
-                                               [](std::uint64_t s) { return ValuesSeed{s}; }));
-  return seeded_storage_floats(count, storage, seed);
+  if (storage == StorageType::fp16) return pick_floats(count, kFp16MinExponent, kFp16MaxExponent);
+  return pick_floats(count, kMinFiniteExponent, kMaxFiniteExponent);
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// seeded_storage_floats() (model_shape_cases.h): a model shape's tensor values from a seed.
+// seeded_floats() (model_shape_cases.h): a model shape's tensor values from a seed.
 // Compiled apart from the rest of the room (properties/CMakeLists.txt): the fill is a counter-based
 // hash per element, which vectorises with 64-bit multiplies where the CPU has them, so it is
 // cloned per ISA level (chosen at load time) and vectorised under the dynamic cost model that
@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "properties/harness/generators.h"
 #include "properties/harness/model_shape_cases.h"
 
 namespace ropecheck {
@@ -42,11 +41,10 @@ void fill(float* x, std::size_t count, std::uint64_t key, int lo, std::uint64_t 
 
 }  // namespace
 
-std::vector<float> seeded_storage_floats(std::size_t count, StorageType storage, ValuesSeed seed) {
-  const int lo = storage == StorageType::fp16 ? kFp16MinExponent : -40;
-  const int hi = storage == StorageType::fp16 ? kFp16MaxExponent : 40;
+std::vector<float> seeded_floats(std::size_t count, int min_exponent, int max_exponent, ValuesSeed seed) {
   std::vector<float> x(count);
-  fill(x.data(), count, mix(seed.seed + 0x9e3779b97f4a7c15ull), lo, static_cast<std::uint64_t>(hi - lo + 1));
+  fill(x.data(), count, mix(seed.seed + 0x9e3779b97f4a7c15ull), min_exponent,
+       static_cast<std::uint64_t>(max_exponent - min_exponent + 1));
   return x;
 }
 
