@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/storage_convert.h"
 
 namespace ropecheck {
 
@@ -199,16 +200,17 @@ void RopeImpl::rotate_qk_fp16(const RopeSpec&, Fp16HeadTensor, Fp16HeadTensor, P
 
 namespace {
 
+// Narrows q and k to their storage, rotates, widens back (storage_convert.h: whole tensors).
 template <typename Element, typename Rotate>
-void rotate_stored(HeadTensor q, HeadTensor k, Element (*narrow)(float), float (*widen)(Element),
-                   Rotate rotate) {
+void rotate_stored(HeadTensor q, HeadTensor k, void (*narrow)(std::span<const float>, std::span<Element>),
+                   void (*widen)(std::span<const Element>, std::span<float>), Rotate rotate) {
   std::vector<Element> q16(q.data.size()), k16(k.data.size());
-  std::transform(q.data.begin(), q.data.end(), q16.begin(), narrow);
-  std::transform(k.data.begin(), k.data.end(), k16.begin(), narrow);
+  narrow(q.data, q16);
+  narrow(k.data, k16);
   rotate(HeadTensorOf<Element>{q16, q.tokens, q.heads, q.head_dim},
          HeadTensorOf<Element>{k16, k.tokens, k.heads, k.head_dim});
-  std::transform(q16.begin(), q16.end(), q.data.begin(), widen);
-  std::transform(k16.begin(), k16.end(), k.data.begin(), widen);
+  widen(q16, q.data);
+  widen(k16, k.data);
 }
 
 }  // namespace
@@ -217,12 +219,12 @@ void RopeImpl::rotate_qk_through_storage(StorageType storage, const RopeSpec& sp
                                          HeadTensor k, PositionIds positions) const {
   switch (storage) {
     case StorageType::bf16:
-      return rotate_stored(q, k, bf16_from_float, float_from_bf16,
+      return rotate_stored(q, k, narrow_to_bf16, widen_from_bf16,
                            [&](Bf16HeadTensor q16, Bf16HeadTensor k16) {
                              rotate_qk_bf16(spec, q16, k16, positions);
                            });
     case StorageType::fp16:
-      return rotate_stored(q, k, fp16_from_float, float_from_fp16,
+      return rotate_stored(q, k, narrow_to_fp16, widen_from_fp16,
                            [&](Fp16HeadTensor q16, Fp16HeadTensor k16) {
                              rotate_qk_fp16(spec, q16, k16, positions);
                            });
