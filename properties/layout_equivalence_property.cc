@@ -115,9 +115,9 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     const std::vector<std::int64_t>& positions = c.positions;
     const auto x = projection_operands(tokens * static_cast<std::size_t>(dim_in), caps.storage);
     const auto wq = projection_operands(static_cast<std::size_t>(q_heads * meta.head_dim * dim_in),
-                                         caps.storage);
+                                        caps.storage);
     const auto wk = projection_operands(static_cast<std::size_t>(kv_heads * meta.head_dim * dim_in),
-                                         caps.storage);
+                                        caps.storage);
 
     // Projections rounded to the storage type: a row permutation commutes with the rounding.
     const auto project_stored = [&](const std::vector<float>& w) {

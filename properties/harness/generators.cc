@@ -33,10 +33,6 @@ rc::Gen<float> finite_float(int min_exponent, int max_exponent) {
       {{12, nonzero}, {1, rc::gen::just(0.0f)}, {1, rc::gen::just(-0.0f)}});
 }
 
-rc::Gen<std::vector<float>> finite_floats(std::size_t count) {
-  return rc::gen::container<std::vector<float>>(count, finite_float());
-}
-
 rc::Gen<float> storage_float(StorageType storage) {
   if (storage == StorageType::fp16) return finite_float(kFp16MinExponent, kFp16MaxExponent);
   return finite_float();

@@ -25,7 +25,6 @@ inline constexpr std::int64_t kMaxGeneratedPosition = std::int64_t{1} << 20;
 inline constexpr int kMinFiniteExponent = -40;
 inline constexpr int kMaxFiniteExponent = 40;
 rc::Gen<float> finite_float(int min_exponent = kMinFiniteExponent, int max_exponent = kMaxFiniteExponent);
-rc::Gen<std::vector<float>> finite_floats(std::size_t count);
 
 // fp16 inputs: from 2^-25 (below it everything rounds to 0) through the subnormals (where the
 // storage rounding is absolute: tolerance.h's unit_pair_norm) up to 2^13 (values < 2^14), so
