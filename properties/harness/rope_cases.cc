@@ -119,12 +119,7 @@ std::vector<double> pair_norms(const RopeSpec& spec, const std::vector<float>& x
   for (std::size_t row = 0; row < x.size() / dim; ++row) {
     for (std::size_t i = 0; i < pairs; ++i) {
       const auto [a, b] = pair_features(spec, static_cast<int>(i));
-      // In double a finite float's square neither overflows nor underflows, so the root of the
-      // sum is hypot's value to an ulp of double, at a fraction of its cost; hypot's own rules
-      // (Inf wins over NaN) for the rest.
-      const double xa = x[row * dim + a], xb = x[row * dim + b];
-      norms.push_back(std::isfinite(xa) && std::isfinite(xb) ? std::sqrt(xa * xa + xb * xb)
-                                                             : std::hypot(xa, xb));
+      norms.push_back(pair_magnitude(x[row * dim + a], x[row * dim + b]));
     }
   }
   return norms;

@@ -35,13 +35,8 @@ WorstElement worst_rotary_error(const RopeSpec& spec, StorageType storage, std::
       const std::size_t row = (t * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)) * dim;
       for (int i = 0; i < pairs; ++i) {
         const auto [fa, fb] = features[static_cast<std::size_t>(i)];
-        // |pair| in double: a finite float's square neither overflows nor underflows there, and
-        // the root is within an ulp of double, far below the bounds' resolution (hypot's rules
-        // for Inf and NaN).
-        const double xa = x[row + fa], xb = x[row + fb];
-        const double norm = unit_pair_norm(
-            storage, a,
-            std::isfinite(xa) && std::isfinite(xb) ? std::sqrt(xa * xa + xb * xb) : std::hypot(xa, xb));
+        // Within an ulp of double: far below the bounds' resolution.
+        const double norm = unit_pair_norm(storage, a, pair_magnitude(x[row + fa], x[row + fb]));
         const double limit = limits[static_cast<std::size_t>(i)];
         for (const std::size_t j : {fa, fb}) {
           const double diff = std::abs(static_cast<double>(y[row + j]) - expected[row + j]);

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -93,10 +94,18 @@ inline Exited spawn(const std::vector<std::string>& args, const std::filesystem:
   // A ropecheck command run here checks the plumbing of a command (a plugin's protocol, a Python
   // function's, the result files), not the kernels at real sizes: no model shapes, unless the
   // environment or the command names them (the kernels' property tests run the build's set in
-  // process: test_config.h; the path mutants' tests name theirs).
-  ::setenv("ROPECHECK_MODEL_SHAPES", "none", 0);
+  // process: test_config.h; the path mutants' tests name theirs). In the child's environment
+  // only: this process's own property tests read the variable too.
+  std::string no_shapes = "ROPECHECK_MODEL_SHAPES=none";
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with("ROPECHECK_MODEL_SHAPES=")) no_shapes.clear();
+    envp.push_back(*e);
+  }
+  if (!no_shapes.empty()) envp.push_back(no_shapes.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) throw std::runtime_error("posix_spawn failed for " + args[0]);
   int status = 0;
