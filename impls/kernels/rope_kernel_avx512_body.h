@@ -1,6 +1,6 @@
 // The AVX-512 RoPE kernel body (rope_kernel.h's algorithm), templated on how q and k are stored:
-// fp32, bf16 widened on load and rounded on store by a Narrow policy, or fp16 (vcvtph2ps and
-// vcvtps2ph, both AVX-512 F). Include it ONLY from
+// fp32, fp16 (vcvtph2ps and vcvtps2ph, both AVX-512 F), or bf16 two values a 32-bit lane with a
+// Narrow policy's rounding (rope_kernel_avx512_bf16.h). Include it ONLY from
 // files compiled with AVX-512 flags; everything here has internal linkage, so each such file gets
 // its own copy, compiled for its own level.
 //   16 floats a vector, 8 angles a SLEEF call, masked loads/stores only for remainders.
@@ -13,18 +13,11 @@
 #include <cstdint>
 
 #include "impls/kernels/rope_kernel.h"
+#include "impls/kernels/rope_kernel_avx512_bf16.h"
+#include "impls/kernels/rope_kernel_avx512_tiles.h"
 
 namespace ropecheck::kernels {
 namespace {
-
-inline __mmask16 mask16(int remaining) {
-  return remaining >= 16 ? static_cast<__mmask16>(0xFFFF)
-                         : static_cast<__mmask16>((1u << remaining) - 1u);
-}
-
-inline __mmask8 mask8(int remaining) {
-  return remaining >= 8 ? static_cast<__mmask8>(0xFF) : static_cast<__mmask8>((1u << remaining) - 1u);
-}
 
 struct Fp32Storage {
   using Element = float;
@@ -32,42 +25,6 @@ struct Fp32Storage {
   static __m512 load(const float* x, __mmask16 lanes) { return _mm512_maskz_loadu_ps(lanes, x); }
   static void store(float* x, __m512 v) { _mm512_storeu_ps(x, v); }
   static void store(float* x, __m512 v, __mmask16 lanes) { _mm512_mask_storeu_ps(x, lanes, v); }
-};
-
-// bf16 is the top half of an fp32: widening is a 16-bit shift, exact.
-inline __m512 widen_bf16(__m256i half) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
-}
-
-// Round to nearest even with integer ops (any AVX-512 CPU), as storage.h's bf16_from_float:
-// add 0x7FFF plus the kept part's lowest bit, keep the top half; a NaN keeps its top half with
-// the quiet bit set (the carry could otherwise turn it into Inf).
-struct IntegerRoundingBf16 {
-  static __m256i narrow(__m512 v) {
-    const __m512i bits = _mm512_castps_si512(v);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-    __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), lsb));
-    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    rounded = _mm512_mask_or_epi32(rounded, nan, bits, _mm512_set1_epi32(0x00400000));
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(rounded, 16));
-  }
-};
-
-template <typename Narrow>
-struct Bf16Storage {
-  using Element = std::uint16_t;
-  static __m512 load(const std::uint16_t* x) {
-    return widen_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
-  }
-  static __m512 load(const std::uint16_t* x, __mmask16 lanes) {
-    return widen_bf16(_mm256_maskz_loadu_epi16(lanes, x));
-  }
-  static void store(std::uint16_t* x, __m512 v) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), Narrow::narrow(v));
-  }
-  static void store(std::uint16_t* x, __m512 v, __mmask16 lanes) {
-    _mm256_mask_storeu_epi16(x, lanes, Narrow::narrow(v));
-  }
 };
 
 // vcvtps2ph rounding to nearest even whatever MXCSR says; it keeps subnormal results and turns a
@@ -177,43 +134,6 @@ inline __m512 rotate_pairs(__m512 v, __m512 c, __m512 s) {
   return _mm512_fmadd_ps(swapped, s, _mm512_mul_ps(v, c));
 }
 
-// Rotating one token's heads. Zen 4 (and most cores) load at most one 512-bit vector a cycle, so
-// loading x, cos and sin per vector would make the loop load-bound; instead cos/sin of up to
-// kChunkTiles tiles of 16 stay in registers (2 * 8 of the 32 zmm) while every head's segment of
-// those tiles is rotated: one load and one store per vector, heads visited in address order.
-// A remainder tile (rotary_dim not a multiple of 16) rides along with masked loads/stores; full
-// tiles use plain ones: masked stores are slow on some cores (Zen 4).
-constexpr int kChunkTiles = 8;
-
-// One token's q or k: `heads` consecutive head vectors.
-template <typename S>
-struct Rows {
-  typename S::Element* rows;
-  std::int64_t heads;
-};
-
-template <int N>
-struct TileCount {
-  static constexpr int value = N;
-};
-
-// Calls f(TileCount<n>{}) for n in [0, kChunkTiles]: the tile loops below then have constant
-// trip counts and unroll fully, which keeps cos/sin in registers.
-template <typename F>
-void with_tile_count(int n, F&& f) {
-  switch (n) {
-    case 0: return f(TileCount<0>{});
-    case 1: return f(TileCount<1>{});
-    case 2: return f(TileCount<2>{});
-    case 3: return f(TileCount<3>{});
-    case 4: return f(TileCount<4>{});
-    case 5: return f(TileCount<5>{});
-    case 6: return f(TileCount<6>{});
-    case 7: return f(TileCount<7>{});
-    default: return f(TileCount<8>{});
-  }
-}
-
 // Interleaved layout: features [16 first, 16 (first + N)) of every head, plus `tail` lanes of
 // the tile after them.
 template <typename S, int N, typename Args>
@@ -292,7 +212,7 @@ void rotate_heads(const Args& p, Rows<S> q, Rows<S> k) {
                   : rotate_half_split_chunk<S, kChunkTiles>(p, q, k, first, 0);
   }
   const __mmask16 tail = mask16(features % 16);
-  with_tile_count(tiles - first, [&](auto count) {
+  with_tile_count<kChunkTiles>(tiles - first, [&](auto count) {
     constexpr int n = decltype(count)::value;
     p.interleaved ? rotate_interleaved_chunk<S, n>(p, q, k, first, tail)
                   : rotate_half_split_chunk<S, n>(p, q, k, first, tail);
@@ -317,7 +237,7 @@ struct Avx512Level {
   template <typename Args>
   static void rotate_token(const Args& p, typename S::Element* q, std::int64_t q_heads,
                            typename S::Element* k, std::int64_t k_heads) {
-    rotate_heads<S>(p, Rows<S>{q, q_heads}, Rows<S>{k, k_heads});
+    rotate_heads(p, Rows<S>{q, q_heads}, Rows<S>{k, k_heads});
   }
 };
 
