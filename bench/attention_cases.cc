@@ -10,10 +10,12 @@
 
 #include "bench/format/case_name.h"
 #include "impls/attention/attention.h"
+#include "impls/attention/one_blas_thread.h"
 #include "impls/registry.h"
 #include "bench/random_data.h"
 #include "bench/same_run_limit.h"
 #include "core/isa.h"
+#include "core/thread_team.h"
 #include "core/tolerance.h"
 
 namespace ropecheck::bench {
@@ -41,32 +43,35 @@ const RopeImpl& fast_kernel() {
 }
 
 // out = attention of (q, k, v) in the case's form: q and k rotated in place first (separate, what
-// a model does after the QKV projection), or inside attention (fused).
+// a model does after the QKV projection), or inside attention (fused); on the case's threads
+// (attention's team, each member's sgemms on one OpenBLAS thread: attention.h).
 void attend_in_form(AttentionRope rope, const AttentionShape& shape, PositionIds positions,
                     std::vector<float>& q, std::vector<float>& k, const std::vector<float>& v,
-                    std::vector<float>& out) {
+                    std::vector<float>& out, int threads) {
   const RopeSpec spec = rope_spec(shape.head_dim);
+  const AttentionWork work{.threads = threads};
   switch (rope) {
     case AttentionRope::none:
-      attention_blas(shape, q, k, v, out);
+      attention_blas(shape, q, k, v, out, work);
       break;
     case AttentionRope::separate:
       fast_kernel().apply(spec, HeadTensor{q, shape.tokens, shape.q_heads, shape.head_dim},
-                          HeadTensor{k, shape.tokens, shape.kv_heads, shape.head_dim}, positions);
-      attention_blas(shape, q, k, v, out);
+                          HeadTensor{k, shape.tokens, shape.kv_heads, shape.head_dim}, positions, threads);
+      attention_blas(shape, q, k, v, out, work);
       break;
     case AttentionRope::fused:
-      attention_blas_rope_fused(shape, spec, positions, q, k, v, out);
+      attention_blas_rope_fused(shape, spec, positions, q, k, v, out, work);
       break;
   }
 }
 
-// "" when the case's form agrees with attention_naive (on q and k rotated by the fast kernel, for
-// the RoPE forms) on a small causal problem that crosses attention_blas's 128-row blocks. The bound is the error model of the attention property
+// "" when the case's form, on the case's threads, agrees with attention_naive (on q and k rotated
+// by the fast kernel, for the RoPE forms) on a small causal problem that crosses attention_blas's
+// 128-row blocks. The bound is the error model of the attention property
 // (properties/attention_properties.cc), made coarse with Cauchy-Schwarz (sum_c |q_c k_c| <= |q||k|)
 // and maxima over the whole problem: a smoke check that catches a wrong mask, head or scale
 // (errors of order 1), not a tolerance study.
-std::string check_against_naive(int head_dim, AttentionRope rope) {
+std::string check_against_naive(int head_dim, AttentionRope rope, int threads) {
   const AttentionShape shape{160, kAttentionHeads, kAttentionHeads, head_dim, true};
   const auto n = static_cast<std::size_t>(shape.tokens * kAttentionHeads * head_dim);
   auto q = random_floats(n, 11), k = random_floats(n, 12);
@@ -75,7 +80,7 @@ std::string check_against_naive(int head_dim, AttentionRope rope) {
   for (std::size_t t = 0; t < positions.size(); ++t) positions[t] = static_cast<std::int64_t>(t);
   std::vector<float> got(n), want(n);
   auto q_in = q, k_in = k;
-  attend_in_form(rope, shape, positions, q_in, k_in, v, got);
+  attend_in_form(rope, shape, positions, q_in, k_in, v, got, threads);
   if (rope != AttentionRope::none) {  // the reference on separately rotated q and k
     fast_kernel().apply(rope_spec(head_dim), HeadTensor{q, shape.tokens, shape.q_heads, head_dim},
                         HeadTensor{k, shape.tokens, shape.kv_heads, head_dim}, positions);
@@ -109,11 +114,30 @@ std::string check_against_naive(int head_dim, AttentionRope rope) {
   return "";
 }
 
+// The limit at the case's thread count: C = A B^T (t x t from t x d), attention's first sgemm at
+// full size, once per head, the rows shared by a team of the case's size as attention shares its
+// tasks, each member's sgemms on one OpenBLAS thread. (OpenBLAS's own threading of a small sgemm
+// scales badly: at 512 tokens its 2-thread sgemm ran slower than its 1-thread one, so attention's
+// team read 1.42 of such a limit.) A head's product each: one team a pass, as one a call of
+// attention, so that a small problem's team start weighs the same on both sides.
+void sgemm_on_team(int threads, int t, int d, const float* a, const float* b, float* c) {
+  run_team(threads, [&](int member) {
+    const int begin = t * member / threads, end = t * (member + 1) / threads;
+    if (begin == end) return;
+    for (int head = 0; head < kAttentionHeads; ++head) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, end - begin, t, d, 1.0f,
+                  a + std::ptrdiff_t{begin} * d, d, b, d, 0.0f, c + std::ptrdiff_t{begin} * t, t);
+    }
+  });
+}
+
 void bench_attention(benchmark::State& state, AttentionCase* c) {
-  openblas_set_num_threads(c->blas_threads);  // before the check: it runs as the case is timed
+  // The case's threads are attention's team's and the limit's; OpenBLAS stays at one thread, its
+  // pool parked, for the whole case (the check included: it runs as the case is timed).
+  const OneBlasThread one_blas_thread(c->blas_threads > 1);
   const int t = static_cast<int>(c->problem.tokens), d = c->problem.head_dim;
   std::call_once(c->prepared, [c, t, d] {
-    c->error = check_against_naive(d, c->rope);
+    c->error = check_against_naive(d, c->rope, c->blas_threads);
     const auto n = static_cast<std::size_t>(c->problem.tokens * kAttentionHeads * d);
     c->q = random_floats(n, 1), c->k = random_floats(n, 2), c->v = random_floats(n, 3);
     c->positions.resize(static_cast<std::size_t>(t));
@@ -129,19 +153,18 @@ void bench_attention(benchmark::State& state, AttentionCase* c) {
   }
   const AttentionShape shape{c->problem.tokens, kAttentionHeads, kAttentionHeads, d, true};
   const double flops = attention_flops(c->problem);
-  const double sgemm_flops = 2.0 * t * t * d;
+  const double sgemm_flops = 2.0 * t * t * d * kAttentionHeads;
   const auto attend = [&] {
     // separate rotates q and k in place again each pass: a rotation, so they stay in range.
-    attend_in_form(c->rope, shape, c->positions, c->q, c->k, c->v, c->out);
+    attend_in_form(c->rope, shape, c->positions, c->q, c->k, c->v, c->out, c->blas_threads);
     benchmark::DoNotOptimize(c->out.data());
     benchmark::ClobberMemory();
   };
   const auto sgemm = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, c->probe_a.data(), d,
-                c->probe_b.data(), d, 0.0f, c->probe_c.data(), t);
+    sgemm_on_team(c->blas_threads, t, d, c->probe_a.data(), c->probe_b.data(), c->probe_c.data());
     benchmark::DoNotOptimize(c->probe_c.data());
   };
-  // One OpenBLAS thread computes on this thread: CPU time; more: wall time (same_run_limit.h).
+  // One thread computes on this thread: CPU time; more: wall time (same_run_limit.h).
   if (c->blas_threads == 1) {
     run_with_limit<Clock>(state, attend, sgemm, sgemm_flops);
   } else {

@@ -4,12 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <exception>
-#include <thread>
 #include <vector>
 
 #include "core/errors.h"
 #include "core/storage_convert.h"
+#include "core/thread_team.h"
 
 namespace ropecheck {
 
@@ -136,24 +135,7 @@ void RopeImpl::rotate_qk_threads(const RopeSpec& spec, HeadTensor q, HeadTensor 
               positions.subspan(static_cast<std::size_t>(c.begin),
                                 static_cast<std::size_t>(c.end - c.begin)));
   };
-  // An exception on a helper thread (a bad_alloc) is carried to the caller after every join.
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
-  {
-    std::vector<std::jthread> team;
-    for (int j = 1; j < threads; ++j) {
-      team.emplace_back([&, j] {
-        try {
-          rotate_chunk(j);
-        } catch (...) {
-          errors[static_cast<std::size_t>(j)] = std::current_exception();
-        }
-      });
-    }
-    rotate_chunk(0);
-  }
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  run_team(threads, rotate_chunk);
 }
 
 const RopeCapabilities& RopeImpl::checked_capabilities() const {

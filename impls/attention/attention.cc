@@ -3,11 +3,13 @@
 #include "impls/attention/attention.h"
 
 #include "impls/attention/attention_block.h"
+#include "impls/attention/one_blas_thread.h"
 
 #include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -15,6 +17,7 @@
 #include "impls/kernels/softmax.h"
 #include "core/errors.h"
 #include "core/isa.h"
+#include "core/thread_team.h"
 
 namespace ropecheck {
 
@@ -94,27 +97,40 @@ void softmax_row(float* x, std::int64_t n, Isa level) {
   }
 }
 
+void validate(const AttentionWork& work) {
+  if (work.block_rows <= 0) throw InvalidInput(fmt::format("attention: block_rows {} <= 0", work.block_rows));
+  if (work.threads < 1 || work.threads > kMaxAttentionThreads) {
+    throw InvalidInput(fmt::format("attention: {} threads asked, it takes 1 to {}", work.threads,
+                                   kMaxAttentionThreads));
+  }
+}
+
 void attention_blas(const AttentionShape& s, std::span<const float> q, std::span<const float> k,
-                    std::span<const float> v, std::span<float> out, std::int64_t block_rows,
-                    Isa softmax) {
+                    std::span<const float> v, std::span<float> out, const AttentionWork& work) {
   validate(s, q, k, v, out);
-  if (block_rows <= 0) throw InvalidInput(fmt::format("attention: block_rows {} <= 0", block_rows));
+  validate(work);
   const int d = s.head_dim;
   const auto group = s.q_heads / s.kv_heads;
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   // Rows of one head are head_dim floats, heads * head_dim apart: sgemm reads them in place.
   const auto ldq = static_cast<int>(s.q_heads * d), ldkv = static_cast<int>(s.kv_heads * d);
-  std::vector<float> scores(static_cast<std::size_t>(std::min(block_rows, s.tokens) * s.tokens));
-  for (std::int64_t h = 0; h < s.q_heads; ++h) {
-    const float* kh = k.data() + (h / group) * d;
-    const float* vh = v.data() + (h / group) * d;
-    for (std::int64_t i0 = 0; i0 < s.tokens; i0 += block_rows) {
+  const std::int64_t block_rows = std::min(work.block_rows, s.tokens);
+  const std::int64_t blocks = (s.tokens + block_rows - 1) / block_rows;
+  std::atomic<std::int64_t> next_task{0};  // task t: every head of one block, then the next block
+  const OneBlasThread one_blas_thread(work.threads > 1);
+  run_team(work.threads, [&](int) {
+    std::vector<float> scores(static_cast<std::size_t>(block_rows * s.tokens));
+    for (std::int64_t task; (task = next_task.fetch_add(1, std::memory_order_relaxed)) < blocks * s.q_heads;) {
+      const std::int64_t h = task % s.q_heads;
+      const std::int64_t i0 = block_of_task(task / s.q_heads, blocks) * block_rows;
       const std::int64_t rows = std::min(block_rows, s.tokens - i0);
+      const float* kh = k.data() + (h / group) * d;
+      const float* vh = v.data() + (h / group) * d;
       const float* qh = q.data() + (i0 * s.q_heads + h) * d;
       attend_block(s, {i0, rows, qh, ldq, kh, vh, ldkv, out.data() + (i0 * s.q_heads + h) * d, ldq},
-                   scale, softmax, scores.data());
+                   scale, work.softmax, scores.data());
     }
-  }
+  });
 }
 
 void attend_block(const AttentionShape& s, const AttentionBlock& b, float scale, Isa softmax,

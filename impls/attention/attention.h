@@ -4,7 +4,8 @@
 //   attention_naive: the textbook loops, accumulated in double: the reference.
 //   attention_blas:  per q head and block of query rows, S = Q K^T * scale by cblas_sgemm, a
 //                    max-subtracted row softmax (vectorised where the CPU can), O = P V by sgemm;
-//                    blocks of rows keep the score buffer at block_rows x tokens, never L x L.
+//                    blocks of rows keep the score buffer at block_rows x tokens, never L x L;
+//                    the (head, block) tasks shared by a team of threads, largest first.
 // Softmax: masked scores are excluded, not set to -1e9 (seed 003 uses -1e9 to dodge inf/inf; the
 // max subtraction already makes every exponent <= 0), so logits up to 1e30 stay finite; a row
 // whose every score is masked is defined as all zeros.
@@ -38,9 +39,21 @@ void attention_naive(const AttentionShape& shape, std::span<const float> q,
 // scalar (there is no AVX2 softmax).
 Isa softmax_isa();
 
+// How attention_blas and its fused form cut and share the work. Each thread of the team runs its
+// sgemms on one OpenBLAS thread (OpenBLAS held there for the call): OpenBLAS's own split of a
+// block's sgemms (128 rows) does not scale; on Zen 4, 2 BLAS threads ran as fast as 1 (0.46 of
+// the 2-thread sgemm), the tasks shared by 2 threads 0.85. The result does not depend on
+// `threads`: every task is computed alone, the same way.
+struct AttentionWork {
+  std::int64_t block_rows = 128;  // query rows a task; > 0
+  Isa softmax = softmax_isa();
+  int threads = 1;  // the team, 1 to kMaxAttentionThreads
+};
+inline constexpr int kMaxAttentionThreads = 1024;
+
 void attention_blas(const AttentionShape& shape, std::span<const float> q,
                     std::span<const float> k, std::span<const float> v, std::span<float> out,
-                    std::int64_t block_rows = 128, Isa softmax = softmax_isa());
+                    const AttentionWork& work = {});
 
 // Which positions the packed query rows [i0, i0 + rows) are rotated by: block_positions, the
 // right ones, positions[i0 .. i0 + rows); a mutant's hook takes others.
@@ -49,15 +62,14 @@ PositionIds block_positions(PositionIds positions, std::int64_t i0, std::int64_t
 
 // attention_blas with RoPE fused into attention's blocking, by the dispatched fast kernel
 // (kernel/<level>): k is rotated once into a copy (every block of query rows reads all of it);
-// each block of query rows, all heads at once, is copied and rotated in cache just before its
-// sgemms, never written back to memory. q and k themselves are only read. The kernel forms each
+// each block of query rows, all heads at once (a task), is copied and rotated in cache just
+// before its sgemms, never written back to memory. q and k themselves are only read. The kernel forms each
 // token's cos/sin table once for all its heads, as in a separate pass. spec.head_dim must be
 // shape.head_dim; one position per token. Throws InvalidInput.
 void attention_blas_rope_fused(const AttentionShape& shape, const RopeSpec& spec,
                                PositionIds positions, std::span<const float> q,
                                std::span<const float> k, std::span<const float> v,
-                               std::span<float> out, std::int64_t block_rows = 128,
-                               Isa softmax = softmax_isa(),
+                               std::span<float> out, const AttentionWork& work = {},
                                QueryPositions query_positions = block_positions);
 
 // In place over n scores: p_j = exp(x_j - max) / sum; all zeros when every x_j is -inf. At the

@@ -1,6 +1,7 @@
-// One block of query rows of one q head, the step attention_blas and attention_blas_rope_fused
-// share: S = Q K^T * scale by sgemm (the causal block's later columns never formed), a
-// max-subtracted softmax per row with masked keys weighted 0, O = P V by sgemm into out.
+// What attention_blas and attention_blas_rope_fused share: one block of query rows of one q
+// head, S = Q K^T * scale by sgemm (the causal block's later columns never formed), a
+// max-subtracted softmax per row with masked keys weighted 0, O = P V by sgemm into out; the
+// checks of an AttentionWork; the order of a team's tasks.
 #pragma once
 
 #include <cstdint>
@@ -24,5 +25,12 @@ struct AttentionBlock {
 // `scores` holds at least rows x (causal ? i0 + rows : tokens) floats.
 void attend_block(const AttentionShape& shape, const AttentionBlock& b, float scale, Isa softmax,
                   float* scores);
+
+// Throws InvalidInput for block_rows <= 0 or threads outside [1, kMaxAttentionThreads].
+void validate(const AttentionWork& work);
+
+// The block index of the team's task `task` of `blocks`: the last (causal: the largest) first,
+// so that the team's members finish together.
+inline std::int64_t block_of_task(std::int64_t task, std::int64_t blocks) { return blocks - 1 - task; }
 
 }  // namespace ropecheck

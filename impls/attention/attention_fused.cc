@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "core/errors.h"
 #include "core/isa.h"
+#include "core/thread_team.h"
 #include "impls/attention/attention.h"
 #include "impls/attention/attention_block.h"
+#include "impls/attention/one_blas_thread.h"
 #include "impls/registry.h"
 
 namespace ropecheck {
@@ -22,10 +25,10 @@ PositionIds block_positions(PositionIds positions, std::int64_t i0, std::int64_t
 void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
                                PositionIds positions, std::span<const float> q,
                                std::span<const float> k, std::span<const float> v,
-                               std::span<float> out, std::int64_t block_rows, Isa softmax,
+                               std::span<float> out, const AttentionWork& work,
                                QueryPositions query_positions) {
   validate(s, q, k, v, out);
-  if (block_rows <= 0) throw InvalidInput(fmt::format("attention: block_rows {} <= 0", block_rows));
+  validate(work);
   if (spec.head_dim != s.head_dim) {
     throw InvalidInput(fmt::format("attention: RoPE head_dim {} != attention head_dim {}",
                                    spec.head_dim, s.head_dim));
@@ -42,25 +45,31 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
   // kernel forms each token's cos/sin table once for all its kv heads.
   std::vector<float> keys(k.begin(), k.end());
   kernel.apply(spec, HeadTensor{keys, s.tokens, s.kv_heads, d}, positions);
-  const std::int64_t block = std::min(block_rows, s.tokens);
-  std::vector<float> queries(static_cast<std::size_t>(block * s.q_heads * d));
-  std::vector<float> scores(static_cast<std::size_t>(block * s.tokens));
-  for (std::int64_t i0 = 0; i0 < s.tokens; i0 += block_rows) {
-    const std::int64_t rows = std::min(block_rows, s.tokens - i0);
-    // The block's query rows of every head (contiguous in the layout), copied and rotated in
-    // cache, never written back: one table per token for all its heads.
-    const std::span<float> packed(queries.data(), static_cast<std::size_t>(rows * s.q_heads * d));
-    const auto first = q.subspan(static_cast<std::size_t>(i0 * s.q_heads * d), packed.size());
-    std::copy(first.begin(), first.end(), packed.begin());
-    kernel.apply(spec, HeadTensor{packed, rows, s.q_heads, d}, query_positions(positions, i0, rows));
-    for (std::int64_t h = 0; h < s.q_heads; ++h) {
-      const float* kh = keys.data() + (h / group) * d;
-      const float* vh = v.data() + (h / group) * d;
-      attend_block(s, {i0, rows, packed.data() + h * d, ldq, kh, vh, ldkv,
-                       out.data() + (i0 * s.q_heads + h) * d, ldq},
-                   scale, softmax, scores.data());
+  const std::int64_t block_rows = std::min(work.block_rows, s.tokens);
+  const std::int64_t blocks = (s.tokens + block_rows - 1) / block_rows;
+  std::atomic<std::int64_t> next_task{0};  // task t: one block, every head
+  const OneBlasThread one_blas_thread(work.threads > 1);
+  run_team(work.threads, [&](int) {
+    std::vector<float> queries(static_cast<std::size_t>(block_rows * s.q_heads * d));
+    std::vector<float> scores(static_cast<std::size_t>(block_rows * s.tokens));
+    for (std::int64_t task; (task = next_task.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
+      const std::int64_t i0 = block_of_task(task, blocks) * block_rows;
+      const std::int64_t rows = std::min(block_rows, s.tokens - i0);
+      // The block's query rows of every head (contiguous in the layout), copied and rotated in
+      // cache, never written back: one table per token for all its heads.
+      const std::span<float> packed(queries.data(), static_cast<std::size_t>(rows * s.q_heads * d));
+      const auto first = q.subspan(static_cast<std::size_t>(i0 * s.q_heads * d), packed.size());
+      std::copy(first.begin(), first.end(), packed.begin());
+      kernel.apply(spec, HeadTensor{packed, rows, s.q_heads, d}, query_positions(positions, i0, rows));
+      for (std::int64_t h = 0; h < s.q_heads; ++h) {
+        const float* kh = keys.data() + (h / group) * d;
+        const float* vh = v.data() + (h / group) * d;
+        attend_block(s, {i0, rows, packed.data() + h * d, ldq, kh, vh, ldkv,
+                         out.data() + (i0 * s.q_heads + h) * d, ldq},
+                     scale, work.softmax, scores.data());
+      }
     }
-  }
+  });
 }
 
 }  // namespace ropecheck

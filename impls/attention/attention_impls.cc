@@ -44,6 +44,10 @@ void AttentionImpl::attend_with_rope(const AttentionShape&, const RopeSpec&, Pos
 
 namespace {
 
+// Small blocks and a team of 3, so that the properties cross block boundaries and the team's
+// split of the tasks (uneven: 3 members) on small problems too.
+AttentionWork small_blocks_on_a_team(Isa softmax) { return {.block_rows = 7, .softmax = softmax, .threads = 3}; }
+
 class NaiveAttention final : public AttentionImpl {
  public:
   std::string_view id() const override { return "attention_naive/scalar"; }
@@ -73,8 +77,7 @@ class BlasAttention final : public AttentionImpl {
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
               std::span<const float> v, std::span<float> out) const override {
-    // Small blocks here so that the properties cross block boundaries on small problems too.
-    attention_blas(shape, q, k, v, out, 7, softmax_);
+    attention_blas(shape, q, k, v, out, small_blocks_on_a_team(softmax_));
   }
 
  private:
@@ -96,14 +99,13 @@ class FusedAttention final : public AttentionImpl {
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
               std::span<const float> v, std::span<float> out) const override {
-    attention_blas(shape, q, k, v, out, 7, softmax_);
+    attention_blas(shape, q, k, v, out, small_blocks_on_a_team(softmax_));
   }
   bool fuses_rope() const override { return true; }
   void attend_with_rope(const AttentionShape& shape, const RopeSpec& rope, PositionIds positions,
                         std::span<const float> q, std::span<const float> k,
                         std::span<const float> v, std::span<float> out) const override {
-    // Small blocks, as above: the properties cross block boundaries on small problems.
-    attention_blas_rope_fused(shape, rope, positions, q, k, v, out, 7, softmax_);
+    attention_blas_rope_fused(shape, rope, positions, q, k, v, out, small_blocks_on_a_team(softmax_));
   }
 
  private:

@@ -18,7 +18,7 @@ class UnrotatedQk final : public AttentionImpl {
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
               std::span<const float> v, std::span<float> out) const override {
-    attention_blas(shape, q, k, v, out, 7);
+    attention_blas(shape, q, k, v, out, {.block_rows = 7});
   }
   bool uses_rotated_qk() const override { return false; }  // BUG
 };

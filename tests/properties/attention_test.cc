@@ -1,6 +1,7 @@
 // Attention: every attention property of the catalogue (properties/attention_properties.cc) on
 // every attention implementation; seed 000 with sinusoidal and learned positions; a softmax that
 // stays finite for logits of 1e30 and defines fully masked rows; bad input.
+#include <cblas.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -107,12 +108,62 @@ TEST(Softmax, FullyMaskedRowIsZeros) {
   for (float x : masked) EXPECT_EQ(x, 0.0f);
 }
 
+// attention_blas and its fused form share (head, block) tasks over a team: any team size, and
+// tasks per member from all to none, must give the bits of one thread (every task computed
+// alone, the same way), for a causal and a full mask, grouped-query heads, a short last block.
+// A dropped, repeated or racing task shows as a difference.
+TEST(AttentionTeam, AnyTeamGivesTheBitsOfOneThread) {
+  const RopeSpec rope{16, 16, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  for (const bool causal : {true, false}) {
+    const AttentionShape shape{61, 6, 2, 16, causal};
+    const auto n = [&](std::int64_t heads) { return static_cast<std::size_t>(shape.tokens * heads * shape.head_dim); };
+    std::vector<float> q(n(6)), k(n(2)), v(n(2));
+    for (std::size_t j = 0; j < q.size(); ++j) q[j] = std::sin(0.7f * static_cast<float>(j));
+    for (std::size_t j = 0; j < k.size(); ++j) k[j] = std::cos(0.3f * static_cast<float>(j));
+    for (std::size_t j = 0; j < v.size(); ++j) v[j] = std::sin(1.3f * static_cast<float>(j) + 0.5f);
+    std::vector<std::int64_t> positions(static_cast<std::size_t>(shape.tokens));
+    std::iota(positions.begin(), positions.end(), 100);
+    const auto run = [&](int threads, bool fused) {
+      std::vector<float> out(n(6), -1.0f);
+      const AttentionWork work{.block_rows = 7, .threads = threads};
+      if (fused) {
+        attention_blas_rope_fused(shape, rope, positions, q, k, v, out, work);
+      } else {
+        attention_blas(shape, q, k, v, out, work);
+      }
+      return out;
+    };
+    for (const bool fused : {false, true}) {
+      const std::vector<float> alone = run(1, fused);
+      for (const int threads : {2, 3, 8, 40}) {  // 40: more members than a fused call's 9 tasks
+        EXPECT_EQ(run(threads, fused), alone) << (causal ? "causal" : "full") << (fused ? " fused" : "")
+                                              << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
+TEST(AttentionTeam, OpenBlasThreadCountIsRestored) {
+  const int before = openblas_get_num_threads();
+  const AttentionShape shape{20, 2, 2, 8, true};
+  std::vector<float> x(20 * 2 * 8, 0.5f), out(x.size());
+  for (const int threads : {1, 2}) {
+    attention_blas(shape, x, x, x, out, {.block_rows = 4, .threads = threads});
+    EXPECT_EQ(openblas_get_num_threads(), before) << threads << " threads";
+  }
+  EXPECT_THROW(attention_blas(shape, x, x, x, out, {.threads = 0}), InvalidInput);
+  EXPECT_EQ(openblas_get_num_threads(), before) << "after a refused call";
+}
+
 TEST(AttentionBadInput, Refused) {
   std::vector<float> x(2 * 2 * 4), out(2 * 2 * 4);
   EXPECT_THROW(attention_blas({2, 2, 0, 4, true}, x, x, x, out), InvalidInput);
   EXPECT_THROW(attention_blas({2, 3, 2, 4, true}, x, x, x, out), InvalidInput);
   EXPECT_THROW(attention_naive({2, 2, 2, 4, true}, x, std::span<const float>(x).first(3), x, out), InvalidInput);
-  EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, 0), InvalidInput);
+  EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.block_rows = 0}), InvalidInput);
+  EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.threads = 0}), InvalidInput);
+  EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.threads = kMaxAttentionThreads + 1}),
+               InvalidInput);
 }
 
 }  // namespace
