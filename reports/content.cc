@@ -345,7 +345,7 @@ void rope_attention_section(ReportDoc& doc, const BenchData& bench) {
   const auto rows = rope_attention_rows(bench);
   if (rows.empty()) return;
   heading(doc, 3, "RoPE with attention: separate pass vs fused");
-  paragraph(doc, "Causal attention (8 heads, OpenBLAS) alone, then with RoPE on q and k: as a separate "
+  paragraph(doc, "Causal attention (8 heads, OpenBLAS sgemm) alone, then with RoPE on q and k: as a separate "
                  "pass of the fast kernel over q and k in place before it, and fused, each block of "
                  "query rows rotated in cache just before its sgemms (k once, into a copy). Each RoPE form's median time over attention "
                  "alone's (1.05 = 5% slower), same run.");
@@ -379,8 +379,9 @@ void thread_sweep_section(ReportDoc& doc, const BenchData& bench) {
   paragraph(doc, fmt::format(
       "Each case at every thread count of the run{}: its median rate and, in "
       "parentheses, its fraction of the same-run probe at that count (a kernel's probe runs on the "
-      "same threads, each over its own share of the tokens; attention's is sgemm with as many "
-      "OpenBLAS threads). speed-up = the rate at the most threads over the rate at the fewest.",
+      "same threads, each over its own share of the tokens; attention's is an sgemm a head, its "
+      "rows shared by as many threads as attention's tasks, each on one OpenBLAS thread). "
+      "speed-up = the rate at the most threads over the rate at the fewest.",
       cpus.empty() ? "" : fmt::format(" ({} logical CPUs here)", cpus)));
   Table t;
   t.header = {"case", "unit"};
