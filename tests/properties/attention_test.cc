@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <thread>
 
 #include <functional>
 
@@ -141,6 +142,33 @@ TEST(AttentionTeam, AnyTeamGivesTheBitsOfOneThread) {
       }
     }
   }
+}
+
+// Two callers at once, each with a team (the hold is process-wide: the first parks OpenBLAS's
+// pool, the last restores its count): the bits of one thread, no hang, the count restored.
+TEST(AttentionTeam, CallersAtOnceShareTheHold) {
+  const int before = openblas_get_num_threads();
+  const AttentionShape shape{45, 4, 2, 8, true};
+  std::vector<float> q(45 * 4 * 8), kv(45 * 2 * 8);
+  for (std::size_t j = 0; j < q.size(); ++j) q[j] = std::sin(0.11f * static_cast<float>(j));
+  for (std::size_t j = 0; j < kv.size(); ++j) kv[j] = std::cos(0.23f * static_cast<float>(j));
+  std::vector<float> alone(q.size());
+  attention_blas(shape, q, kv, kv, alone, {.block_rows = 5});
+  std::vector<std::vector<float>> got(2, std::vector<float>(q.size()));
+  std::vector<int> equal(2, 0);
+  {
+    std::vector<std::jthread> callers;
+    for (std::size_t c = 0; c < 2; ++c) {
+      callers.emplace_back([&, c] {
+        for (int call = 0; call < 20; ++call) {
+          attention_blas(shape, q, kv, kv, got[c], {.block_rows = 5, .threads = 2});
+          equal[c] += got[c] == alone;
+        }
+      });
+    }
+  }
+  EXPECT_EQ(equal, (std::vector<int>{20, 20}));
+  EXPECT_EQ(openblas_get_num_threads(), before);
 }
 
 TEST(AttentionTeam, OpenBlasThreadCountIsRestored) {
