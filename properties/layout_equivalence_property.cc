@@ -47,11 +47,14 @@ std::vector<float> to_interleaved(const std::vector<float>& half, int head_dim) 
 }
 
 // Entries of x and W. For fp16 storage every projection (at most 16 products) must stay below
-// 2^14, fp16 storage_floats' bound: factors under 2^5, so products under 2^10. Small ones and
+// 2^14, fp16 storage_float's bound: factors under 2^5, so products under 2^10. Small ones and
 // cancellations give subnormal projections, which tolerance.h's unit_pair_norm covers.
 // A model shape's weights (q_heads x head_dim x dim_in) come from a seed (pick_floats).
 std::vector<float> projection_operands(std::size_t count, StorageType storage) {
-  if (storage != StorageType::fp16) return pick_floats(count, kMinFiniteExponent, kMaxFiniteExponent);
+  if (storage != StorageType::fp16) {
+    const auto [lo, hi] = storage_exponents(storage);
+    return pick_floats(count, lo, hi);
+  }
   return pick_floats(count, -12, 4);
 }
 

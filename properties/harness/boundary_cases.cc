@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 namespace ropecheck {
@@ -48,39 +47,6 @@ void reshape(const RopeCapabilities& caps, RopeSpec& spec, int d, int r) {
   spec.head_dim = d;
   spec.rotary_dim = r;
   spec.scaling = *rope_scaling(caps, r);
-}
-
-// Tensors over this many values come from a seed RapidCheck draws rather than value by value:
-// RapidCheck keeps a shrink tree per generated value, which for the million values of a
-// rows_past_65536 case costs seconds per case. The shape is what such a case is about.
-constexpr std::size_t kSeededAbove = 1 << 14;
-
-// finite_float's distribution (generators.h), from a seed: +-0 one time in seven each, else
-// +-(1 + f) 2^e with e uniform in the storage's range.
-std::vector<float> seeded_floats(std::size_t count, StorageType storage) {
-  std::mt19937 rng(*rc::gen::inRange<std::uint32_t>(0, 1u << 31));
-  const bool fp16 = storage == StorageType::fp16;
-  std::uniform_int_distribution<int> exponent(fp16 ? kFp16MinExponent : -40, fp16 ? kFp16MaxExponent : 40);
-  std::uniform_int_distribution<int> fraction(0, (1 << 23) - 1);
-  std::uniform_int_distribution<int> pick(0, 13);
-  std::vector<float> x(count);
-  for (float& v : x) {
-    const int k = pick(rng);
-    if (k < 2) {
-      v = k == 0 ? 0.0f : -0.0f;
-      continue;
-    }
-    const float magnitude = std::ldexp(1.0f + static_cast<float>(fraction(rng)) * 0x1p-23f, exponent(rng));
-    v = k % 2 == 0 ? magnitude : -magnitude;
-  }
-  return x;
-}
-
-std::vector<float> boundary_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
-                                   StorageType storage) {
-  const auto count = static_cast<std::size_t>(tokens * heads * spec.head_dim);
-  if (count <= kSeededAbove) return pick_tensor(spec, tokens, heads, storage);
-  return seeded_floats(count, storage);
 }
 
 // offset, offset + 1, ...: every token its own position, so a row given another row's token
@@ -159,8 +125,9 @@ QkCase pick_boundary_case(const RopeCapabilities& caps, BoundaryShape shape) {
       break;
   }
   if (c.positions.empty()) c.positions = *position_ids(static_cast<std::size_t>(c.tokens), limit);
-  c.q = boundary_tensor(c.spec, c.tokens, c.q_heads, c.storage);
-  c.k = boundary_tensor(c.spec, c.tokens, c.k_heads, c.storage);
+  // pick_tensor draws a large tensor (rows_past_65536's million values) from a seed.
+  c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage);
+  c.k = pick_tensor(c.spec, c.tokens, c.k_heads, c.storage);
   round_to_storage(c.q, c.storage);
   round_to_storage(c.k, c.storage);
   return c;

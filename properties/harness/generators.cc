@@ -33,13 +33,14 @@ rc::Gen<float> finite_float(int min_exponent, int max_exponent) {
       {{12, nonzero}, {1, rc::gen::just(0.0f)}, {1, rc::gen::just(-0.0f)}});
 }
 
-rc::Gen<float> storage_float(StorageType storage) {
-  if (storage == StorageType::fp16) return finite_float(kFp16MinExponent, kFp16MaxExponent);
-  return finite_float();
+ExponentRange storage_exponents(StorageType storage) {
+  if (storage == StorageType::fp16) return {kFp16MinExponent, kFp16MaxExponent};
+  return {kMinFiniteExponent, kMaxFiniteExponent};
 }
 
-rc::Gen<std::vector<float>> storage_floats(std::size_t count, StorageType storage) {
-  return rc::gen::container<std::vector<float>>(count, storage_float(storage));
+rc::Gen<float> storage_float(StorageType storage) {
+  const auto [lo, hi] = storage_exponents(storage);
+  return finite_float(lo, hi);
 }
 
 namespace {

@@ -34,8 +34,11 @@ inline constexpr int kFp16MaxExponent = 13;
 
 // What an implementation storing `storage` is given, before the rounding to it: finite_float()
 // for fp32 and bf16 (bf16 has fp32's range), the fp16 range above for fp16.
+struct ExponentRange {
+  int min, max;
+};
+ExponentRange storage_exponents(StorageType storage);
 rc::Gen<float> storage_float(StorageType storage);
-rc::Gen<std::vector<float>> storage_floats(std::size_t count, StorageType storage);
 
 // A spec the implementation supports. `partial`: true forces rotary_dim < head_dim, false forces
 // rotary_dim == head_dim, unset (the default) picks either.

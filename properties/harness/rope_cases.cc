@@ -15,8 +15,8 @@ namespace ropecheck {
 std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
                                StorageType storage) {
   const auto count = static_cast<std::size_t>(tokens * heads * spec.head_dim);
-  if (storage == StorageType::fp16) return pick_floats(count, kFp16MinExponent, kFp16MaxExponent);
-  return pick_floats(count, kMinFiniteExponent, kMaxFiniteExponent);
+  const auto [lo, hi] = storage_exponents(storage);
+  return pick_floats(count, lo, hi);
 }
 
 namespace {

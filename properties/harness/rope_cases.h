@@ -54,7 +54,8 @@ struct OracleWorst {
 OracleWorst worst_against_oracle(const QkCase& c, std::span<const float> q, std::span<const float> k);
 
 // One [tokens][heads][head_dim] tensor's worth of finite floats in the range an implementation
-// storing `storage` is given (storage_floats), not yet rounded to it.
+// storing `storage` is given (storage_float), not yet rounded to it; drawn value by value up to
+// kShrinkableElements, else from a seed (model_shape_cases.h's pick_floats).
 std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
                                StorageType storage);
 

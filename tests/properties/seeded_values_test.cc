@@ -21,10 +21,10 @@ std::vector<std::uint32_t> seeded_bits(const std::vector<float>& x) {
 }
 
 TEST(SeededValues, TheSameSeedGivesTheSameBitsAndAPrefixDoesNotDependOnTheLength) {
-  const auto a = seeded_bits(seeded_floats(100000, -40, 40, ValuesSeed{7}));
-  const auto b = seeded_bits(seeded_floats(100000, -40, 40, ValuesSeed{7}));
-  const auto prefix = seeded_bits(seeded_floats(1001, -40, 40, ValuesSeed{7}));  // a loop remainder
-  const auto other = seeded_bits(seeded_floats(100000, -40, 40, ValuesSeed{8}));
+  const auto a = seeded_bits(seeded_floats(100000, kMinFiniteExponent, kMaxFiniteExponent, ValuesSeed{7}));
+  const auto b = seeded_bits(seeded_floats(100000, kMinFiniteExponent, kMaxFiniteExponent, ValuesSeed{7}));
+  const auto prefix = seeded_bits(seeded_floats(1001, kMinFiniteExponent, kMaxFiniteExponent, ValuesSeed{7}));  // a loop remainder
+  const auto other = seeded_bits(seeded_floats(100000, kMinFiniteExponent, kMaxFiniteExponent, ValuesSeed{8}));
   EXPECT_EQ(a, b);
   EXPECT_EQ(prefix, std::vector<std::uint32_t>(a.begin(), a.begin() + 1001));
   std::size_t same = 0;
@@ -33,7 +33,7 @@ TEST(SeededValues, TheSameSeedGivesTheSameBitsAndAPrefixDoesNotDependOnTheLength
 }
 
 TEST(SeededValues, OneInSevenIsASignedZeroTheRestNormalWithEveryExponentOfTheRange) {
-  for (const auto& [lo, hi] : {std::pair{-40, 40}, std::pair{kFp16MinExponent, kFp16MaxExponent}}) {
+  for (const auto& [lo, hi] : {std::pair{kMinFiniteExponent, kMaxFiniteExponent}, std::pair{kFp16MinExponent, kFp16MaxExponent}}) {
     SCOPED_TRACE(testing::Message() << "exponents " << lo << " .. " << hi);
     const std::size_t n = 1 << 20;
     const auto x = seeded_floats(n, lo, hi, ValuesSeed{12345});
