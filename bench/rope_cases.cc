@@ -16,6 +16,7 @@
 #include "plugins/host/plugin_host.h"
 #include "core/tolerance.h"
 #include "bench/random_data.h"
+#include "bench/rope_walk.h"
 #include "bench/same_run_limit.h"
 #include "bench/slowdown.h"
 
@@ -50,47 +51,10 @@ std::vector<std::int64_t> positions_from(std::int64_t first, std::int64_t count)
   return p;
 }
 
-// This benchmark thread's contiguous share of the tokens: threads never touch the same rows.
-struct TokenRange {
-  std::int64_t first, count;
-};
-TokenRange my_tokens(const benchmark::State& state, std::int64_t tokens) {
-  const std::int64_t i = state.thread_index(), n = state.threads();
-  return {tokens * i / n, tokens * (i + 1) / n - tokens * i / n};
-}
-
 template <typename Element>
 HeadTensorOf<Element> rows(AlignedVector<Element>& x, const RopeShape& shape, TokenRange r,
                            std::int64_t heads) {
-  const auto row = static_cast<std::size_t>(heads * shape.head_dim);
-  return {std::span(x).subspan(static_cast<std::size_t>(r.first) * row,
-                               static_cast<std::size_t>(r.count) * row),
-          r.count, heads, shape.head_dim};
-}
-
-// A bf16 or fp16 buffer seen as floats for the probe: the same bytes (sizes are even). Scaling
-// by -1 only flips the sign bit of every other element: the float's exponent bits come from a
-// finite element's, so it is never a NaN, the data stays finite and two passes restore it.
-template <typename Element>
-std::span<float> as_floats(std::span<Element> x) {
-  static_assert(sizeof(Element) == 2, "bf16 or fp16 elements");
-  return {reinterpret_cast<float*>(x.data()), x.size() / 2};
-}
-std::span<float> as_floats(std::span<float> x) { return x; }
-
-// The in-place probe over q and k as RoPE walks them (token by token: q's heads, then k's): two
-// streams in flight, which out of cache is faster than one buffer after the other. Groups of
-// tokens of at least 16 KiB of q keep the per-call cost out of the measurement.
-void probe_pass(std::span<float> q, std::span<float> k, std::int64_t tokens) {
-  const std::size_t q_token = q.size() / static_cast<std::size_t>(tokens);
-  const std::size_t k_token = k.size() / static_cast<std::size_t>(tokens);
-  const std::size_t group = std::max<std::size_t>(1, 4096 / q_token);
-  for (std::size_t t = 0; t < static_cast<std::size_t>(tokens); t += group) {
-    const std::size_t n = std::min(group, static_cast<std::size_t>(tokens) - t);
-    // -1: two passes leave the data as it was; the scale is opaque to the compiler (probes.cc).
-    inplace_scale(q.subspan(t * q_token, n * q_token), -1.0f);
-    inplace_scale(k.subspan(t * k_token, n * k_token), -1.0f);
-  }
+  return {token_rows(std::span(x), heads * shape.head_dim, r), r.count, heads, shape.head_dim};
 }
 
 // "" when impl agrees with the float64 oracle on the shape's last few tokens (the highest

@@ -6,6 +6,9 @@ namespace ropecheck::bench {
 std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* const> rope_impls,
                                        std::span<const int> threads) {
   auto table = register_rope_cases(suite.rope, rope_impls, threads);
+  for (auto& row : register_conversion_cases(suite.conversions, suite.rope.workloads, threads)) {
+    table.push_back(std::move(row));
+  }
   for (auto& row : register_table_cases(suite.tables)) table.push_back(std::move(row));
   for (auto& row : register_attention_cases(suite.attention, threads)) table.push_back(std::move(row));
   return table;

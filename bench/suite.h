@@ -1,7 +1,8 @@
 // The benchmark suite of `ropecheck bench`: every RoPE implementation of the registry (and any
-// plugin) on the shapes of shapes.h, the sinusoidal tables, and attention, each verified before
-// it is timed and each with its same-run limit (same_run_limit.h). The suite only registers
-// cases with Google Benchmark; bench/run_bench.cc runs them.
+// plugin) on the shapes of shapes.h, the 16-bit kernels' conversions alone (their ceilings), the
+// sinusoidal tables, and attention, each verified before it is timed and each with its same-run
+// limit (same_run_limit.h). The suite only registers cases with Google Benchmark;
+// bench/run_bench.cc runs them.
 #pragma once
 
 #include <deque>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "bench/attention_cases.h"
+#include "bench/conversion_cases.h"
 #include "bench/ratio_table.h"
 #include "bench/rope_cases.h"
 #include "bench/table_cases.h"
@@ -20,6 +22,7 @@ struct Suite {
   RopeCases rope;
   std::deque<AttentionCase> attention;
   std::deque<TableCase> tables;
+  std::deque<ConversionCase> conversions;
 };
 
 // Registers every case (rope_impls: the implementations to time, e.g. the registry's real ones

@@ -39,6 +39,13 @@ std::uint64_t element_bytes(std::string_view implementation) {
              : 4;
 }
 
+// q and k of a RoPE shape, in elements; empty for a shape bench does not know.
+std::optional<std::uint64_t> qk_elements(std::string_view shape_name) {
+  const bench::RopeShape* shape = bench::find_rope_shape(shape_name);
+  if (shape == nullptr) return std::nullopt;
+  return static_cast<std::uint64_t>(shape->tokens * (shape->q_heads + shape->k_heads) * shape->head_dim);
+}
+
 }  // namespace
 
 std::vector<CacheLevel> read_cpu_caches(const std::filesystem::path& cache_dir) {
@@ -59,11 +66,14 @@ std::vector<CacheLevel> read_cpu_caches(const std::filesystem::path& cache_dir) 
 
 std::optional<std::uint64_t> working_set_bytes(std::string_view case_name) {
   if (const auto rope = bench::parse_rope_case(case_name)) {
-    const bench::RopeShape* shape = bench::find_rope_shape(rope->shape);
-    if (shape == nullptr) return std::nullopt;
-    const auto elements =
-        static_cast<std::uint64_t>(shape->tokens * (shape->q_heads + shape->k_heads) * shape->head_dim);
-    return elements * element_bytes(rope->impl);
+    const auto elements = qk_elements(rope->shape);
+    if (!elements) return std::nullopt;
+    return *elements * element_bytes(rope->impl);
+  }
+  if (const auto conversion = bench::parse_conversion_case(case_name)) {  // its kernel's q and k
+    const auto elements = qk_elements(conversion->shape);
+    if (!elements) return std::nullopt;
+    return *elements * element_bytes(bench::kernel_of_conversion(conversion->conversion));
   }
   if (const auto attention = bench::parse_attention_case(case_name)) {
     return 4 * static_cast<std::uint64_t>(attention->tokens) * static_cast<std::uint64_t>(attention->heads) *

@@ -115,4 +115,28 @@ std::vector<KeptRowsRow> kept_rows_rows(const BenchData& bench) {
   return rows;
 }
 
+std::vector<CeilingRow> ceiling_rows(const BenchData& bench) {
+  std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> kernels;
+  for (const CaseRecord& c : bench.records) {
+    if (c.rope && !c.rope->in_worker) kernels[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
+  }
+  std::vector<CeilingRow> rows;
+  for (const CaseRecord& c : bench.records) {
+    if (!c.conversion) continue;
+    CeilingRow row{c.conversion->conversion, bench::kernel_of_conversion(c.conversion->conversion),
+                   c.conversion->shape, c.conversion->threads, c.rate, std::nullopt, std::nullopt,
+                   std::nullopt, std::nullopt};
+    const auto fill = [&](const char* layout, std::optional<CaseRate>& rate, std::optional<double>& share) {
+      const auto it = kernels.find({row.kernel, row.shape, layout, row.threads});
+      if (it == kernels.end()) return;
+      rate = it->second->rate;
+      if (rate->rate && row.ceiling.rate && *row.ceiling.rate > 0) share = *rate->rate / *row.ceiling.rate;
+    };
+    fill("interleaved", row.interleaved, row.interleaved_share);
+    fill("half_split", row.half_split, row.half_split_share);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 }  // namespace ropecheck

@@ -84,4 +84,17 @@ struct KeptRowsRow {
 };
 std::vector<KeptRowsRow> kept_rows_rows(const BenchData& bench);
 
+// A 16-bit kernel level against its ceiling (bench/conversion_cases.h): the level's conversions
+// alone on a shape and thread count, and the kernel of that level on the same shape, threads and
+// each layout, from the same run.
+struct CeilingRow {
+  std::string conversion, kernel, shape;
+  int threads = 0;
+  CaseRate ceiling;                                      // the conversions alone
+  std::optional<CaseRate> interleaved, half_split;       // the kernel's cases, where they ran
+  std::optional<double> interleaved_share, half_split_share;  // kernel rate / conversions' rate
+};
+// Every conversion case of the run, in file order.
+std::vector<CeilingRow> ceiling_rows(const BenchData& bench);
+
 }  // namespace ropecheck

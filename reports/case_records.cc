@@ -41,6 +41,7 @@ CaseRecord case_record(const BenchCase& c) {
     r.rope = bench::parse_rope_case(c.name);
     if (!r.rope) r.attention = bench::parse_attention_case(c.name);
     if (!r.rope && !r.attention) r.table = bench::parse_table_case(c.name);
+    if (!r.rope && !r.attention && !r.table) r.conversion = bench::parse_conversion_case(c.name);
   }
   r.rate = case_rate(c);
   r.oracle_failed = oracle_failed(c);

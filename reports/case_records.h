@@ -26,13 +26,14 @@ bool oracle_failed(const BenchCase& c);
 // The median of counter `name` over the repetitions divided by `scale`; empty without it.
 std::optional<double> counter_median(const BenchCase& c, const char* name, double scale);
 
-// One case: at most one of rope, attention and table is set (none: a probe, or a name of none of
-// the three grammars).
+// One case: at most one of rope, attention, table and conversion is set (none: a probe, or a name
+// of none of the four grammars).
 struct CaseRecord {
   std::string name;  // bench.json's run_name, the key of BenchData::cases
   std::optional<bench::RopeCaseName> rope;
   std::optional<bench::AttentionCaseName> attention;
   std::optional<bench::TableCaseName> table;
+  std::optional<bench::ConversionCaseName> conversion;  // a 16-bit kernel's ceiling
   CaseRate rate;
   bool oracle_failed = false;
   std::size_t repetitions = 0;

@@ -339,6 +339,40 @@ void kept_rows_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// Each 16-bit kernel level beside its ceiling: the level's own conversions alone over the same
+// bytes (bench/conversion_cases.h), from the same run.
+void ceilings_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = ceiling_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "16-bit kernels against their conversions");
+  paragraph(doc, "Every element of q and k is widened to fp32 and narrowed back in any RoPE on bf16 or fp16 "
+                 "storage. The conversions alone, by the kernel level's own load and store code and nothing "
+                 "between, over the same bytes in the same walk, are the most any kernel of that level can "
+                 "reach: their fraction of the same-run probe is the level's ceiling on this CPU, and a "
+                 "target above it asks for faster conversion instructions, not a better rotation. Each "
+                 "kernel case's fraction of the probe, and its rate over the conversions' (its share of the "
+                 "ceiling), medians of the same run.");
+  Table t;
+  t.header = {"kernel", "shape", "threads", "conversions alone (of the probe)", "interleaved (of the probe)",
+              "interleaved / conversions", "half_split (of the probe)", "half_split / conversions"};
+  t.numeric = {false, false, true, true, true, true, true, true};
+  const auto fraction = [](const std::optional<CaseRate>& r) {
+    return r && r->limit_fraction ? format_fraction(*r->limit_fraction) : "-";
+  };
+  const auto share = [](const std::optional<double>& x) { return x ? fmt::format("{:.2f}", *x) : "-"; };
+  for (const auto& r : rows) {
+    t.rows.push_back({{r.kernel, ""},
+                      {r.shape, ""},
+                      {std::to_string(r.threads), ""},
+                      {fraction(r.ceiling), ""},
+                      {fraction(r.interleaved), ""},
+                      {share(r.interleaved_share), ""},
+                      {fraction(r.half_split), ""},
+                      {share(r.half_split_share), ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 // Attention alone, with RoPE as a separate pass over q and k first, and with RoPE fused into
 // attention's blocking (attention_fused), from the same run.
 void rope_attention_section(ReportDoc& doc, const BenchData& bench) {
@@ -425,6 +459,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   figure(doc, figures, kPlotAttention, "Attention GFLOP/s: " + no_cases);
   bench_table(doc, *in.bench);
   thread_sweep_section(doc, *in.bench);
+  ceilings_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);
   peers_section(doc, *in.bench);
   kept_rows_section(doc, *in.bench);

@@ -103,4 +103,29 @@ std::optional<TableCaseName> parse_table_case(std::string_view name) {
   return TableCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2])};
 }
 
+namespace {
+constexpr std::string_view kConversionPrefix = "conversion_";
+}  // namespace
+
+std::string registered_name(const ConversionCaseName& n) { return fmt::format("{}/{}", n.conversion, n.shape); }
+std::string full_name(const ConversionCaseName& n) {
+  return fmt::format("{}/real_time/threads:{}", registered_name(n), n.threads);
+}
+std::optional<ConversionCaseName> parse_conversion_case(std::string_view name) {
+  const auto parts = split(name);
+  if (parts.size() != 5 || !parts[0].starts_with(kConversionPrefix) || parts[0].size() == kConversionPrefix.size() ||
+      parts[1].empty() || parts[2].empty() || parts[3] != "real_time") {
+    return std::nullopt;
+  }
+  const auto threads = keyed_int(parts[4], "threads");
+  if (!threads || *threads < 1) return std::nullopt;
+  return ConversionCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2]),
+                            static_cast<int>(*threads)};
+}
+std::string kernel_of_conversion(std::string_view conversion) {
+  return conversion.starts_with(kConversionPrefix)
+             ? "kernel_" + std::string(conversion.substr(kConversionPrefix.size()))
+             : std::string(conversion);
+}
+
 }  // namespace ropecheck::bench

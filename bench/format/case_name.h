@@ -7,6 +7,8 @@
 //               <impl id>/<shape>/<layout>/threads:<N>/manual_time
 //   attention:  attention_blas/causal_<H>heads/tokens:<T>/head_dim:<D>/blas_threads:<N>/real_time
 //   table:      <impl id>/<table shape>/real_time
+//   conversion: <conversion id>/<shape>/real_time/threads:<N>   (a 16-bit kernel's ceiling)
+//               conversion_fp16/avx512/gpt2_small_prefill512/real_time/threads:1
 // An implementation id is <algorithm>/<isa>, the storage type a suffix of the algorithm
 // (kernel_bf16, complex_multiply_fp16; none for fp32): core/impl_id.h.
 #pragma once
@@ -47,5 +49,18 @@ struct TableCaseName {
 std::string registered_name(const TableCaseName& name);
 std::string full_name(const TableCaseName& name);
 std::optional<TableCaseName> parse_table_case(std::string_view full_name);
+
+// A 16-bit kernel level's conversions alone on a RoPE shape's q and k
+// (impls/kernels/round_trip_levels.h): "conversion_<storage>/<isa>", the kernel's id with
+// "conversion" for "kernel".
+struct ConversionCaseName {
+  std::string conversion, shape;
+  int threads = 1;
+};
+std::string registered_name(const ConversionCaseName& name);
+std::string full_name(const ConversionCaseName& name);
+std::optional<ConversionCaseName> parse_conversion_case(std::string_view full_name);
+// The kernel whose ceiling the conversion is: "conversion_fp16/avx512" -> "kernel_fp16/avx512".
+std::string kernel_of_conversion(std::string_view conversion);
 
 }  // namespace ropecheck::bench

@@ -343,10 +343,35 @@ struct Avx2Level {
   }
 };
 
+// rope_kernel.h's round_trip_*: S's widening and narrowing alone, four vectors a step as the
+// probe walks, the remainder through S's buffer. (The asm keeps the compiler from pairing the
+// two away.)
+template <typename S>
+void round_trip(typename S::Element* x, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) {
+      __m256 v = S::load(x + i + 8 * t);
+      asm("" : "+x"(v));
+      S::store(x + i + 8 * t, v);
+    }
+  }
+  for (; i < n; i += 8) {
+    const int count = static_cast<int>(n - i < 8 ? n - i : 8);
+    __m256 v = S::load_first(x + i, count);
+    asm("" : "+x"(v));
+    S::store_first(x + i, v, count);
+  }
+}
+
 }  // namespace
 
 void rope_kernel_avx2(const RopeKernelProblem& p) { run_tokens<Avx2Level<Fp32Storage>>(p); }
 void rope_kernel_bf16_avx2(const RopeKernelBf16Problem& p) { run_tokens<Avx2Level<Bf16Storage>>(p); }
 void rope_kernel_fp16_avx2(const RopeKernelFp16Problem& p) { run_tokens<Avx2Level<Fp16Storage>>(p); }
+
+void round_trip_fp16_avx2(Fp16* x, std::int64_t n) { round_trip<Fp16Storage>(x, n); }
+void round_trip_bf16_avx2(std::uint16_t* x, std::int64_t n) { round_trip<Bf16Storage>(x, n); }
 
 }  // namespace ropecheck::kernels

@@ -17,4 +17,7 @@ void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& p) {
   run_tokens<Avx512Level<Fp16Storage>>(p);
 }
 
+void round_trip_fp16_avx512(Fp16* x, std::int64_t n) { round_trip<Fp16Storage>(x, n); }
+void round_trip_bf16_avx512(std::uint16_t* x, std::int64_t n) { round_trip_bf16<IntegerRoundingBf16>(x, n); }
+
 }  // namespace ropecheck::kernels

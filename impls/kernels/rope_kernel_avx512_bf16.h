@@ -186,5 +186,20 @@ void rotate_heads(const Args& p, Rows<Bf16Lanes<Narrow>> q, Rows<Bf16Lanes<Narro
   }
 }
 
+// rope_kernel.h's round_trip_bf16_*: the widening (a shift and an AND, two a lane) and Narrow's
+// narrowing alone, 32 elements a vector as the rotations load them, the remainder masked.
+template <typename Narrow>
+void round_trip_bf16(std::uint16_t* x, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 32) {
+    const bool full = n - i >= 32;
+    const __mmask32 features = mask32(static_cast<int>(full ? 32 : n - i));
+    const __m512i v = full ? load_lanes(x + i) : load_lanes(x + i, features);
+    __m512 low = low_halves(v), high = high_halves(v);
+    asm("" : "+v"(low), "+v"(high));
+    const __m512i narrowed = Narrow::narrow_pairs(low, high);
+    full ? store_lanes(x + i, narrowed) : store_lanes(x + i, narrowed, features);
+  }
+}
+
 }  // namespace
 }  // namespace ropecheck::kernels

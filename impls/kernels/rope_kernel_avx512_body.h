@@ -220,6 +220,27 @@ void rotate_heads(const Args& p, Rows<S> q, Rows<S> k) {
   });
 }
 
+// rope_kernel.h's round_trip_*: S's widening and narrowing alone, four vectors a step as the
+// probe walks, the remainder masked. (The asm keeps the compiler from pairing the two away.)
+template <typename S>
+void round_trip(typename S::Element* x, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) {
+      __m512 v = S::load(x + i + 16 * t);
+      asm("" : "+v"(v));
+      S::store(x + i + 16 * t, v);
+    }
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 lanes = mask16(static_cast<int>(n - i < 16 ? n - i : 16));
+    __m512 v = S::load(x + i, lanes);
+    asm("" : "+v"(v));
+    S::store(x + i, v, lanes);
+  }
+}
+
 // rope_kernel.h's Level for run_tokens, on storage S.
 template <typename S>
 struct Avx512Level {

@@ -23,4 +23,6 @@ void rope_kernel_bf16_avx512bf16(const RopeKernelBf16Problem& p) {
   run_tokens<Avx512Level<Bf16Lanes<NativeRoundingBf16>>>(p);
 }
 
+void round_trip_bf16_avx512bf16(std::uint16_t* x, std::int64_t n) { round_trip_bf16<NativeRoundingBf16>(x, n); }
+
 }  // namespace ropecheck::kernels

@@ -62,6 +62,25 @@ TEST(CaseName, AttentionAndTableRoundTrip) {
   EXPECT_EQ(table->shape, "transformer_base_4096x512");
 }
 
+TEST(CaseName, ConversionRoundTrips) {
+  for (const RopeShape& shape : kRopeShapes) {
+    for (const int threads : {1, 2}) {
+      const ConversionCaseName name{"conversion_fp16/avx512", shape.name, threads};
+      const auto parsed = parse_conversion_case(full_name(name));
+      ASSERT_TRUE(parsed) << full_name(name);
+      EXPECT_EQ(parsed->conversion, name.conversion);
+      EXPECT_EQ(parsed->shape, name.shape);
+      EXPECT_EQ(parsed->threads, threads);
+      // no other grammar takes it, and it takes no RoPE name
+      EXPECT_FALSE(parse_rope_case(full_name(name)));
+      EXPECT_FALSE(parse_table_case(full_name(name)));
+      EXPECT_FALSE(parse_conversion_case(full_name(RopeCaseName{"kernel_fp16/avx512", shape.name, "interleaved", threads})));
+    }
+  }
+  EXPECT_EQ(kernel_of_conversion("conversion_bf16/avx512bf16"), "kernel_bf16/avx512bf16");
+  EXPECT_EQ(kernel_of_conversion("conversion_fp16/avx2"), "kernel_fp16/avx2");
+}
+
 TEST(CaseName, MalformedNamesAreRefused) {
   for (const char* bad : {"", "kernel/avx2", "kernel/avx2/llama7b_prefill512/diagonal/real_time/threads:1",
                           "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:",
@@ -81,6 +100,14 @@ TEST(CaseName, MalformedNamesAreRefused) {
     EXPECT_FALSE(parse_attention_case(bad)) << bad;
   }
   EXPECT_FALSE(parse_table_case("sinusoidal/formula/transformer_base_4096x512"));
+  for (const char* bad : {"conversion_fp16/avx512/gpt2_small_prefill512/real_time",
+                          "conversion_fp16/avx512/gpt2_small_prefill512/real_time/threads:0",
+                          "conversion_/avx512/gpt2_small_prefill512/real_time/threads:1",
+                          "kernel_fp16/avx512/gpt2_small_prefill512/real_time/threads:1",
+                          "conversion_fp16/avx512/gpt2_small_prefill512/cpu_time/threads:1",
+                          "conversion_fp16//gpt2_small_prefill512/real_time/threads:1"}) {
+    EXPECT_FALSE(parse_conversion_case(bad)) << bad;
+  }
 }
 
 // What Google Benchmark reports for cases registered the way bench/ registers them.
@@ -98,6 +125,7 @@ TEST(CaseName, GoogleBenchmarkReportsTheFullName) {
   const RopeCaseName plugin{"plugin/ggml", "llama7b_prefill512", "half_split", 2, true};
   const AttentionCaseName attention{kAttentionHeads, 512, 64, 1};
   const TableCaseName table{"sinusoidal/formula", "transformer_base_4096x512"};
+  const ConversionCaseName conversion{"conversion_bf16/avx512", "gpt2_small_prefill512", 2};
   const auto nothing = [](benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(state.iterations());
   };
@@ -109,6 +137,7 @@ TEST(CaseName, GoogleBenchmarkReportsTheFullName) {
   benchmark::RegisterBenchmark(registered_name(plugin).c_str(), manual)->UseManualTime()->ArgName("threads")->Arg(2);
   benchmark::RegisterBenchmark(registered_name(attention).c_str(), nothing)->UseRealTime();
   benchmark::RegisterBenchmark(registered_name(table).c_str(), nothing)->UseRealTime();
+  benchmark::RegisterBenchmark(registered_name(conversion).c_str(), nothing)->UseRealTime()->Threads(2);
   // The run length as a flag, as `ropecheck bench` sets it: per-case settings would enter the name.
   // The filter and the repetitions too: Google Benchmark keeps flags in globals, and another test
   // of this process may have run `ropecheck bench` with its own.
@@ -121,12 +150,13 @@ TEST(CaseName, GoogleBenchmarkReportsTheFullName) {
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::ClearRegisteredBenchmarks();
   EXPECT_EQ(collector.names, (std::vector<std::string>{full_name(rope), full_name(plugin), full_name(attention),
-                                                       full_name(table)}));
-  ASSERT_EQ(collector.names.size(), 4u);
+                                                       full_name(table), full_name(conversion)}));
+  ASSERT_EQ(collector.names.size(), 5u);
   EXPECT_TRUE(parse_rope_case(collector.names[0]));
   EXPECT_TRUE(parse_rope_case(collector.names[1]));
   EXPECT_TRUE(parse_attention_case(collector.names[2]));
   EXPECT_TRUE(parse_table_case(collector.names[3]));
+  EXPECT_TRUE(parse_conversion_case(collector.names[4]));
 }
 
 TEST(Shapes, FoundByName) {

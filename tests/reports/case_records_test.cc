@@ -24,7 +24,8 @@ TEST(CaseRecords, EachNameIsParsedIntoItsKindWithItsMedians) {
   add_case(bench, case_named("attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time", 20, 0.5));
   add_case(bench, case_named("sinusoidal/formula/transformer_base_4096x512/real_time", 1, 0.1));
   add_case(bench, case_named("probe/copy_bandwidth/real_time", 50, 1.0));
-  ASSERT_EQ(bench.records.size(), 4u);
+  add_case(bench, case_named("conversion_fp16/avx512/gpt2_small_prefill512/real_time/threads:1", 80, 0.45));
+  ASSERT_EQ(bench.records.size(), 5u);
   const CaseRecord& rope = bench.records[0];
   ASSERT_TRUE(rope.rope);
   EXPECT_EQ(rope.rope->impl, "kernel/avx512");
@@ -39,7 +40,33 @@ TEST(CaseRecords, EachNameIsParsedIntoItsKindWithItsMedians) {
   EXPECT_FALSE(bench.records[1].rope);
   ASSERT_TRUE(bench.records[2].table);
   EXPECT_EQ(bench.records[2].table->shape, "transformer_base_4096x512");
-  EXPECT_FALSE(bench.records[3].rope || bench.records[3].attention || bench.records[3].table) << "a probe";
+  EXPECT_FALSE(bench.records[3].rope || bench.records[3].attention || bench.records[3].table ||
+               bench.records[3].conversion) << "a probe";
+  ASSERT_TRUE(bench.records[4].conversion);
+  EXPECT_EQ(bench.records[4].conversion->conversion, "conversion_fp16/avx512");
+  EXPECT_FALSE(bench.records[4].rope || bench.records[4].attention || bench.records[4].table);
+}
+
+TEST(CaseRecords, EachSixteenBitKernelBesideItsConversionsAlone) {
+  BenchData bench;
+  add_case(bench, case_named("kernel_fp16/avx512/gpt2_small_prefill512/interleaved/real_time/threads:1", 40, 0.25));
+  add_case(bench, case_named("kernel_fp16/avx512/gpt2_small_prefill512/half_split/real_time/threads:1", 60, 0.35));
+  add_case(bench, case_named("kernel_fp16/avx512/gpt2_small_prefill512/interleaved/real_time/threads:2", 70, 0.3));
+  add_case(bench, case_named("kernel_fp16/avx2/gpt2_small_prefill512/interleaved/real_time/threads:1", 30, 0.2));
+  add_case(bench, case_named("conversion_fp16/avx512/gpt2_small_prefill512/real_time/threads:1", 80, 0.45));
+  add_case(bench, case_named("conversion_bf16/avx512bf16/llama7b_prefill4096/real_time/threads:1", 50, 0.9));
+  const auto rows = ceiling_rows(bench);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].kernel, "kernel_fp16/avx512");
+  EXPECT_EQ(rows[0].shape, "gpt2_small_prefill512");
+  EXPECT_DOUBLE_EQ(*rows[0].ceiling.limit_fraction, 0.45);
+  // the same level, shape and thread count: not AVX2's, not 2 threads'
+  ASSERT_TRUE(rows[0].interleaved && rows[0].half_split);
+  EXPECT_DOUBLE_EQ(*rows[0].interleaved->limit_fraction, 0.25);
+  EXPECT_DOUBLE_EQ(*rows[0].interleaved_share, 0.5);
+  EXPECT_DOUBLE_EQ(*rows[0].half_split_share, 0.75);
+  EXPECT_EQ(rows[1].kernel, "kernel_bf16/avx512bf16");
+  EXPECT_FALSE(rows[1].interleaved || rows[1].half_split || rows[1].interleaved_share) << "no kernel case ran";
 }
 
 TEST(CaseRecords, PeersArePluginsAndPythonCallablesBesideTheFastestKernel) {
