@@ -71,7 +71,7 @@ std::vector<Comparison> register_conversion_cases(std::deque<ConversionCase>& ow
       table.push_back({name, "", 0});
       for (const char* layout : {"interleaved", "half_split"}) {
         const RopeCaseName kernel{std::string(level.kernel_id), w.shape.name, layout};
-        table.push_back({registered_name(kernel), name, 0});
+        table.push_back({registered_name(kernel), name, 0, true});
       }
     }
   }

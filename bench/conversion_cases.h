@@ -31,7 +31,7 @@ inline constexpr std::string_view kConversionShapes[] = {"gpt2_small_prefill512"
 // Registers every conversion level this CPU runs on the workloads of kConversionShapes (taken
 // from `workloads`, which register_rope_cases filled) at the given benchmark thread counts.
 // Returns the ratio-table rows: each ceiling against its probe, and each kernel case of its level
-// on the same shape against the ceiling (the kernel's rate over the conversions' rate).
+// on the same shape against the ceiling (the kernel's limit_fraction over the conversions').
 std::vector<Comparison> register_conversion_cases(std::deque<ConversionCase>& owner, std::deque<Workload>& workloads,
                                                   std::span<const int> threads);
 

@@ -61,9 +61,10 @@ int RatioReporter::print_table(std::span<const Comparison> comparisons) {
       if (!c.reference.empty()) {
         const auto reference = rates_.find({c.reference, it->first.second});
         if (reference == rates_.end()) continue;  // filtered out, or failed
-        row.versus = c.reference;
+        row.versus = c.by_fraction ? c.reference + " (by limit_fraction)" : c.reference;
         row.versus_rate = reference->second.rate;
-        row.ratio = s.rate / reference->second.rate;
+        row.ratio = c.by_fraction ? s.limit_fraction / reference->second.limit_fraction
+                                  : s.rate / reference->second.rate;
       }
       if (c.goal > 0) row.goal = fmt::format(">= {:.2f} {}", c.goal, row.ratio >= c.goal ? "met" : "MISSED");
       rows.push_back(std::move(row));

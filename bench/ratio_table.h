@@ -23,6 +23,9 @@ struct Comparison {
   std::string subject;
   std::string reference;
   double goal = 0;  // the target of issue 3 for this ratio; 0: none
+  // The ratio of the two cases' limit_fraction medians, each against its own same-run probe,
+  // instead of their rates: what a load that changes between the two cases moves far less.
+  bool by_fraction = false;
 };
 
 class RatioReporter : public benchmark::ConsoleReporter {

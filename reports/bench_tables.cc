@@ -130,7 +130,9 @@ std::vector<CeilingRow> ceiling_rows(const BenchData& bench) {
       const auto it = kernels.find({row.kernel, row.shape, layout, row.threads});
       if (it == kernels.end()) return;
       rate = it->second->rate;
-      if (rate->rate && row.ceiling.rate && *row.ceiling.rate > 0) share = *rate->rate / *row.ceiling.rate;
+      if (rate->limit_fraction && row.ceiling.limit_fraction && *row.ceiling.limit_fraction > 0) {
+        share = *rate->limit_fraction / *row.ceiling.limit_fraction;
+      }
     };
     fill("interleaved", row.interleaved, row.interleaved_share);
     fill("half_split", row.half_split, row.half_split_share);

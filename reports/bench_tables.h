@@ -92,7 +92,8 @@ struct CeilingRow {
   int threads = 0;
   CaseRate ceiling;                                      // the conversions alone
   std::optional<CaseRate> interleaved, half_split;       // the kernel's cases, where they ran
-  std::optional<double> interleaved_share, half_split_share;  // kernel rate / conversions' rate
+  // The kernel's limit_fraction over the conversions' (each against its own same-run probe)
+  std::optional<double> interleaved_share, half_split_share;
 };
 // Every conversion case of the run, in file order.
 std::vector<CeilingRow> ceiling_rows(const BenchData& bench);

@@ -350,8 +350,8 @@ void ceilings_section(ReportDoc& doc, const BenchData& bench) {
                  "between, over the same bytes in the same walk, are the most any kernel of that level can "
                  "reach: their fraction of the same-run probe is the level's ceiling on this CPU, and a "
                  "target above it asks for faster conversion instructions, not a better rotation. Each "
-                 "kernel case's fraction of the probe, and its rate over the conversions' (its share of the "
-                 "ceiling), medians of the same run.");
+                 "kernel case's fraction of the probe, and that over the conversions' fraction (its share "
+                 "of the ceiling, each side against its own probe), medians of the same run.");
   Table t;
   t.header = {"kernel", "shape", "threads", "conversions alone (of the probe)", "interleaved (of the probe)",
               "interleaved / conversions", "half_split (of the probe)", "half_split / conversions"};

@@ -16,6 +16,7 @@
 #include "bench/run_bench.h"
 #include "cli/cli_app.h"
 #include "core/exit_codes.h"
+#include "core/isa.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -88,6 +89,35 @@ TEST(BenchCommand, WritesGoogleBenchmarkJsonWithSameRunLimitsAndContext) {
     EXPECT_NE(b["label"].get<std::string>().find("of bound"), std::string::npos) << b["label"];
   }
   EXPECT_EQ(repetitions, 2);
+}
+
+TEST(BenchCommand, TimesEachSixteenBitKernelBesideItsConversionsAlone) {
+  if (!cpu_supports(Isa::avx2)) GTEST_SKIP() << "no AVX2: no 16-bit kernel level above scalar to bound";
+  const fs::path dir = scratch("conversion");
+  const auto run = bench({"--filter", "^(conversion|kernel)_fp16/avx2/gpt2_small_prefill512/", "--out",
+                          dir.string()});
+  ASSERT_EQ(run.code, kExitOk) << run.out << run.err;
+  const auto doc = read_json(dir / "bench.json");
+  int conversions = 0;
+  for (const auto& b : doc["benchmarks"]) {
+    if (b["run_type"] != "iteration" || b["run_name"] != "conversion_fp16/avx2/gpt2_small_prefill512/real_time/threads:1") {
+      continue;
+    }
+    ++conversions;
+    EXPECT_GT(b["limit_fraction"].get<double>(), 0.0);
+    EXPECT_GT(b["bytes_per_second"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(conversions, 2);
+  // The console table: each layout's kernel case twice, against its probe and against the
+  // conversions (by limit_fraction).
+  for (const char* layout : {"interleaved", "half_split"}) {
+    const std::string row = fmt::format("\nkernel_fp16/avx2/gpt2_small_prefill512/{}/threads:1 ", layout);
+    const auto first = run.out.find(row);
+    ASSERT_NE(first, std::string::npos) << run.out;
+    EXPECT_NE(run.out.find(row, first + 1), std::string::npos) << run.out;
+  }
+  EXPECT_NE(run.out.find("conversion_fp16/avx2/gpt2_small_prefill512 (by limit_fraction)"), std::string::npos)
+      << run.out;
 }
 
 TEST(BenchCommand, TimesAPluginBesideTheBuiltIns) {

@@ -63,8 +63,9 @@ TEST(CaseRecords, EachSixteenBitKernelBesideItsConversionsAlone) {
   // the same level, shape and thread count: not AVX2's, not 2 threads'
   ASSERT_TRUE(rows[0].interleaved && rows[0].half_split);
   EXPECT_DOUBLE_EQ(*rows[0].interleaved->limit_fraction, 0.25);
-  EXPECT_DOUBLE_EQ(*rows[0].interleaved_share, 0.5);
-  EXPECT_DOUBLE_EQ(*rows[0].half_split_share, 0.75);
+  // by limit_fraction: 0.25 / 0.45 (the rates' 40 / 80 would be 0.5)
+  EXPECT_DOUBLE_EQ(*rows[0].interleaved_share, 0.25 / 0.45);
+  EXPECT_DOUBLE_EQ(*rows[0].half_split_share, 0.35 / 0.45);
   EXPECT_EQ(rows[1].kernel, "kernel_bf16/avx512bf16");
   EXPECT_FALSE(rows[1].interleaved || rows[1].half_split || rows[1].interleaved_share) << "no kernel case ran";
 }
