@@ -50,6 +50,8 @@ constexpr const char* kShortBenchFilter =
     "^(kernel/(scalar|avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
     "llama7b_decode_at4095)/interleaved"
     "|kernel_(bf16/(avx2|avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved"
+    // and each beside its conversions alone, its ceiling (bench/conversion_cases.h)
+    "|conversion_(bf16|fp16)/[a-z0-9]+/llama7b_prefill512/"
     "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved"
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"

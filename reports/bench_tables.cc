@@ -86,6 +86,9 @@ std::vector<ThreadSweepRow> thread_sweep_rows(const BenchData& bench) {
     if (c.rope && !c.rope->in_worker) {
       subject = fmt::format("{} {}, {}", c.rope->impl, c.rope->shape, c.rope->layout);
       threads = c.rope->threads;
+    } else if (c.conversion) {
+      subject = fmt::format("{} {}", c.conversion->conversion, c.conversion->shape);
+      threads = c.conversion->threads;
     } else if (c.attention) {
       subject = fmt::format("{} causal {} heads, {} tokens, head_dim {}", bench::form_id(c.attention->rope),
                             c.attention->heads, c.attention->tokens, c.attention->head_dim);

@@ -35,9 +35,13 @@ TEST(ThreadSweepRows, EachCaseAtEveryThreadCountWithItsRateAndFraction) {
   add_rope(bench, "kernel/avx2", "llama7b_prefill4096", 2, 36, 0.8);
   add(bench, bench::full_name(AttentionCaseName{8, 512, 64, 2}), "flops", 54, 0.75);
   add(bench, bench::full_name(AttentionCaseName{8, 512, 64, 2, bench::AttentionRope::fused}), "flops", 50, 0.7);
+  add(bench, bench::full_name(bench::ConversionCaseName{"conversion_fp16/avx512", "gpt2_small_prefill512", 1}),
+      "bytes_per_second", 80, 0.45);
+  add(bench, bench::full_name(bench::ConversionCaseName{"conversion_fp16/avx512", "gpt2_small_prefill512", 2}),
+      "bytes_per_second", 150, 0.42);
 
   const auto rows = thread_sweep_rows(bench);
-  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].subject, "kernel/avx2 llama7b_prefill4096, interleaved");
   ASSERT_EQ(rows[0].by_threads.size(), 2u);
   EXPECT_EQ(rows[0].by_threads.at(1).unit, "GB/s");
@@ -48,6 +52,8 @@ TEST(ThreadSweepRows, EachCaseAtEveryThreadCountWithItsRateAndFraction) {
   EXPECT_EQ(rows[1].subject, "attention_blas causal 8 heads, 512 tokens, head_dim 64");
   EXPECT_EQ(rows[1].by_threads.at(2).unit, "GFLOP/s");
   EXPECT_DOUBLE_EQ(*rows[1].by_threads.at(2).rate, 54);  // the fused form is a subject of its own
+  EXPECT_EQ(rows[2].subject, "conversion_fp16/avx512 gpt2_small_prefill512");
+  EXPECT_DOUBLE_EQ(*rows[2].by_threads.at(2).limit_fraction, 0.42);
 }
 
 }  // namespace
