@@ -15,8 +15,8 @@ namespace ropecheck::bench {
 namespace {
 
 // The level's conversions over this thread's tokens, in the probe's token groups; the probe
-// interleaved as for every case (same_run_limit.h). The data comes back as it was (round_trip
-// changes no finite value), so every pass converts the same values.
+// interleaved as for every case (same_run_limit.h). The bench's values are normal numbers, which a
+// round trip gives back unchanged: every pass converts the same values.
 template <typename Element, typename RoundTrip>
 void time_conversion(benchmark::State& state, const Workload& w, AlignedVector<Element>& q_all,
                      AlignedVector<Element>& k_all, RoundTrip round_trip) {

@@ -64,9 +64,9 @@ std::vector<RopeAttentionRow> rope_attention_rows(const BenchData& bench);
 
 // The thread sweep: each RoPE case (implementation, shape, layout), each 16-bit conversion
 // ceiling and each attention problem measured at more than one thread count in the run, with its
-// rate, same-run probe and limit_fraction at each. A kernel's probe runs on the same threads as the case, each thread over
-// its own share (bench/rope_cases.cc); attention's is an sgemm a head, shared by a team
-// of as many threads (bench/attention_cases.cc).
+// rate, same-run probe and limit_fraction at each. A kernel's probe runs on the same threads as
+// the case, each thread over its own share (bench/rope_cases.cc); attention's is an sgemm a head,
+// shared by a team of as many threads (bench/attention_cases.cc).
 struct ThreadSweepRow {
   std::string subject;                 // the case name without its thread count
   std::map<int, CaseRate> by_threads;  // thread count -> medians

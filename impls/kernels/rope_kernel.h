@@ -196,8 +196,9 @@ void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& problem);
 // The 16-bit kernels' conversions alone: n elements widened to fp32 and narrowed back, in place,
 // by a level's own storage code (the kernel's loads and stores above), nothing in between. Every
 // element of q and k goes through both in any RoPE on that storage, so the bench times these as
-// the ceiling of each 16-bit kernel (round_trip_levels.h). The bits come back unchanged (widening
-// is exact), except a signalling NaN's, which comes back quiet.
+// the ceiling of each 16-bit kernel (round_trip_levels.h). Widening is exact, so each value comes
+// back as the level's rounding leaves an exact value: unchanged, except a NaN (made quiet) and,
+// by vcvtneps2bf16, a subnormal (flushed to its signed zero).
 void round_trip_fp16_avx2(Fp16* x, std::int64_t n);
 void round_trip_fp16_avx512(Fp16* x, std::int64_t n);
 void round_trip_bf16_avx2(std::uint16_t* x, std::int64_t n);
