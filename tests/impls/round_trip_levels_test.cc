@@ -1,6 +1,7 @@
 // The 16-bit kernels' conversions alone (impls/kernels/round_trip_levels.h), the bench's ceilings:
 // one for each 16-bit kernel level, and each gives every bit pattern back as the kernel's own
-// rounding leaves an exact value (storage.h's), touching nothing past its n elements.
+// rounding leaves an exact value (storage.h's), converting every one of its n elements and touching
+// nothing past them.
 #include "impls/kernels/round_trip_levels.h"
 
 #include <gtest/gtest.h>
@@ -70,7 +71,15 @@ TEST(RoundTripLevels, EveryBitPatternComesBackAsTheKernelRoundsIt) {
   }
 }
 
-TEST(RoundTripLevels, RemaindersStayInside) {
+// Signalling NaNs, which a round trip makes quiet, at even places (an element skipped shows),
+// normal values between them (an element moved shows).
+std::uint16_t remainder_input(const RoundTripLevel& level, std::int64_t i) {
+  if (i % 2 == 1) return static_cast<std::uint16_t>(0x3C00 + 37 * i);
+  const auto payload = static_cast<std::uint16_t>(1 + i % 31);  // below both formats' quiet bit
+  return static_cast<std::uint16_t>((level.storage == StorageType::fp16 ? 0x7C00 : 0x7F80) | payload);
+}
+
+TEST(RoundTripLevels, RemaindersConvertEveryElementAndStayInside) {
   for (const RoundTripLevel& level : round_trip_levels()) {
     if (!level.available()) continue;
     SCOPED_TRACE(std::string(level.id));
@@ -80,12 +89,15 @@ TEST(RoundTripLevels, RemaindersStayInside) {
     for (std::int64_t n = 0; n <= 100; ++n) {
       // one element in: not aligned to a vector; guards before and after
       std::vector<std::uint16_t> x(static_cast<std::size_t>(n) + 72, kGuard);
-      for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i) + 1] = static_cast<std::uint16_t>(0x3C00 + 37 * i);
+      for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i) + 1] = remainder_input(level, i);
       run(level, x.data() + 1, n);
       EXPECT_EQ(x[0], kGuard) << "n " << n;
       for (std::int64_t i = 0; i < n; ++i) {
-        const auto at = static_cast<std::size_t>(i) + 1;
-        ASSERT_EQ(x[at], expected(level, static_cast<std::uint16_t>(0x3C00 + 37 * i))) << "n " << n << " at " << i;
+        const std::uint16_t in = remainder_input(level, i);
+        ASSERT_EQ(x[static_cast<std::size_t>(i) + 1], expected(level, in)) << "n " << n << " at " << i;
+        if (i % 2 == 0) {
+          ASSERT_NE(expected(level, in), in) << "an input a round trip leaves alone";
+        }
       }
       for (std::size_t at = static_cast<std::size_t>(n) + 1; at < x.size(); ++at) {
         ASSERT_EQ(x[at], kGuard) << "n " << n << ": element " << at - 1 << " past the end written";
