@@ -97,8 +97,19 @@ void softmax_row(float* x, std::int64_t n, Isa level) {
   }
 }
 
+std::int64_t block_rows_for(std::int64_t tokens) {
+  const auto best = static_cast<std::int64_t>(std::sqrt(32.0 * static_cast<double>(std::max<std::int64_t>(tokens, 0))));
+  return std::clamp<std::int64_t>(best / 64 * 64, 128, 256);
+}
+
+std::int64_t block_height(const AttentionWork& work, std::int64_t tokens) {
+  return std::min(work.block_rows > 0 ? work.block_rows : block_rows_for(tokens), tokens);
+}
+
 void validate(const AttentionWork& work) {
-  if (work.block_rows <= 0) throw InvalidInput(fmt::format("attention: block_rows {} <= 0", work.block_rows));
+  if (work.block_rows < 0) {
+    throw InvalidInput(fmt::format("attention: block_rows {} < 0 (0: chosen by the length)", work.block_rows));
+  }
   if (work.threads < 1 || work.threads > kMaxAttentionThreads) {
     throw InvalidInput(fmt::format("attention: {} threads asked, it takes 1 to {}", work.threads,
                                    kMaxAttentionThreads));
@@ -114,7 +125,7 @@ void attention_blas(const AttentionShape& s, std::span<const float> q, std::span
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   // Rows of one head are head_dim floats, heads * head_dim apart: sgemm reads them in place.
   const auto ldq = static_cast<int>(s.q_heads * d), ldkv = static_cast<int>(s.kv_heads * d);
-  const std::int64_t block_rows = std::min(work.block_rows, s.tokens);
+  const std::int64_t block_rows = block_height(work, s.tokens);
   const std::int64_t blocks = (s.tokens + block_rows - 1) / block_rows;
   std::atomic<std::int64_t> next_task{0};  // task t: every head of one block, then the next block
   const OneBlasThread one_blas_thread(work.threads > 1);

@@ -45,11 +45,23 @@ Isa softmax_isa();
 // the 2-thread sgemm), the tasks shared by 2 threads 0.85. The result does not depend on
 // `threads`: every task is computed alone, the same way.
 struct AttentionWork {
-  std::int64_t block_rows = 128;  // query rows a task; > 0
+  // Query rows a task: > 0, or 0 (the default) for block_rows_for(tokens).
+  std::int64_t block_rows = 0;
   Isa softmax = softmax_isa();
   int threads = 1;  // the team, 1 to kMaxAttentionThreads
 };
 inline constexpr int kMaxAttentionThreads = 1024;
+
+// The block height attention_blas and its fused form take when AttentionWork leaves it to the
+// length (0): sqrt(32 tokens) rounded down to a multiple of 64, within [128, 256]. Each block's
+// sgemms pack again every key and value row they read (a cost per block proportional to the
+// keys, so 1/R of the work for blocks of R rows), while a causal block computes its diagonal
+// square whole (a waste of about R / tokens of the work): the sum is least at R = sqrt(a tokens).
+// On Zen 4 with OpenBLAS 0.3.21, 1 thread, 8 heads of 128, against the sgemm probe (4 processes
+// each, bench/README.md): 128 rows were best at 512 tokens, 128-192 at 1024, 256 at 2048 and
+// 4096, a = 32. At most 256: the fused form's rotated query block, R x heads x head_dim floats,
+// is already 1 MiB there for 8 heads of 128.
+std::int64_t block_rows_for(std::int64_t tokens);
 
 void attention_blas(const AttentionShape& shape, std::span<const float> q,
                     std::span<const float> k, std::span<const float> v, std::span<float> out,

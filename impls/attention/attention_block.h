@@ -26,8 +26,12 @@ struct AttentionBlock {
 void attend_block(const AttentionShape& shape, const AttentionBlock& b, float scale, Isa softmax,
                   float* scores);
 
-// Throws InvalidInput for block_rows <= 0 or threads outside [1, kMaxAttentionThreads].
+// Throws InvalidInput for block_rows < 0 or threads outside [1, kMaxAttentionThreads].
 void validate(const AttentionWork& work);
+
+// The rows of a block for `tokens` query rows: work.block_rows, or block_rows_for(tokens) where it
+// is 0; never more than the tokens.
+std::int64_t block_height(const AttentionWork& work, std::int64_t tokens);
 
 // The block index of the team's task `task` of `blocks`: the last (causal: the largest) first,
 // so that the team's members finish together.

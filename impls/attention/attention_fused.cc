@@ -45,7 +45,7 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
   // kernel forms each token's cos/sin table once for all its kv heads.
   std::vector<float> keys(k.begin(), k.end());
   kernel.apply(spec, HeadTensor{keys, s.tokens, s.kv_heads, d}, positions);
-  const std::int64_t block_rows = std::min(work.block_rows, s.tokens);
+  const std::int64_t block_rows = block_height(work, s.tokens);
   const std::int64_t blocks = (s.tokens + block_rows - 1) / block_rows;
   std::atomic<std::int64_t> next_task{0};  // task t: one block, every head
   const OneBlasThread one_blas_thread(work.threads > 1);

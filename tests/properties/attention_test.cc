@@ -183,12 +183,38 @@ TEST(AttentionTeam, OpenBlasThreadCountIsRestored) {
   EXPECT_EQ(openblas_get_num_threads(), before) << "after a refused call";
 }
 
+// Without a block height the length chooses one (attention.h block_rows_for): a multiple of 64
+// within [128, 256], growing with the length; and the call is the one with that height given.
+TEST(AttentionBlocks, TheLengthChoosesTheHeight) {
+  EXPECT_EQ(block_rows_for(1), 128);
+  EXPECT_EQ(block_rows_for(512), 128);
+  EXPECT_EQ(block_rows_for(1024), 128);
+  EXPECT_EQ(block_rows_for(2048), 256);
+  EXPECT_EQ(block_rows_for(4096), 256);
+  EXPECT_EQ(block_rows_for(std::int64_t{1} << 40), 256);
+  for (std::int64_t t = 1, last = 0; t <= (1 << 16); t += 1 + t / 7) {
+    const std::int64_t rows = block_rows_for(t);
+    EXPECT_TRUE(rows % 64 == 0 && rows >= 128 && rows <= 256 && rows >= last) << t << " tokens: " << rows;
+    last = rows;
+  }
+  for (const std::int64_t tokens : {std::int64_t{300}, std::int64_t{2100}}) {
+    const AttentionShape shape{tokens, 2, 1, 8, true};
+    std::vector<float> q(static_cast<std::size_t>(tokens * 2 * 8)), kv(static_cast<std::size_t>(tokens * 8));
+    for (std::size_t j = 0; j < q.size(); ++j) q[j] = std::sin(0.37f * static_cast<float>(j));
+    for (std::size_t j = 0; j < kv.size(); ++j) kv[j] = std::cos(0.19f * static_cast<float>(j));
+    std::vector<float> chosen(q.size(), -1.0f), given(q.size(), -2.0f);
+    attention_blas(shape, q, kv, kv, chosen);
+    attention_blas(shape, q, kv, kv, given, {.block_rows = block_rows_for(tokens)});
+    EXPECT_EQ(chosen, given) << tokens << " tokens";
+  }
+}
+
 TEST(AttentionBadInput, Refused) {
   std::vector<float> x(2 * 2 * 4), out(2 * 2 * 4);
   EXPECT_THROW(attention_blas({2, 2, 0, 4, true}, x, x, x, out), InvalidInput);
   EXPECT_THROW(attention_blas({2, 3, 2, 4, true}, x, x, x, out), InvalidInput);
   EXPECT_THROW(attention_naive({2, 2, 2, 4, true}, x, std::span<const float>(x).first(3), x, out), InvalidInput);
-  EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.block_rows = 0}), InvalidInput);
+  EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.block_rows = -1}), InvalidInput);
   EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.threads = 0}), InvalidInput);
   EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.threads = kMaxAttentionThreads + 1}),
                InvalidInput);
