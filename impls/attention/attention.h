@@ -41,8 +41,8 @@ Isa softmax_isa();
 
 // How attention_blas and its fused form cut and share the work. Each thread of the team runs its
 // sgemms on one OpenBLAS thread (OpenBLAS held there for the call): OpenBLAS's own split of a
-// block's sgemms (128 rows) does not scale; on Zen 4, 2 BLAS threads ran as fast as 1 (0.46 of
-// the 2-thread sgemm), the tasks shared by 2 threads 0.85. The result does not depend on
+// block's sgemms (128 to 256 rows) does not scale; on Zen 4, 2 BLAS threads ran as fast as 1
+// (0.46 of the 2-thread sgemm), the tasks shared by 2 threads 0.85. The result does not depend on
 // `threads`: every task is computed alone, the same way.
 struct AttentionWork {
   // Query rows a task: > 0, or 0 (the default) for block_rows_for(tokens).
