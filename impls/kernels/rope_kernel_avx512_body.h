@@ -233,8 +233,8 @@ void round_trip(typename S::Element* x, std::int64_t n) {
       S::store(x + i + 16 * t, v);
     }
   }
-  for (; i < n; i += 16) {
-    const __mmask16 lanes = mask16(static_cast<int>(n - i < 16 ? n - i : 16));
+  for (; i < n; i += 16) {  // fewer than 64 left: mask16 takes the count as it is
+    const __mmask16 lanes = mask16(static_cast<int>(n - i));
     __m512 v = S::load(x + i, lanes);
     asm("" : "+v"(v));
     S::store(x + i, v, lanes);
