@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
@@ -123,10 +124,12 @@ void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& p
                      "million elements of the call")
       ->type_name("SECONDS")
       ->capture_default_str();
-  options.threads = usable_cpus();  // init's max_threads: what verify may ask (--threads)
+  // init's max_threads: what verify may ask (--threads), past the CPUs like the own kernels.
+  options.threads = std::max(kDefaultVerifyThreads, usable_cpus());
   command.add_option("--plugin-threads", options.threads,
                      "Threads an ABI 2 plugin may use in each call (init's max_threads; verify "
-                     "draws every count up to it and --threads; default: the usable CPUs)")
+                     "draws counts up to it and --threads, past the CPUs: a split is judged on "
+                     "any machine)")
       ->type_name("N")
       ->capture_default_str();
 }
@@ -168,9 +171,10 @@ void add_verify(CLI::App& app, Commands& c) {
       ->type_name("SET")
       ->capture_default_str();
   c.verify->add_option("--threads", v.threads,
-                       "Most threads a call is given: every count from 1 to N is drawn (the own "
-                       "kernels split the tokens, an ABI 2 plugin gets call->threads); 0: the "
-                       "usable CPUs")
+                       "Most threads a call is given: every count from 1 to 8 is drawn, and larger "
+                       "ones up to N (the own kernels split the tokens, attention shares its blocks, "
+                       "an ABI 2 plugin gets call->threads); 0: 32 or the usable CPUs, whichever is "
+                       "more (correctness does not need the threads to run at once)")
       ->type_name("N")
       ->capture_default_str();
   c.verify->add_option("--seed", c.seed_text, "RapidCheck seed, an unsigned 64-bit integer")

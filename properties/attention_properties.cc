@@ -20,25 +20,28 @@ namespace {
 struct Problem {
   AttentionShape shape;
   std::vector<float> q, k, v;
+  int threads = 1;  // the team that shares the (head, row block) tasks
 };
 
 // Values on a 1/64 grid in [-4, 4]: activation-sized, exact in fp32.
-std::vector<float> pick_values(std::size_t n) {
+std::vector<float> pick_values(std::size_t n, const char* name) {
   return *rc::gen::container<std::vector<float>>(
-      n, rc::gen::map(rc::gen::inRange(-256, 257), [](int x) { return static_cast<float>(x) / 64; }));
+              n, rc::gen::map(rc::gen::inRange(-256, 257), [](int x) { return static_cast<float>(x) / 64; }))
+              .as(name);
 }
 
 Problem pick_problem(bool causal_any) {
   Problem p;
-  p.shape.tokens = *rc::gen::inRange<std::int64_t>(1, 33);
-  p.shape.kv_heads = *rc::gen::inRange<std::int64_t>(1, 3);
-  p.shape.q_heads = p.shape.kv_heads * *rc::gen::inRange<std::int64_t>(1, 3);
-  p.shape.head_dim = *rc::gen::element(2, 6, 16, 64, 128);
-  p.shape.causal = causal_any ? *rc::gen::arbitrary<bool>() : false;
+  p.shape.tokens = *rc::gen::inRange<std::int64_t>(1, 33).as("tokens");
+  p.shape.kv_heads = *rc::gen::inRange<std::int64_t>(1, 3).as("kv_heads");
+  p.shape.q_heads = p.shape.kv_heads * *rc::gen::inRange<std::int64_t>(1, 3).as("q heads per kv head");
+  p.shape.head_dim = *rc::gen::element(2, 6, 16, 64, 128).as("head_dim");
+  p.shape.causal = causal_any ? *rc::gen::arbitrary<bool>().as("causal") : false;
+  p.threads = pick_call_threads().count;
   const auto d = static_cast<std::size_t>(p.shape.head_dim);
-  p.q = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.q_heads) * d);
-  p.k = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.kv_heads) * d);
-  p.v = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.kv_heads) * d);
+  p.q = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.q_heads) * d, "q");
+  p.k = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.kv_heads) * d, "k");
+  p.v = pick_values(static_cast<std::size_t>(p.shape.tokens * p.shape.kv_heads) * d, "v");
   return p;
 }
 
@@ -92,7 +95,7 @@ std::vector<double> fp32_attention_bound(const Problem& p, const std::vector<flo
 std::vector<float> attend(const AttentionImpl& impl, const Problem& p, const RopeSpec* rope = nullptr,
                           std::span<const std::int64_t> positions = {}) {
   std::vector<float> out(p.q.size());
-  impl.run(p.shape, rope, positions, p.q, p.k, p.v, out);
+  impl.run(p.shape, rope, positions, p.q, p.k, p.v, out, p.threads);
   return out;
 }
 
@@ -111,6 +114,7 @@ Problem permuted(const Problem& p, const std::vector<std::int64_t>& order) {
 
 PropertyResult matches_reference(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
+  const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
   return check_property(subject, config, "fp32 bound", tracker, [&] {
     const Problem p = pick_problem(true);
     const auto got = attend(*subject.attention, p);
@@ -138,14 +142,15 @@ PropertyResult matches_reference(const Subject& subject, const RunConfig& config
 // fp32 bound's own dependence on which side's rotated inputs it is evaluated on.
 PropertyResult rope_matches_reference(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
+  const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
   return check_property(subject, config, "fp32 bound", tracker, [&] {
     const Problem p = pick_problem(true);
     const auto& s = p.shape;
     const RopeSpec spec{s.head_dim, s.head_dim, 10000.0,
-                        *rc::gen::element(Layout::interleaved, Layout::half_split),
+                        *rc::gen::element(Layout::interleaved, Layout::half_split).as("layout"),
                         AnglePrecision::fp64, {}};
     std::vector<std::int64_t> positions(static_cast<std::size_t>(s.tokens));
-    std::iota(positions.begin(), positions.end(), *rc::gen::inRange<std::int64_t>(0, 1 << 20));
+    std::iota(positions.begin(), positions.end(), *rc::gen::inRange<std::int64_t>(0, 1 << 20).as("first position"));
     Problem rotated = p;
     const RopeImpl& kernel = *find_rope("kernel/" + std::string(to_string(dispatched_isa())));
     kernel.apply(spec, HeadTensor{rotated.q, s.tokens, s.q_heads, s.head_dim},
@@ -194,12 +199,13 @@ PropertyResult rope_matches_reference(const Subject& subject, const RunConfig& c
 
 PropertyResult equivariance_without_positions(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
+  const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
   return check_property(subject, config, "fp32 bound", tracker, [&] {
     // Seed 000: without positions, reordering the tokens reorders the outputs (full mask).
     const Problem p = pick_problem(false);
     std::vector<std::int64_t> order(static_cast<std::size_t>(p.shape.tokens));
     std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), std::mt19937(*rc::gen::arbitrary<unsigned>()));
+    std::shuffle(order.begin(), order.end(), std::mt19937(*rc::gen::arbitrary<unsigned>().as("token order's seed")));
     const Problem moved = permuted(p, order);
     const auto out = attend(*subject.attention, p), out_moved = attend(*subject.attention, moved);
     const auto bound = fp32_attention_bound(p, out);
@@ -219,6 +225,7 @@ PropertyResult equivariance_without_positions(const Subject& subject, const RunC
 
 PropertyResult rope_breaks_equivariance(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
+  const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
   RunConfig once = config;
   once.cases = 1;  // a fixed, non-degenerate problem: "this is awesome" vs "this awesome is"
   return check_property(subject, once, "relative gap", tracker, [&] {
@@ -253,6 +260,7 @@ PropertyResult rope_breaks_equivariance(const Subject& subject, const RunConfig&
 
 PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
+  const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
   return check_property(subject, config, "fp32 bound", tracker, [&] {
     // softmax(R_m q . R_n k) depends on n - m only: shifting every position by c changes nothing
     // beyond rounding. Each rotated pair is within kNormBoundUnits eps32 |pair| of exact (fp64
@@ -262,9 +270,9 @@ PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& co
     const auto& s = p.shape;
     const RopeSpec spec{s.head_dim, s.head_dim, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
     std::vector<std::int64_t> positions(static_cast<std::size_t>(s.tokens));
-    std::iota(positions.begin(), positions.end(), *rc::gen::inRange<std::int64_t>(0, 1 << 20));
+    std::iota(positions.begin(), positions.end(), *rc::gen::inRange<std::int64_t>(0, 1 << 20).as("first position"));
     std::vector<std::int64_t> shifted(positions);
-    const auto c = *rc::gen::inRange<std::int64_t>(-(1 << 20), 1 << 20);
+    const auto c = *rc::gen::inRange<std::int64_t>(-(1 << 20), 1 << 20).as("shift c");
     for (auto& m : shifted) m += c;
     const auto out_a = attend(*subject.attention, p, &spec, positions);
     const auto out_b = attend(*subject.attention, p, &spec, shifted);
@@ -302,12 +310,13 @@ PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& co
 
 PropertyResult causality(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
+  const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
   return check_property(subject, config, "changed outputs", tracker, [&] {
     // With the causal mask, output i depends on tokens 0..i only: change every later token and
     // rows 0..i stay the same bit for bit (masked keys add exact zeros).
     Problem p = pick_problem(false);
     p.shape.causal = true;
-    const auto cut = *rc::gen::inRange<std::int64_t>(0, p.shape.tokens);
+    const auto cut = *rc::gen::inRange<std::int64_t>(0, p.shape.tokens).as("last token kept");
     Problem changed = p;
     const auto q_row = static_cast<std::size_t>(p.shape.q_heads * p.shape.head_dim);
     const auto kv_row = static_cast<std::size_t>(p.shape.kv_heads * p.shape.head_dim);

@@ -18,7 +18,7 @@ PropertyResult boundary_shapes(const Subject& subject, const RunConfig& config) 
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
     const std::vector<BoundaryShape> shapes(std::begin(kAllBoundaryShapes), std::end(kAllBoundaryShapes));
-    const BoundaryShape shape = *rc::gen::elementOf(shapes);  // each class one case in six
+    const BoundaryShape shape = *rc::gen::elementOf(shapes).as("boundary shape");  // each one case in six
     const QkCase c = pick_boundary_case(caps, shape);
     std::vector<float> q = c.q, k = c.k;
     apply_guarded(impl, c.spec, q, c.q_heads, k, c.k_heads, c.positions);

@@ -27,6 +27,12 @@ namespace {
 
 enum class History { other_positions, longer_call, other_spec, dynamic_ntk_long_call };
 
+void showValue(History history, std::ostream& os) {
+  constexpr const char* kNames[] = {"other positions", "a longer call", "another spec",
+                                    "a dynamic NTK call past its original length"};
+  os << kNames[static_cast<int>(history)];
+}
+
 struct Outputs {
   std::vector<float> q, k;
 };
@@ -56,17 +62,17 @@ QkCase call_before(const RopeCapabilities& caps, QkCase& c, History history) {
   QkCase before = c;
   switch (history) {
     case History::other_positions:
-      before.positions = *position_ids(c.positions.size(), position_limit(caps));
+      before.positions = *position_ids(c.positions.size(), position_limit(caps)).as("positions of the call before");
       break;
     case History::longer_call: {  // three times the tokens, the case's positions first
       // At a model shape's size a quarter more (a prefill's three times would be 400 MB).
       const std::size_t more = model_shape_in_force() != nullptr ? c.positions.size() / 4 + 1
                                                                  : 2 * c.positions.size();
-      const auto extra = *position_ids(more, position_limit(caps));
+      const auto extra = *position_ids(more, position_limit(caps)).as("the longer call's further positions");
       before.positions.insert(before.positions.end(), extra.begin(), extra.end());
       before.tokens = static_cast<std::int64_t>(before.positions.size());
-      before.q = pick_tensor(c.spec, before.tokens, c.q_heads, c.storage);
-      before.k = pick_tensor(c.spec, before.tokens, c.k_heads, c.storage);
+      before.q = pick_tensor(c.spec, before.tokens, c.q_heads, c.storage, "q of the call before");
+      before.k = pick_tensor(c.spec, before.tokens, c.k_heads, c.storage, "k of the call before");
       round_to_storage(before.q, c.storage);
       round_to_storage(before.k, c.storage);
       break;
@@ -75,11 +81,12 @@ QkCase call_before(const RopeCapabilities& caps, QkCase& c, History history) {
     case History::dynamic_ntk_long_call: {
       // The case becomes dynamic NTK within its original length; the call before it, the same
       // spec past it (HF's dynamic NTK grows the base there and must shrink it back).
-      c.spec.scaling = *scaling_of(ScalingKind::dynamic_ntk, c.spec.rotary_dim);
+      c.spec.scaling = *scaling_of(ScalingKind::dynamic_ntk, c.spec.rotary_dim).as("scaling (replaces the spec's)");
       const std::int64_t original = c.spec.scaling.original_max_position;
-      c.spec.scaling.sequence_length = *rc::gen::inRange<std::int64_t>(1, original + 1);
+      c.spec.scaling.sequence_length = *rc::gen::inRange<std::int64_t>(1, original + 1).as("sequence_length");
       before = c;
-      before.spec.scaling.sequence_length = original * *rc::gen::inRange<std::int64_t>(2, 9);
+      before.spec.scaling.sequence_length =
+          original * *rc::gen::inRange<std::int64_t>(2, 9).as("the call before's sequence_length / original_max");
       break;
     }
   }
@@ -121,7 +128,8 @@ PropertyResult call_history_independence(const Subject& subject, const RunConfig
                              [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_qk_case(caps, Rotary::any);
     auto history = *rc::gen::element(History::other_positions, History::longer_call,
-                                     History::other_spec, History::dynamic_ntk_long_call);
+                                     History::other_spec, History::dynamic_ntk_long_call)
+                        .as("the call before");
     if (history == History::dynamic_ntk_long_call && !caps.implements(ScalingKind::dynamic_ntk)) {
       history = History::other_spec;
     }
@@ -135,7 +143,7 @@ PropertyResult call_history_independence(const Subject& subject, const RunConfig
     check(call(impl, c), "the same call again");
     call(impl, before);
     check(call(impl, c), "after another call");
-    const auto shift = *rc::gen::inRange<std::size_t>(1, 16);
+    const auto shift = *rc::gen::inRange<std::size_t>(1, 16).as("shift (floats)");
     check(call(impl, c, shift), fmt::format("with the tensors {} floats further into memory", shift));
     fail_if_over(split_calls(impl, c), "one head at a time, k apart");
   });

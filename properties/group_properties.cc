@@ -53,7 +53,7 @@ PropertyResult composition(const Subject& subject, const RunConfig& config) {
                              [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;
-    const auto n = *position_ids(m.size(), position_limit(caps));
+    const auto n = *position_ids(m.size(), position_limit(caps)).as("positions n (R_m R_n = R_(m+n))");
     const auto m_plus_n = sum(m, n);
     const auto twice = rotated(impl, c.spec, rotated(impl, c.spec, c.q, c.q_heads, n), c.q_heads, m);
     const auto once = rotated(impl, c.spec, c.q, c.q_heads, m_plus_n);
@@ -123,8 +123,8 @@ PropertyResult relative_position(const Subject& subject, const RunConfig& config
                              [&](auto& impl, auto& caps, auto& tracker) {
     const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;  // query positions
-    const auto n = *position_ids(m.size(), position_limit(caps));  // key positions
-    const auto shift = *signed_position(position_limit(caps));
+    const auto n = *position_ids(m.size(), position_limit(caps)).as("key positions n");
+    const auto shift = *signed_position(position_limit(caps)).as("shift c");
     const std::vector<std::int64_t> shifts(m.size(), shift);
     const auto n_minus_m = sum(n, negated(m));
 

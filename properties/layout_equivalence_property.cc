@@ -50,12 +50,12 @@ std::vector<float> to_interleaved(const std::vector<float>& half, int head_dim) 
 // 2^14, fp16 storage_float's bound: factors under 2^5, so products under 2^10. Small ones and
 // cancellations give subnormal projections, which tolerance.h's unit_pair_norm covers.
 // A model shape's weights (q_heads x head_dim x dim_in) come from a seed (pick_floats).
-std::vector<float> projection_operands(std::size_t count, StorageType storage) {
+std::vector<float> projection_operands(std::size_t count, StorageType storage, const char* name) {
   if (storage != StorageType::fp16) {
     const auto [lo, hi] = storage_exponents(storage);
-    return pick_floats(count, lo, hi);
+    return pick_floats(count, lo, hi, name);
   }
-  return pick_floats(count, -12, 4);
+  return pick_floats(count, -12, 4, name);
 }
 
 double dot(const float* a, const float* b, std::size_t n) {
@@ -79,21 +79,22 @@ LayoutCase pick_layout_case(const RopeCapabilities& caps) {
   LayoutCase c;
   if (const ModelShape* shape = model_shape_in_force()) {
     const auto d = static_cast<int>(shape->head_dim);
-    c.meta = *at_full_size(rope_spec_at(caps, d, d));
-    c.dim_in = *at_full_size(rc::gen::inRange(1, 17));
+    c.meta = *at_full_size(rope_spec_at(caps, d, d)).as("spec (Meta's, interleaved)");
+    c.dim_in = *at_full_size(rc::gen::inRange(1, 17)).as("d_model of the weights");
     c.kv_heads = static_cast<int>(shape->k_heads);
     c.q_heads = static_cast<int>(shape->q_heads);
-    c.tokens = static_cast<std::size_t>(*starting_at(shape->tokens, 1));
+    c.tokens = static_cast<std::size_t>(*starting_at(shape->tokens, 1).as("tokens"));
     c.positions = *at_full_size(model_positions(*shape, static_cast<std::int64_t>(c.tokens),
-                                                position_limit(caps)));
+                                                position_limit(caps)))
+                       .as("positions");
     return c;
   }
-  c.meta = *rope_spec(caps, Rotary::full);
-  c.dim_in = *rc::gen::inRange(1, 17);
-  c.kv_heads = *rc::gen::inRange(1, 3);
-  c.q_heads = c.kv_heads * *rc::gen::inRange(1, 3);
-  c.tokens = *rc::gen::inRange<std::size_t>(1, 6);
-  c.positions = *position_ids(c.tokens, position_limit(caps));
+  c.meta = *rope_spec(caps, Rotary::full).as("spec (Meta's, interleaved)");
+  c.dim_in = *rc::gen::inRange(1, 17).as("d_model of the weights");
+  c.kv_heads = *rc::gen::inRange(1, 3).as("kv_heads");
+  c.q_heads = c.kv_heads * *rc::gen::inRange(1, 3).as("q heads per kv head");
+  c.tokens = *rc::gen::inRange<std::size_t>(1, 6).as("tokens");
+  c.positions = *position_ids(c.tokens, position_limit(caps)).as("positions");
   return c;
 }
 
@@ -116,11 +117,11 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     const int dim_in = c.dim_in, kv_heads = c.kv_heads, q_heads = c.q_heads;
     const std::size_t tokens = c.tokens;
     const std::vector<std::int64_t>& positions = c.positions;
-    const auto x = projection_operands(tokens * static_cast<std::size_t>(dim_in), caps.storage);
+    const auto x = projection_operands(tokens * static_cast<std::size_t>(dim_in), caps.storage, "activations x");
     const auto wq = projection_operands(static_cast<std::size_t>(q_heads * meta.head_dim * dim_in),
-                                        caps.storage);
+                                        caps.storage, "W_q");
     const auto wk = projection_operands(static_cast<std::size_t>(kv_heads * meta.head_dim * dim_in),
-                                        caps.storage);
+                                        caps.storage, "W_k");
 
     // Projections rounded to the storage type: a row permutation commutes with the rounding.
     const auto project_stored = [&](const std::vector<float>& w) {

@@ -27,6 +27,11 @@ namespace {
 
 enum class Poison { nan, plus_inf, minus_inf, huge_pair };
 
+void showValue(Poison poison, std::ostream& os) {
+  constexpr const char* kNames[] = {"NaN", "+Inf", "-Inf", "a pair at +-the largest safe value"};
+  os << kNames[static_cast<int>(poison)];
+}
+
 // The magnitude of a huge pair: the storage's largest value over the attention factor a, with 2%
 // to spare for the roundings of a cos and of the value to the storage. No product x a cos then
 // overflows by itself, while the rotated pair, up to sqrt(2) times larger, still can: a product
@@ -38,24 +43,26 @@ float huge_value(const RopeSpec& spec, StorageType storage) {
 
 // Puts 1 to 3 poisons into rotary pairs of x (picked, so that they shrink and show): a NaN or
 // an Inf in one feature, or both features of a pair at +-huge_value().
-void poison(const RopeSpec& spec, std::vector<float>& x, StorageType storage) {
+void poison(const RopeSpec& spec, std::vector<float>& x, StorageType storage, const char* tensor) {
   const auto dim = static_cast<std::size_t>(spec.head_dim);
   const std::size_t rows = x.size() / dim;
   const float max = huge_value(spec, storage);
-  const auto count = *rc::gen::inRange<int>(1, 4);
+  const auto name = [tensor](const char* what) { return fmt::format("{} {}", tensor, what); };
+  const auto count = *rc::gen::inRange<int>(1, 4).as(name("poisons"));
   for (int n = 0; n < count; ++n) {
-    const auto row = *rc::gen::inRange<std::size_t>(0, rows);
-    const auto pair = *rc::gen::inRange<int>(0, spec.rotary_dim / 2);
+    const auto row = *rc::gen::inRange<std::size_t>(0, rows).as(name("poisoned row (token x heads + head)"));
+    const auto pair = *rc::gen::inRange<int>(0, spec.rotary_dim / 2).as(name("poisoned pair"));
     const auto [a, b] = pair_features(spec, pair);
-    const bool second = *rc::gen::arbitrary<bool>();
+    const bool second = *rc::gen::arbitrary<bool>().as(name("poisoned feature is the pair's second"));
     float& target = x[row * dim + (second ? b : a)];
-    switch (*rc::gen::element(Poison::nan, Poison::plus_inf, Poison::minus_inf, Poison::huge_pair)) {
+    switch (*rc::gen::element(Poison::nan, Poison::plus_inf, Poison::minus_inf, Poison::huge_pair)
+                 .as(name("poison"))) {
       case Poison::nan: target = std::numeric_limits<float>::quiet_NaN(); break;
       case Poison::plus_inf: target = std::numeric_limits<float>::infinity(); break;
       case Poison::minus_inf: target = -std::numeric_limits<float>::infinity(); break;
       case Poison::huge_pair:
-        x[row * dim + a] = *rc::gen::arbitrary<bool>() ? max : -max;
-        x[row * dim + b] = *rc::gen::arbitrary<bool>() ? max : -max;
+        x[row * dim + a] = *rc::gen::arbitrary<bool>().as(name("huge pair's first positive")) ? max : -max;
+        x[row * dim + b] = *rc::gen::arbitrary<bool>().as(name("huge pair's second positive")) ? max : -max;
         break;
     }
   }
@@ -129,8 +136,8 @@ PropertyResult nonfinite_propagation(const Subject& subject, const RunConfig& co
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_qk_case(caps, Rotary::any);
-    poison(c.spec, c.q, c.storage);
-    poison(c.spec, c.k, c.storage);
+    poison(c.spec, c.q, c.storage, "q");
+    poison(c.spec, c.k, c.storage, "k");
     std::vector<float> q = c.q, k = c.k;
     apply_guarded(impl, c.spec, q, c.q_heads, k, c.k_heads, c.positions, Evidence::rotation);
     const auto worst_q = check_tensor(c, c.q, q, c.q_heads, "q");

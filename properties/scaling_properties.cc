@@ -24,7 +24,7 @@ PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConf
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_rotation_case(caps, Rotary::any);
-    const auto factor = *rc::gen::inRange<std::int64_t>(2, 17);
+    const auto factor = *rc::gen::inRange<std::int64_t>(2, 17).as("linear factor");
     RopeSpec plain = c.spec, scaled = c.spec;
     plain.scaling = {};
     scaled.scaling = {};
@@ -65,8 +65,8 @@ PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config)
                              [&](auto& impl, auto& caps, auto& tracker) {
     QkCase c = pick_qk_case(caps, Rotary::any);
     // A dynamic NTK or LongRoPE spec; sequence lengths L - 1, L, L + 1 around its L.
-    const auto kind = *rc::gen::elementOf(switching);
-    const RopeScaling scaling = *scaling_of(kind, c.spec.rotary_dim);
+    const auto kind = *rc::gen::elementOf(switching).as("switching scaling");
+    const RopeScaling scaling = *scaling_of(kind, c.spec.rotary_dim).as("scaling (replaces the spec's)");
     const std::int64_t max_l = scaling.original_max_position;
     std::vector<std::vector<float>> outputs;
     for (const std::int64_t length : {max_l - 1, max_l, max_l + 1}) {

@@ -63,10 +63,11 @@ namespace {
 PropertyResult bounded(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
   return check_property(subject, config, "|PE|", tracker, [&] {
-    const auto spec = *sinusoidal_spec();
+    const auto spec = *sinusoidal_spec().as("spec");
     const auto positions = *rc::gen::container<std::vector<std::int64_t>>(
-        *rc::gen::inRange<std::size_t>(1, 9),
-        rc::gen::inRange<std::int64_t>(-kMaxAbsPosition, kMaxAbsPosition + 1));
+                                *rc::gen::inRange<std::size_t>(1, 9).as("positions' count"),
+                                rc::gen::inRange<std::int64_t>(-kMaxAbsPosition, kMaxAbsPosition + 1))
+                                .as("positions");
     const auto pe = subject.sinusoidal->table(spec, positions);
     for (std::size_t j = 0; j < pe.size(); ++j) {
       tracker.observe(std::abs(pe[j]), 1.0);
@@ -81,7 +82,7 @@ PropertyResult bounded(const Subject& subject, const RunConfig& config) {
 PropertyResult pe_at_zero(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
   return check_property(subject, config, kUnits, tracker, [&] {
-    const auto spec = *sinusoidal_spec();
+    const auto spec = *sinusoidal_spec().as("spec");
     const auto pe = row(*subject.sinusoidal, spec, 0);
     for (std::size_t j = 0; j < pe.size(); ++j) {
       const float want = j % 2 == 0 ? 0.0f : 1.0f;  // sin 0, cos 0: exact in any precision
@@ -129,9 +130,9 @@ PropertyResult unique(const Subject& subject, const RunConfig& config) {
     // Distinct positions give distinct rows: ||PE(p1) - PE(p2)|| must be within the two rows'
     // error of the exact distance 2 sqrt(sum_i sin^2(w_i (p1 - p2) / 2)), and that exact
     // distance must exceed the error (cases where fp32 cannot separate the rows are discarded).
-    const auto spec = *sinusoidal_spec();
-    const auto p1 = *sinusoidal_position();
-    const auto p2 = *rc::gen::distinctFrom(sinusoidal_position(), p1);
+    const auto spec = *sinusoidal_spec().as("spec");
+    const auto p1 = *sinusoidal_position().as("position p1");
+    const auto p2 = *rc::gen::distinctFrom(sinusoidal_position(), p1).as("position p2");
     const auto a = row(*subject.sinusoidal, spec, p1), b = row(*subject.sinusoidal, spec, p2);
     long double exact_sq = 0;
     double error_budget_sq = 0;
@@ -162,9 +163,9 @@ PropertyResult shift_is_rotation(const Subject& subject, const RunConfig& config
     // Seed 003: (sin, cos)(pos + k) = [[cos b, sin b], [-sin b, cos b]] (sin, cos)(pos),
     // b = w_i k, the same map for every pos. Applied exactly to the implementation's PE(pos),
     // whose pair error (norm <= sqrt(2) B(pos)) it carries over, against PE(pos + k) (B(pos + k)).
-    const auto spec = *sinusoidal_spec();
-    const auto pos = *sinusoidal_position();
-    const auto k = *rc::gen::inRange<std::int64_t>(-pos, kMaxSinusoidalPosition - pos + 1);
+    const auto spec = *sinusoidal_spec().as("spec");
+    const auto pos = *sinusoidal_position().as("position pos");
+    const auto k = *rc::gen::inRange<std::int64_t>(-pos, kMaxSinusoidalPosition - pos + 1).as("offset k");
     const auto at = row(*subject.sinusoidal, spec, pos), shifted = row(*subject.sinusoidal, spec, pos + k);
     for (int i = 0; i < spec.d_model / 2; ++i) {
       const long double b = exact_angle(spec, k, i);
@@ -193,11 +194,12 @@ PropertyResult dot_depends_on_abs_k(const Subject& subject, const RunConfig& con
     // Seed 003: PE(pos + k) . PE(pos) = sum_i cos(w_i k), whatever pos, and the same for -k.
     // Each element is off by at most its bound and every value is <= 1, so a dot product is off
     // by at most sum over elements of (B(pos) + B(pos + k)).
-    const auto spec = *sinusoidal_spec();
-    const auto k = *rc::gen::inRange<std::int64_t>(0, kMaxSinusoidalPosition / 2 + 1);
-    const auto sign = *rc::gen::element<std::int64_t>(1, -1);
+    const auto spec = *sinusoidal_spec().as("spec");
+    const auto k = *rc::gen::inRange<std::int64_t>(0, kMaxSinusoidalPosition / 2 + 1).as("|offset k|");
+    const auto sign = *rc::gen::element<std::int64_t>(1, -1).as("sign of k");
     const auto pos = *rc::gen::inRange<std::int64_t>(std::max<std::int64_t>(0, -sign * k),
-                                                     kMaxSinusoidalPosition - std::max<std::int64_t>(0, sign * k) + 1);
+                                                     kMaxSinusoidalPosition - std::max<std::int64_t>(0, sign * k) + 1)
+                          .as("position pos");
     const auto a = row(*subject.sinusoidal, spec, pos + sign * k), b = row(*subject.sinusoidal, spec, pos);
     long double exact = 0, got = 0;
     double limit = 0;

@@ -27,15 +27,17 @@ class AttentionImpl {
 
   // rope == nullptr: no positional encoding. Otherwise q and k (copies) are rotated first, at
   // `positions` (one per token), with spec.head_dim == shape.head_dim, by the dispatched fast
-  // kernel; or, where the implementation fuses RoPE, inside attend_with_rope. Throws InvalidInput.
+  // kernel; or, where the implementation fuses RoPE, inside attend_with_rope. `threads`: the
+  // team that shares the work (AttentionWork::threads; the reference takes one). Throws
+  // InvalidInput.
   void run(const AttentionShape& shape, const RopeSpec* rope, PositionIds positions,
            std::span<const float> q, std::span<const float> k, std::span<const float> v,
-           std::span<float> out) const;
+           std::span<float> out, int threads = 1) const;
 
  protected:
   virtual void attend(const AttentionShape& shape, std::span<const float> q,
-                      std::span<const float> k, std::span<const float> v,
-                      std::span<float> out) const = 0;
+                      std::span<const float> k, std::span<const float> v, std::span<float> out,
+                      int threads) const = 0;
   // Whether the rotated q and k reach attend(); a mutant forgets (seed 001).
   virtual bool uses_rotated_qk() const { return true; }
   // An implementation that rotates q and k itself, as it packs them, returns true and gets them
@@ -44,7 +46,7 @@ class AttentionImpl {
   virtual void attend_with_rope(const AttentionShape& shape, const RopeSpec& rope,
                                 PositionIds positions, std::span<const float> q,
                                 std::span<const float> k, std::span<const float> v,
-                                std::span<float> out) const;
+                                std::span<float> out, int threads) const;
 };
 
 }  // namespace ropecheck

@@ -15,14 +15,14 @@ namespace ropecheck {
 
 void AttentionImpl::run(const AttentionShape& shape, const RopeSpec* rope, PositionIds positions,
                         std::span<const float> q, std::span<const float> k,
-                        std::span<const float> v, std::span<float> out) const {
+                        std::span<const float> v, std::span<float> out, int threads) const {
   validate(shape, q, k, v, out);
   if (rope == nullptr) {
-    attend(shape, q, k, v, out);
+    attend(shape, q, k, v, out, threads);
     return;
   }
   if (fuses_rope()) {
-    attend_with_rope(shape, *rope, positions, q, k, v, out);
+    attend_with_rope(shape, *rope, positions, q, k, v, out, threads);
     return;
   }
   std::vector<float> q_rot(q.begin(), q.end()), k_rot(k.begin(), k.end());
@@ -30,23 +30,25 @@ void AttentionImpl::run(const AttentionShape& shape, const RopeSpec* rope, Posit
   kernel->apply(*rope, HeadTensor{q_rot, shape.tokens, shape.q_heads, shape.head_dim},
                 HeadTensor{k_rot, shape.tokens, shape.kv_heads, shape.head_dim}, positions);
   if (uses_rotated_qk()) {
-    attend(shape, q_rot, k_rot, v, out);
+    attend(shape, q_rot, k_rot, v, out, threads);
   } else {
-    attend(shape, q, k, v, out);
+    attend(shape, q, k, v, out, threads);
   }
 }
 
 void AttentionImpl::attend_with_rope(const AttentionShape&, const RopeSpec&, PositionIds,
                                      std::span<const float>, std::span<const float>,
-                                     std::span<const float>, std::span<float>) const {
+                                     std::span<const float>, std::span<float>, int) const {
   throw std::logic_error(std::string(id()) + " declares fused RoPE but does not implement it");
 }
 
 namespace {
 
-// Small blocks and a team of 3, so that the properties cross block boundaries and the team's
-// split of the tasks (uneven: 3 members) on small problems too.
-AttentionWork small_blocks_on_a_team(Isa softmax) { return {.block_rows = 7, .softmax = softmax, .threads = 3}; }
+// Small blocks, so that the properties cross block boundaries and the team's split of the tasks
+// on small problems too; the team is the caller's (the properties draw it, past the CPUs).
+AttentionWork small_blocks_on_a_team(Isa softmax, int threads) {
+  return {.block_rows = 7, .softmax = softmax, .threads = threads};
+}
 
 class NaiveAttention final : public AttentionImpl {
  public:
@@ -57,7 +59,7 @@ class NaiveAttention final : public AttentionImpl {
 
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
-              std::span<const float> v, std::span<float> out) const override {
+              std::span<const float> v, std::span<float> out, int) const override {
     attention_naive(shape, q, k, v, out);
   }
 };
@@ -76,8 +78,8 @@ class BlasAttention final : public AttentionImpl {
 
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
-              std::span<const float> v, std::span<float> out) const override {
-    attention_blas(shape, q, k, v, out, small_blocks_on_a_team(softmax_));
+              std::span<const float> v, std::span<float> out, int threads) const override {
+    attention_blas(shape, q, k, v, out, small_blocks_on_a_team(softmax_, threads));
   }
 
  private:
@@ -98,14 +100,14 @@ class FusedAttention final : public AttentionImpl {
 
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
-              std::span<const float> v, std::span<float> out) const override {
-    attention_blas(shape, q, k, v, out, small_blocks_on_a_team(softmax_));
+              std::span<const float> v, std::span<float> out, int threads) const override {
+    attention_blas(shape, q, k, v, out, small_blocks_on_a_team(softmax_, threads));
   }
   bool fuses_rope() const override { return true; }
   void attend_with_rope(const AttentionShape& shape, const RopeSpec& rope, PositionIds positions,
                         std::span<const float> q, std::span<const float> k,
-                        std::span<const float> v, std::span<float> out) const override {
-    attention_blas_rope_fused(shape, rope, positions, q, k, v, out, small_blocks_on_a_team(softmax_));
+                        std::span<const float> v, std::span<float> out, int threads) const override {
+    attention_blas_rope_fused(shape, rope, positions, q, k, v, out, small_blocks_on_a_team(softmax_, threads));
   }
 
  private:

@@ -24,14 +24,14 @@ class FusedBlockPositions final : public AttentionImpl {
 
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
-              std::span<const float> v, std::span<float> out) const override {
-    attention_blas(shape, q, k, v, out, {.block_rows = 7});
+              std::span<const float> v, std::span<float> out, int threads) const override {
+    attention_blas(shape, q, k, v, out, {.block_rows = 7, .threads = threads});
   }
   bool fuses_rope() const override { return true; }
   void attend_with_rope(const AttentionShape& shape, const RopeSpec& rope, PositionIds positions,
                         std::span<const float> q, std::span<const float> k,
-                        std::span<const float> v, std::span<float> out) const override {
-    attention_blas_rope_fused(shape, rope, positions, q, k, v, out, {.block_rows = 7},
+                        std::span<const float> v, std::span<float> out, int threads) const override {
+    attention_blas_rope_fused(shape, rope, positions, q, k, v, out, {.block_rows = 7, .threads = threads},
                               positions_from_the_start);
   }
 };

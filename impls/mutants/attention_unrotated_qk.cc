@@ -17,8 +17,8 @@ class UnrotatedQk final : public AttentionImpl {
 
  protected:
   void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
-              std::span<const float> v, std::span<float> out) const override {
-    attention_blas(shape, q, k, v, out, {.block_rows = 7});
+              std::span<const float> v, std::span<float> out, int threads) const override {
+    attention_blas(shape, q, k, v, out, {.block_rows = 7, .threads = threads});
   }
   bool uses_rotated_qk() const override { return false; }  // BUG
 };

@@ -4,6 +4,9 @@
 // dispatch would: every other call is the kernel's, bit for bit.
 //   mutant/kernel_split_floor_chunks    the tokens split over threads by floor(tokens / threads):
 //                                       the last tokens % threads are never rotated
+//   mutant/kernel_split_remainder_one   the same floor split, the last chunk one token longer when
+//                                       any are left: right up to 2 threads (a remainder is 0 or
+//                                       1), wrong where tokens % threads >= 2, from 3 threads on
 //   mutant/kernel_prefill_tile_positions  calls of >= 16384 rows (tokens x q heads, a prefill) take
 //                                       a tiled path that forms each 64-token tile's angles from
 //                                       its first position and the offset: packed sequences (a
@@ -67,6 +70,28 @@ class SplitFloorChunks final : public KernelPathMutant {
       const std::int64_t begin = j * share, end = begin + share;
       kernel().apply(spec, tokens_of(q, begin, end), tokens_of(k, begin, end),
                      positions.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(share)));
+    }
+  }
+};
+
+class SplitRemainderOne final : public KernelPathMutant {
+ public:
+  SplitRemainderOne()
+      : KernelPathMutant("mutant/kernel_split_remainder_one",
+                         "tokens split by floor(tokens / threads), the last chunk one token longer "
+                         "when any are left: wrong only from 3 threads on") {}
+
+ protected:
+  void rotate_qk_threads(const RopeSpec& spec, HeadTensor q, HeadTensor k, PositionIds positions,
+                         int threads) const override {
+    const std::int64_t share = q.tokens / threads;
+    for (int j = 0; j < threads; ++j) {
+      const std::int64_t begin = j * share;
+      std::int64_t end = begin + share;
+      if (j == threads - 1 && q.tokens % threads != 0) ++end;  // BUG: "the remainder is one token"
+      if (end == begin) continue;
+      kernel().apply(spec, tokens_of(q, begin, end), tokens_of(k, begin, end),
+                     positions.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)));
     }
   }
 };
@@ -138,6 +163,9 @@ class LongContextRows final : public KernelPathMutant {
 
 std::unique_ptr<RopeImpl> make_mutant_kernel_split_floor_chunks() {
   return std::make_unique<SplitFloorChunks>();
+}
+std::unique_ptr<RopeImpl> make_mutant_kernel_split_remainder_one() {
+  return std::make_unique<SplitRemainderOne>();
 }
 std::unique_ptr<RopeImpl> make_mutant_kernel_prefill_tile_positions() {
   return std::make_unique<PrefillTilePositions>();

@@ -6,6 +6,8 @@
  *   build/ropecheck verify --plugin build/plugins/threaded_rope.so --plugin-threads 4
  * Built again with one path bug each (tests/properties/plugin_test.cc, PluginPathMutants):
  *   PATH_BUG_SPLIT    floor(tokens / threads) each: the last tokens % threads never rotated
+ *   PATH_BUG_REMAINDER  the same floor split, the last chunk one token longer when any are left:
+ *                     right up to 2 threads, wrong where tokens % threads >= 2 (3 threads on)
  *   PATH_BUG_PREFILL  calls of >= 16384 rows in 64-token tiles whose angles come from the tile's
  *                     first position: wrong where a packed sequence restarts inside a tile
  *   PATH_BUG_WIDE     heads wider than 128 with the frequencies of a head half as wide
@@ -21,6 +23,8 @@
 
 #if defined(PATH_BUG_SPLIT)
 #define PLUGIN_NAME "threaded_split_floor_rope"
+#elif defined(PATH_BUG_REMAINDER)
+#define PLUGIN_NAME "threaded_split_remainder_rope"
 #elif defined(PATH_BUG_PREFILL)
 #define PLUGIN_NAME "threaded_prefill_tile_rope"
 #elif defined(PATH_BUG_WIDE)
@@ -113,7 +117,7 @@ static int32_t apply(void* opaque, const ropecheck_plugin_call* call) {
   (void)opaque;
   if (call->dtype != ROPECHECK_DTYPE_FP32) return ROPECHECK_PLUGIN_UNSUPPORTED;
   const int threads = call->threads < 1 ? 1 : call->threads > kMaxThreads ? kMaxThreads : call->threads;
-#if defined(PATH_BUG_SPLIT)
+#if defined(PATH_BUG_SPLIT) || defined(PATH_BUG_REMAINDER)
   const int64_t share = call->tokens / threads; /* BUG: floor; ceil covers every token */
 #else
   const int64_t share = (call->tokens + threads - 1) / threads;
@@ -123,6 +127,9 @@ static int32_t apply(void* opaque, const ropecheck_plugin_call* call) {
   int joined[kMaxThreads] = {0};
   for (int j = 0; j < threads; ++j) {
     int64_t begin = share * j, end = begin + share;
+#if defined(PATH_BUG_REMAINDER)
+    if (j == threads - 1 && call->tokens % threads != 0) ++end; /* BUG: "a remainder of one" */
+#endif
     if (begin > call->tokens) begin = call->tokens;
     if (end > call->tokens) end = call->tokens;
     work[j] = (chunk){call, begin, end};

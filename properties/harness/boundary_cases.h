@@ -4,6 +4,7 @@
 // QkCase of one class, everything else as the usual generators pick it (rope_cases.h).
 #pragma once
 
+#include <ostream>
 #include <string_view>
 
 #include "properties/harness/rope_cases.h"
@@ -24,6 +25,7 @@ inline constexpr BoundaryShape kAllBoundaryShapes[] = {
     BoundaryShape::positions_near_max,   BoundaryShape::large_bases,
 };
 std::string_view to_string(BoundaryShape shape);
+void showValue(BoundaryShape shape, std::ostream& os);  // its name, in a counterexample
 
 // Must be called inside a RapidCheck property. Stays within the capabilities (layouts, angle
 // precisions, partial rotary, max_head_dim, max_position, scaling kinds).

@@ -253,5 +253,6 @@ rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count, std::int64_t 
 void showValue(const RopeSpec& spec, std::ostream& os) { os << describe(spec); }
 void showValue(const RopeScaling& scaling, std::ostream& os) { os << describe(scaling); }
 void showValue(ScalingKind kind, std::ostream& os) { os << to_string(kind); }
+void showValue(Layout layout, std::ostream& os) { os << to_string(layout); }
 
 }  // namespace ropecheck

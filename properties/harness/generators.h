@@ -76,5 +76,6 @@ rc::Gen<std::vector<std::int64_t>> position_ids(std::size_t count,
 void showValue(const RopeSpec& spec, std::ostream& os);
 void showValue(const RopeScaling& scaling, std::ostream& os);
 void showValue(ScalingKind kind, std::ostream& os);
+void showValue(Layout layout, std::ostream& os);
 
 }  // namespace ropecheck

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstring>
 
+#include "properties/harness/call_record.h"
 #include "properties/harness/model_shape_cases.h"
 #include "properties/harness/rope_harness.h"
 
@@ -93,13 +94,15 @@ void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float
   auto q_buffer = with_guard(q, shift);
   auto k_buffer = with_guard(k, shift);
   const HeadTensor q_view{std::span(q_buffer).subspan(shift, q.size()), tokens, q_heads, spec.head_dim};
+  RecordedCall call{std::string(impl.id()), spec, tokens, q_heads, k.empty() ? 0 : k_heads, 1,
+                    std::vector<std::int64_t>(positions.begin(), positions.end()), shift};
   if (k.empty()) {
+    record_call(std::move(call));
     impl.apply(spec, q_view, positions);
   } else {
-    const CallThreads threads =
-        call_threads_limit > 1 ? *at_full_size(rc::gen::map(rc::gen::inRange(1, call_threads_limit + 1),
-                                                            [](int n) { return CallThreads{n}; }))
-                               : CallThreads{};
+    const CallThreads threads = pick_call_threads();
+    call.threads = threads.count;
+    record_call(std::move(call));
     impl.apply(spec, q_view,
                HeadTensor{std::span(k_buffer).subspan(shift, k.size()), tokens, k_heads, spec.head_dim},
                positions, threads.count);
@@ -108,7 +111,27 @@ void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float
   check_guard(impl, k_buffer, shift, k, "k");
 }
 
-void showValue(CallThreads threads, std::ostream& os) { os << threads.count << " threads"; }
+rc::Gen<CallThreads> call_threads(int limit) {
+  const auto as_threads = [](int n) { return CallThreads{n}; };
+  if (limit <= kEveryThreadCountUpTo) {
+    return rc::gen::map(rc::gen::inRange(1, std::max(limit, 1) + 1), as_threads);
+  }
+  std::vector<int> larger;
+  for (const int n : {9, 12, 13, 16, 17, 24, 31, 32, 33, 48, 63, 64}) {
+    if (n <= limit) larger.push_back(n);
+  }
+  if (larger.empty() || larger.back() != limit) larger.push_back(limit);
+  return rc::gen::weightedOneOf<CallThreads>(
+      {{3, rc::gen::map(rc::gen::inRange(1, kEveryThreadCountUpTo + 1), as_threads)},
+       {1, rc::gen::map(rc::gen::elementOf(larger), as_threads)}});
+}
+
+CallThreads pick_call_threads() {
+  if (call_threads_limit <= 1) return CallThreads{};
+  return *at_full_size(call_threads(call_threads_limit)).as("threads");
+}
+
+void showValue(CallThreads threads, std::ostream& os) { os << threads.count; }
 void set_call_threads_limit(int threads) { call_threads_limit = std::max(threads, 1); }
 
 void reset_evidence() { current = {}; }

@@ -40,11 +40,13 @@ rc::Gen<std::vector<std::int64_t>> model_positions(const ModelShape& shape, std:
     return rc::gen::just(p);
   }
   return rc::gen::exec([=] {
-    const auto documents = *rc::gen::inRange<std::int64_t>(1, 17);
+    const auto documents = *rc::gen::inRange<std::int64_t>(1, 17).as("packed documents");
     auto starts = *rc::gen::container<Positions>(static_cast<std::size_t>(documents - 1),
-                                                 rc::gen::inRange<std::int64_t>(1, std::max<std::int64_t>(tokens, 2)));
+                                                 rc::gen::inRange<std::int64_t>(1, std::max<std::int64_t>(tokens, 2)))
+                       .as("documents' first tokens");
     std::sort(starts.begin(), starts.end());
-    const auto offset = *rc::gen::inRange<std::int64_t>(0, std::max<std::int64_t>(limit - tokens, 0) + 1);
+    const auto offset =
+        *rc::gen::inRange<std::int64_t>(0, std::max<std::int64_t>(limit - tokens, 0) + 1).as("first position");
     Positions p(static_cast<std::size_t>(tokens));
     std::int64_t next = offset;
     std::size_t s = 0;
@@ -59,14 +61,15 @@ rc::Gen<std::vector<std::int64_t>> model_positions(const ModelShape& shape, std:
   });
 }
 
-void showValue(ValuesSeed seed, std::ostream& os) { os << "values from seed " << seed.seed; }
+void showValue(ValuesSeed seed, std::ostream& os) { os << "from seed " << seed.seed; }
 
-std::vector<float> pick_floats(std::size_t count, int min_exponent, int max_exponent) {
+std::vector<float> pick_floats(std::size_t count, int min_exponent, int max_exponent,
+                               const std::string& name) {
   if (count <= kShrinkableElements) {
-    return *rc::gen::container<std::vector<float>>(count, finite_float(min_exponent, max_exponent));
+    return *rc::gen::container<std::vector<float>>(count, finite_float(min_exponent, max_exponent)).as(name);
   }
   const auto seed = *at_full_size(rc::gen::map(rc::gen::arbitrary<std::uint64_t>(),
-                                               [](std::uint64_t s) { return ValuesSeed{s}; }));
+                                               [](std::uint64_t s) { return ValuesSeed{s}; })).as(name);
   return seeded_floats(count, min_exponent, max_exponent, seed);
 }
 

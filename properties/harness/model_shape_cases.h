@@ -68,8 +68,9 @@ inline constexpr std::size_t kShrinkableElements = 4096;
 std::vector<float> seeded_floats(std::size_t count, int min_exponent, int max_exponent, ValuesSeed seed);
 
 // Inside a property: `count` such values, drawn element by element (each value shrinks) up to
-// kShrinkableElements, else from a drawn ValuesSeed.
-std::vector<float> pick_floats(std::size_t count, int min_exponent, int max_exponent);
+// kShrinkableElements, else from a drawn ValuesSeed; `name` is what a counterexample calls them.
+std::vector<float> pick_floats(std::size_t count, int min_exponent, int max_exponent,
+                               const std::string& name);
 
 // A model shape's case allocates and frees hundreds of MB: this process's malloc keeps such
 // blocks rather than handing them back to the kernel and faulting them in again on the next case

@@ -23,7 +23,8 @@ namespace ropecheck::detail {
 namespace {
 
 // RapidCheck describes an RC_FAIL as "<file>:<line>:\n<the macro call>\n\n<message>". Keep the
-// message and a short "(file.cc:line)" reference; the macro's source text is noise to a reader.
+// message alone: the macro's source text and a line of ropecheck's sources mean nothing to a
+// porter, who has neither (the message names what was compared).
 std::string without_assertion_source(const std::string& description) {
   const auto first_line_end = description.find(":\n");
   const auto message_start = description.find("\n\n");
@@ -31,9 +32,19 @@ std::string without_assertion_source(const std::string& description) {
       first_line_end > message_start) {
     return description;
   }
-  std::string where = description.substr(0, first_line_end);
-  if (const auto slash = where.rfind('/'); slash != std::string::npos) where = where.substr(slash + 1);
-  return description.substr(message_start + 2) + " (" + where + ")";
+  return description.substr(message_start + 2);
+}
+
+// RapidCheck's counterexample, one "name: value" line per value the case drew, in order, under
+// the calls the case made (call_record.h): what a porter needs to make the same call.
+std::string counterexample_text(const std::vector<RecordedCall>& calls,
+                                const rc::detail::Example& drawn) {
+  std::string text = describe_calls(calls);
+  if (!drawn.empty()) {
+    text += calls.empty() ? "values drawn:\n" : "values the case drew:\n";
+    for (const auto& [name, value] : drawn) text += "  " + name + ": " + value + "\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -93,9 +104,7 @@ PropertyResult to_property_result(const rc::detail::TestResult& result, std::str
                                    shrunk.ratio, first.ratio);
       }
     }
-    std::ostringstream example;
-    for (const auto& [type, value] : failure.counterExample) example << type << ": " << value << "\n";
-    out.counterexample = example.str();
+    out.counterexample = counterexample_text(tracker.last_failing_calls, failure.counterExample);
     out.reproduce = rc::detail::reproduceMapToString({{std::string(key), failure.reproduce}});
   } else if (result.is<rc::detail::GaveUpResult>()) {
     // Giving up means the generators could not produce valid cases: a harness bug, a failure.
@@ -227,10 +236,7 @@ PropertyResult check_rope_property(const Subject& subject, const RunConfig& conf
   ErrorTracker tracker;
   const RopeImpl& impl = *subject.rope;
   const RopeCapabilities caps = impl.capabilities();
-  set_call_threads_limit(std::min(caps.max_threads, config.threads));
-  struct OneThreadAfter {  // a call outside a property draws nothing: back to 1 when done
-    ~OneThreadAfter() { set_call_threads_limit(1); }
-  } one_thread_after;
+  const CallThreadsInForce threads(std::min(caps.max_threads, config.threads));
   const auto run = [&](const RunConfig& c, std::string_view case_set) {
     return check_property(subject, c, units, tracker, [&] { body(impl, caps, tracker); }, case_set);
   };

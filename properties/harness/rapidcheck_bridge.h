@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "impls/rope_impl.h"
+#include "properties/harness/call_record.h"
 #include "properties/harness/guarded_apply.h"
 #include "properties/harness/model_shape_cases.h"
 #include "properties/property.h"
@@ -41,15 +42,20 @@ struct Observed {
 struct ErrorTracker {
   Observed worst, this_case, first_failing, last_failing;
   int failing_cases = 0;
+  std::vector<RecordedCall> last_failing_calls;  // the shrunk case's calls (call_record.h)
 
   void observe(double error, double bound_at_case) {
     worst.observe(error, bound_at_case);
     this_case.observe(error, bound_at_case);
   }
-  void begin_case() { this_case = {}; }
+  void begin_case() {
+    this_case = {};
+    forget_calls();
+  }
   void end_failing_case() {
     if (failing_cases++ == 0) first_failing = this_case;
     last_failing = this_case;
+    last_failing_calls = recorded_calls();
   }
 };
 

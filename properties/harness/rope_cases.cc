@@ -13,10 +13,10 @@
 namespace ropecheck {
 
 std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
-                               StorageType storage) {
+                               StorageType storage, const std::string& name) {
   const auto count = static_cast<std::size_t>(tokens * heads * spec.head_dim);
   const auto [lo, hi] = storage_exponents(storage);
-  return pick_floats(count, lo, hi);
+  return pick_floats(count, lo, hi, name);
 }
 
 namespace {
@@ -28,21 +28,22 @@ void take_model_shape(QkCase& c, const RopeCapabilities& caps, Rotary rotary,
   int r = shape.rotary_dim > 0 && caps.partial_rotary ? static_cast<int>(shape.rotary_dim) : d;
   if (rotary == Rotary::full) r = d;
   if (rotary == Rotary::partial && r == d) {
-    r = *at_full_size(rc::gen::map(rc::gen::inRange(1, d / 2), [](int h) { return 2 * h; }));
+    r = *at_full_size(rc::gen::map(rc::gen::inRange(1, d / 2), [](int h) { return 2 * h; })).as("rotary_dim");
   }
-  c.spec = *at_full_size(rope_spec_at(caps, d, r));
-  c.tokens = *starting_at(shape.tokens, 1);
+  c.spec = *at_full_size(rope_spec_at(caps, d, r)).as("spec");
+  c.tokens = *starting_at(shape.tokens, 1).as("tokens");
   c.q_heads = shape.q_heads;
   c.k_heads = shape.k_heads;
-  c.positions = *at_full_size(model_positions(shape, c.tokens, position_limit(caps)));
+  c.positions = *at_full_size(model_positions(shape, c.tokens, position_limit(caps))).as("positions");
 }
 
 // Tokens and heads at the sizes where loops switch, within kSwitchCaseElements.
 void take_switching_sizes(QkCase& c) {
-  c.k_heads = *power_of_two_neighbour(4);
-  c.q_heads = c.k_heads * *power_of_two_neighbour(2);
+  c.k_heads = *power_of_two_neighbour(4).as("kv_heads");
+  c.q_heads = c.k_heads * *power_of_two_neighbour(2).as("q heads per kv head");
   const std::int64_t row = (c.q_heads + c.k_heads) * c.spec.head_dim;
-  c.tokens = std::min(*power_of_two_neighbour(12), std::max<std::int64_t>(1, kSwitchCaseElements / row));
+  c.tokens = std::min(*power_of_two_neighbour(12).as("tokens (at most the size budget)"),
+                      std::max<std::int64_t>(1, kSwitchCaseElements / row));
 }
 
 }  // namespace
@@ -52,19 +53,19 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
   if (const ModelShape* shape = model_shape_in_force()) {
     take_model_shape(c, caps, rotary, *shape);
   } else {
-    c.spec = *rope_spec(caps, rotary);
-    if (*rc::gen::inRange(0, 4) == 3) {
+    c.spec = *rope_spec(caps, rotary).as("spec");
+    if (*rc::gen::inRange(0, 4).as("size class (3: where loops switch, else small)") == 3) {
       take_switching_sizes(c);
     } else {
-      c.tokens = *rc::gen::inRange<std::int64_t>(1, 9);
-      c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4);
-      c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4);
+      c.tokens = *rc::gen::inRange<std::int64_t>(1, 9).as("tokens");
+      c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4).as("kv_heads");
+      c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4).as("q heads per kv head");
     }
-    c.positions = *position_ids(static_cast<std::size_t>(c.tokens), position_limit(caps));
+    c.positions = *position_ids(static_cast<std::size_t>(c.tokens), position_limit(caps)).as("positions");
   }
   c.storage = caps.storage;
-  c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage);
-  c.k = pick_tensor(c.spec, c.tokens, c.k_heads, c.storage);
+  c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage, "q");
+  c.k = pick_tensor(c.spec, c.tokens, c.k_heads, c.storage, "k");
   round_to_storage(c.q, c.storage);
   round_to_storage(c.k, c.storage);
   return c;

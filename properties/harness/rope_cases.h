@@ -57,7 +57,7 @@ OracleWorst worst_against_oracle(const QkCase& c, std::span<const float> q, std:
 // storing `storage` is given (storage_float), not yet rounded to it; drawn value by value up to
 // kShrinkableElements, else from a seed (model_shape_cases.h's pick_floats).
 std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::int64_t heads,
-                               StorageType storage);
+                               StorageType storage, const std::string& name);
 
 // x with every value rounded to the storage type (unchanged for fp32).
 void round_to_storage(std::vector<float>& x, StorageType storage);

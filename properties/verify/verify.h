@@ -23,7 +23,8 @@ struct VerifyOptions {
   bool mutants = false;                 // add every mutant and judge mutants by the kill matrix
   // The real model shapes every RoPE property runs after its random cases (RunConfig).
   ModelShapeSet model_shapes = ModelShapeSet::all;
-  // Most threads a call is given (every count from 1 drawn; RunConfig::threads); 0: the usable CPUs.
+  // Most threads a call is given (RunConfig::threads); 0: kDefaultVerifyThreads or the usable
+  // CPUs, whichever is more.
   int threads = 0;
   std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line
   std::string isa;                      // scalar|avx2|avx512: as on a CPU with nothing above it

@@ -136,11 +136,13 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
                                    options.jobs));
   }
   if (options.threads < 0 || options.threads > kMaxCallThreads) {
-    throw InvalidInput(fmt::format("--threads must be 1 to {} (0: the usable CPUs), got {}",
-                                   kMaxCallThreads, options.threads));
+    throw InvalidInput(fmt::format("--threads must be 1 to {} (0: the default, {}), got {}",
+                                   kMaxCallThreads, kDefaultVerifyThreads, options.threads));
   }
   VerifyPlan plan;
-  plan.config.threads = options.threads > 0 ? options.threads : usable_cpus();
+  plan.config.threads = options.threads > 0 ? options.threads
+                                            : std::min(std::max(kDefaultVerifyThreads, usable_cpus()),
+                                                       kMaxCallThreads);
   plan.config.model_shapes = options.model_shapes;
   plan.config.seed = options.seed;
   plan.config.cases = options.cases;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include "properties/verify/repro.h"
 #include "core/errors.h"
 #include "impls/registry.h"
+#include "tests/support/readable_counterexample.h"
 #include "tests/support/test_process.h"
 #include "core/text_table.h"
 #include "properties/verify/verify_run.h"
@@ -310,6 +312,46 @@ TEST(CliVerify, MutantFailsAndItsReproCommandReplaysTheSameFailure) {
   const auto replay_repros = lines_with(replay.out, "__REPRO: ");
   ASSERT_EQ(replay_repros.size(), 1u) << replay.out;
   EXPECT_EQ(replay_repros[0], repros[0]);
+}
+
+// A failure reads the same to a porter in the console, verify.json and JUnit: the call that failed
+// with each value named (the thread count of a split wrong only from 3 threads on, which verify's
+// default draws on a 2-core machine too), the spec really used, no type names, no source lines.
+TEST(CliVerify, CounterexampleNamesTheCallInConsoleJsonAndJunit) {
+  const ScratchDir out;
+  const auto junit = out / "verify.xml";
+  const auto run = ropecheck_cli({"verify", "--impl", "mutant/kernel_split_remainder_one", "--property",
+                                  "oracle_agreement", "--model-shapes", "none", "--junit", junit.string(),
+                                  "--out", out.str()});
+  ASSERT_EQ(run.code, 1) << run.out << run.err;
+  // The console's block: its lines between "counterexample:" and "__REPRO:", indented by 6.
+  const auto begin = run.out.find("    counterexample:\n");
+  const auto end = run.out.find("    __REPRO: ");
+  ASSERT_NE(begin, std::string::npos) << run.out;
+  ASSERT_NE(end, std::string::npos) << run.out;
+  ASSERT_LT(begin, end) << "the __REPRO line comes after the counterexample\n" << run.out;
+  std::string console;
+  std::istringstream block(run.out.substr(begin, end - begin));
+  std::string line;
+  std::getline(block, line);  // "counterexample:"
+  while (std::getline(block, line)) console += (line.size() > 6 ? line.substr(6) : "") + "\n";
+  EXPECT_EQ(test::unreadable_counterexample(run.out, console, true), "") << console;
+  EXPECT_NE(console.find("threads="), std::string::npos) << console;
+
+  const Json json = read_json(out / "verify.json");
+  ASSERT_EQ(json["results"].size(), 1u);
+  const auto& r = json["results"][0];
+  EXPECT_EQ(test::unreadable_counterexample(r["message"], r["counterexample"], true), "") << r.dump(2);
+  // The console prints what verify.json holds (its long value lists cut short): the call whole.
+  const std::string json_text = r["counterexample"];
+  const auto calls_end = console.find("values the case drew:");
+  ASSERT_NE(calls_end, std::string::npos) << console;
+  EXPECT_EQ(json_text.substr(0, calls_end), console.substr(0, calls_end));
+
+  std::ifstream xml_in(junit);
+  const std::string xml((std::istreambuf_iterator<char>(xml_in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(test::unreadable_counterexample(xml, xml.substr(xml.find("counterexample: ") + 16), true), "")
+      << xml;
 }
 
 TEST(CliVerify, ReproduceStringForAPairOutsideTheSelectionExits2) {

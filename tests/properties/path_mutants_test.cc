@@ -21,10 +21,11 @@ struct PathCase {
   const char* path;  // a regex the shrunk case's message or counterexample must match
 };
 
-// The path each mutant needs: two threads or more; a model shape's case; a head wider than 128;
-// a position past 65535.
+// The path each mutant needs: two threads or more; three or more (a remainder of 2: drawn on any
+// machine, past its CPUs); a model shape's case; a head wider than 128; a position past 65535.
 const PathCase kPaths[] = {
-    {"mutant/kernel_split_floor_chunks", "oracle_agreement", "CallThreads: ([2-9]|[1-9][0-9]) threads"},
+    {"mutant/kernel_split_floor_chunks", "oracle_agreement", "threads=([2-9]|[1-9][0-9])"},
+    {"mutant/kernel_split_remainder_one", "oracle_agreement", "threads=([3-9]|[1-9][0-9])"},
     {"mutant/kernel_prefill_tile_positions", "identity_at_zero", "at model shape [a-z0-9_]+"},
     {"mutant/kernel_wide_head_halves", "oracle_agreement", "head_dim=(129|1[3-9][0-9]|[2-9][0-9][0-9])"},
     {"mutant/kernel_long_context_rows", "oracle_agreement", "position (6553[6-9]|655[4-9][0-9]|65[6-9][0-9]{2}|6[6-9][0-9]{3}|[7-9][0-9]{4}|[0-9]{6,})"},

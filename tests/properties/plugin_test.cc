@@ -393,8 +393,24 @@ TEST_P(PluginPathMutant, FailsAndTheReproLineReplaysThePath) {
   EXPECT_TRUE(std::regex_search(replay.out, std::regex(c.path))) << c.path << "\n" << replay.out;
 }
 
+// A split wrong only where tokens % threads >= 2, which takes 3 threads or more: verify with its
+// default options finds it on any machine (the counts it draws go past the CPUs; the CI machines
+// have 2), and the shrunk case names the thread count and the tokens it split.
+TEST(PluginPathMutants, SplitWrongFromThreeThreadsFailsVerifyWithDefaultOptions) {
+  const auto v = verify_plugin("threaded_split_remainder_rope", {"--property", "oracle_agreement"});
+  ASSERT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  std::smatch call;
+  const std::string out = v.run.out;
+  ASSERT_TRUE(std::regex_search(out, call, std::regex("the call that failed: plugin/threaded_split_remainder_rope: "
+                                                      "tokens=([0-9]+) heads=[0-9]+ kv_heads=[0-9]+ threads=([0-9]+)")))
+      << out;
+  const int tokens = std::stoi(call[1]), threads = std::stoi(call[2]);
+  EXPECT_GE(threads, 3) << out;
+  EXPECT_GE(tokens % threads, 2) << out;  // the one split the bug gets wrong
+}
+
 const PluginPath kPluginPaths[] = {
-    {"threaded_split_floor_rope", "oracle_agreement", "CallThreads: [2-4] threads"},
+    {"threaded_split_floor_rope", "oracle_agreement", "threads=[2-4] "},
     {"threaded_prefill_tile_rope", "identity_at_zero", "at model shape [a-z0-9_]+"},
     {"threaded_wide_head_rope", "oracle_agreement", "head_dim=(129|1[3-9][0-9]|[2-9][0-9][0-9])"},
     {"threaded_long_context_rope", "oracle_agreement",

@@ -16,14 +16,15 @@ std::string reproduceMapToString(const std::unordered_map<std::string, Reproduce
 
 namespace ropecheck {
 
-inline constexpr int kTestCallThreads = 4;
+// verify's default (property.h): the tests call at the thread counts a user's verify does.
+inline constexpr int kTestCallThreads = kDefaultVerifyThreads;
 
 // The model shapes the property tests run: the environment's ROPECHECK_MODEL_SHAPES (all, short
 // or none), else the build's (tests/CMakeLists.txt's ROPECHECK_TEST_MODEL_SHAPES).
 inline RunConfig test_run_config() {
   RunConfig config;
-  // Calls on 1 to 4 threads, whatever this machine has: the same cases everywhere, uneven splits
-  // included (verify's own default is the usable CPUs).
+  // Calls on 1 to 8 threads and larger counts, whatever this machine has: the same cases
+  // everywhere, uneven splits included.
   config.threads = kTestCallThreads;
   const char* shapes = std::getenv("ROPECHECK_MODEL_SHAPES");
   config.model_shapes = parse_model_shape_set(shapes != nullptr ? shapes : ROPECHECK_TEST_MODEL_SHAPES,

@@ -10,6 +10,9 @@
 // in fp32: ROPECHECK_ANGLES_FP32_RECURRENCE, and the oracle judges it by that.
 //   ropecheck list --plugin build/plugins/ggml.so      # init's line: the version, CPU level, pool
 //   ropecheck verify --plugin build/plugins/ggml.so
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +43,17 @@ struct Peer {
   std::vector<unsigned char> staging;  // q and k of a caller whose buffers ggml cannot wrap
 };
 
+// The pool's size: what init allows, at most the CPUs this process may run on. ggml's members
+// spin at its barriers, so a pool larger than the CPUs makes every call wait for members that are
+// not running; verify asks for more threads than the machine has (a split is judged whatever the
+// machine), and plugin.h's "at most" lets the peer use fewer.
+int pool_threads(int allowed) {
+  cpu_set_t set;
+  int cpus = 1;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  return std::clamp(allowed, 1, std::max(cpus, 1));
+}
+
 void write_line(const ropecheck_plugin_init_args* args, const std::string& text) {
   if (args->description == nullptr || args->description_bytes == 0) return;
   const std::size_t n = std::min<std::size_t>(text.size(), args->description_bytes - 1);
@@ -49,7 +63,7 @@ void write_line(const ropecheck_plugin_init_args* args, const std::string& text)
 
 int32_t init(const ropecheck_plugin_init_args* args, void** context) {
   try {
-    auto* peer = new Peer(args->max_threads > 0 ? args->max_threads : 1);
+    auto* peer = new Peer(pool_threads(args->max_threads));
     if (peer->backend.backend() == nullptr) {
       write_line(args, peer->backend.error());
       delete peer;
