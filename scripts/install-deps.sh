@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libsleef-dev
   python3 python3-jsonschema gnuplot-nox
   python3-numpy python3-mpmath  # tests/vectors: the NumPy port example, the scaled vectors recomputed in high precision
+  chromium  # tests/reports/browser_check.py: the report and history pages loaded in headless chromium over the DevTools protocol (~110 MB of archives with chromium-common)
   libxml2-utils  # xmllint: the tests validate JUnit XML against tests/support/junit.xsd
   help2man  # the man page, generated from the CLI's --help (cmake/man_page.cmake); dpkg-shlibdeps for the .deb comes with build-essential (dpkg-dev)
   debootstrap  # scripts/install-into-fresh-root.sh: the .deb installed on a fresh Debian 12 root
