@@ -9,6 +9,10 @@
 #            property, in gtest shards, but the end-to-end runs of whole commands and scripts (the
 #            main job, the CI recipe, the installed package, the Python checks of a command's
 #            output), whose parts each run under ASan in their own rooms' tests (tests/CMakeLists.txt).
+# The sanitizer build does not wait for the default leg: it compiles beside it at idle priority
+# (SCHED_IDLE), on the CPU time the default build and its tests leave unused (a link, the last
+# long compile, a test waiting on a child process or a watchdog), and takes the CPUs whole once
+# they are done. The legs' results are the same as one after the other.
 # Exit status is non-zero if anything fails. `.ci/run` runs exactly this.
 #   scripts/test.sh                              # all three legs
 #   ROPECHECK_PRESETS=default scripts/test.sh    # one build only, while iterating
@@ -17,15 +21,47 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
+presets=${ROPECHECK_PRESETS:-default asan}
 leg() {  # leg NAME COMMAND...: runs one leg and says how long it took
   local name=$1 start=$SECONDS; shift
   echo "=== ${name} ===" >&2
   "$@"
   echo "=== ${name}: $((SECONDS - start)) s ===" >&2
 }
-for preset in ${ROPECHECK_PRESETS:-default asan}; do
-  leg "${preset}: configure and build" bash -c \
-    "cmake --preset ${preset} >/dev/null && cmake --build --preset ${preset} -j${jobs}"
+build() {  # build PRESET: configure and build one preset
+  cmake --preset "$1" >/dev/null && cmake --build --preset "$1" -j"${jobs}"
+}
+
+# The sanitizer build in the background when the default leg runs first; its output in a log that
+# is printed if it fails.
+background_preset=""
+if [[ " ${presets} " == *" default "* && " ${presets} " == *" asan "* ]]; then
+  background_preset=asan
+  mkdir -p build-asan
+  background_log=build-asan/test-sh-build.log
+  background_start=$SECONDS
+  idle=(chrt --idle 0)
+  "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
+  # In a session of its own, so that an early exit (a failed default leg) stops the whole build.
+  setsid "${idle[@]}" bash -c "$(declare -f build); jobs=${jobs}; build asan" >"${background_log}" 2>&1 &
+  background_pid=$!
+  trap 'kill -- -${background_pid} 2>/dev/null || true' EXIT
+  echo "=== asan: configure and build, beside the default leg at idle priority (log: ${background_log}) ===" >&2
+fi
+
+for preset in ${presets}; do
+  if [ "${preset}" = "${background_preset}" ]; then
+    waited=$SECONDS
+    if ! wait "${background_pid}"; then
+      tail -n 60 "${background_log}" >&2
+      echo "=== ${preset}: configure and build FAILED (whole log: ${background_log}) ===" >&2
+      exit 1
+    fi
+    trap - EXIT
+    echo "=== ${preset}: configure and build: $((SECONDS - background_start)) s since it started, $((SECONDS - waited)) s of it after the default leg ===" >&2
+  else
+    leg "${preset}: configure and build" build "${preset}"
+  fi
   leg "${preset}: ctest" ctest --preset "${preset}" -j"${jobs}"
   if [ "${preset}" = default ]; then
     # Again as on a CPU without AVX2/AVX-512: the portable level must carry the suite alone. Left

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/gate/gate_test_case.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -66,7 +67,7 @@ class CiRecipe : public testing::Test {
     const std::string command =
         "CI_GATE_REPO='" + repo_.str() + "' CI_GATE_WORK='" + (repo_ / work).string() +
         "' CI_GATE_VERIFY_ARGS='--impl kernel/scalar --property identity_at_zero --cases 3' "
-        "CI_GATE_ARGS='--filter ^kernel/scalar/gpt2_small_prefill512/interleaved/ --rounds 6 "
+        "CI_GATE_ARGS='--filter " + test::gate_case_filter() + " --rounds 6 "
         "--repetitions 2 --min-time 0.01 --threshold 50' "
         "bash '" ROPECHECK_SOURCE_DIR "/scripts/ci-gate.sh' " + base + " " + change;
     const auto r = test::spawn({"/bin/sh", "-c", command});

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/exit_codes.h"
+#include "tests/gate/gate_test_case.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -20,10 +21,8 @@ namespace fs = std::filesystem;
 using test::ScratchDir;
 using test::contains;
 
-// One small, always available case: the scalar fp32 kernel on an in-cache prefill (milliseconds
-// a call; a sub-microsecond decode case can be too noisy under ASan beside other tests for a
-// verdict in a few rounds).
-constexpr const char* kFilter = "^kernel/scalar/gpt2_small_prefill512/interleaved/";
+// One small, always available case, off this machine's cache boundaries (gate_test_case.h).
+const std::string kFilter = test::gate_case_filter();
 
 // An executable script that runs the real binary with ROPECHECK_BENCH_SLOWDOWN set.
 fs::path slowed_wrapper(const fs::path& dir, const std::string& setting) {
