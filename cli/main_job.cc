@@ -188,9 +188,10 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
   if (!report.history.page.empty()) {
     text += fmt::format("History: {} {}\n", (dir / report.history.page).string(), report.history.summary);
   }
-  text += fmt::format("Data: verify.json, accuracy.json, bench.json, and {} (every step's output: --verbose prints "
-                      "it) in {}\n",
-                      kMainJobLog, dir.string());
+  text += fmt::format("Data:   {}, accuracy.json, bench.json\n", (dir / "verify.json").string());
+  text += fmt::format("Log:    {} (every step's output: verify's table and counterexamples, the benchmark rows; "
+                      "--verbose prints it)\n",
+                      (dir / kMainJobLog).string());
   out << (options.verbose ? "\n" : "") << text;  // stdout holds nothing else unless --verbose
   log << '\n' << text;
   if (!summary.passed_all()) return kExitFailed;

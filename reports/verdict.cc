@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/subject_ids.h"
@@ -138,7 +139,11 @@ void summarize_bench(const BenchData& bench, VerdictSummary& s) {
                         attention_headline(bench)}) {
     if (headline) s.kernels.push_back(std::move(*headline));
   }
-  for (const PeerRow& row : peer_rows(bench)) {
+  const std::vector<PeerRow> rows = peer_rows(bench);
+  // A peer timed in one layout (the PyTorch forms) needs no layout in its shapes' labels.
+  std::map<std::string, std::set<std::string>> layouts;
+  for (const PeerRow& row : rows) layouts[row.peer].insert(row.layout);
+  for (const PeerRow& row : rows) {
     auto it = std::find_if(s.peers.begin(), s.peers.end(), [&](const PeerVerdict& p) { return p.peer == row.peer; });
     if (it == s.peers.end()) {
       s.peers.push_back(PeerVerdict{row.peer, 0, 0, 0, {}, 0, std::nullopt, std::nullopt, false});
@@ -146,7 +151,8 @@ void summarize_bench(const BenchData& bench, VerdictSummary& s) {
     }
     it->timed_failing = it->timed_failing || row.oracle_failed;
     if (!row.ratio) continue;
-    const CaseValue here{fmt::format("{} {}{}", row.shape, row.layout, row.threads == 1 ? "" : fmt::format(" threads:{}", row.threads)),
+    const CaseValue here{fmt::format("{}{}{}", row.shape, layouts[row.peer].size() > 1 ? " " + row.layout : "",
+                                     row.threads == 1 ? "" : fmt::format(" threads:{}", row.threads)),
                          *row.ratio};
     ++it->shapes;
     if (!it->lowest_ratio || here.value < it->lowest_ratio->value) it->lowest_ratio = here;

@@ -12,7 +12,8 @@ namespace {
 // report and the main job's log.
 constexpr std::size_t kConsoleFailures = 8;
 constexpr std::size_t kConsoleSkipReasons = 3;
-constexpr std::size_t kConsoleSubjects = 3;
+constexpr std::size_t kConsoleSubjects = 2;   // per skip reason
+constexpr std::size_t kConsoleSurvivors = 8;  // a surviving mutant is a gap in the catalogue: name it
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
@@ -32,10 +33,10 @@ std::string headline_verdict(const VerdictSummary& s) {
   return text;
 }
 
-std::string console_subjects(const std::vector<std::string>& subjects) {
+std::string console_subjects(const std::vector<std::string>& subjects, std::size_t named = kConsoleSubjects) {
   std::string out;
-  for (std::size_t i = 0; i < std::min(subjects.size(), kConsoleSubjects); ++i) out += (i ? ", " : "") + subjects[i];
-  if (subjects.size() > kConsoleSubjects) out += fmt::format(" and {} more", subjects.size() - kConsoleSubjects);
+  for (std::size_t i = 0; i < std::min(subjects.size(), named); ++i) out += (i ? ", " : "") + subjects[i];
+  if (subjects.size() > named) out += fmt::format(" and {} more", subjects.size() - named);
   return out;
 }
 
@@ -61,21 +62,28 @@ std::string verdict_text(const VerdictSummary& s) {
     }
     if (s.has_mutants) {
       out += fmt::format("Mutants: {} of {} killed{}\n", s.mutants_killed, s.mutants,
-                         s.survivors.empty() ? "" : "; SURVIVED: " + console_subjects(s.survivors));
+                         s.survivors.empty() ? "" : "; SURVIVED: " + console_subjects(s.survivors, kConsoleSurvivors));
     }
   }
   if (!s.kernels.empty()) {
     out += fmt::format("Kernels against the same-run limit (1 = the limit; each shape at its fastest level; {} bench "
                        "cases){}:\n",
                        s.bench_cases, s.sanitized ? " [ASan+UBSan build: not representative]" : "");
+    std::vector<std::string> groups;
+    std::size_t width = 0;
     for (const KernelHeadline& k : s.kernels) {
-      out += fmt::format("  {}, {}: best {} ({}), worst {} ({})\n", k.group, plural(k.cases, "case", "cases"),
-                         format_limit(k.best.value), k.best.label, format_limit(k.worst.value), k.worst.label);
+      groups.push_back(fmt::format("{} ({}):", k.group, plural(k.cases, "case", "cases")));
+      width = std::max(width, groups.back().size());
+    }
+    for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+      const KernelHeadline& k = s.kernels[i];
+      out += fmt::format("  {:<{}}  best {} {}\n", groups[i], width, format_limit(k.best.value), k.best.label);
+      out += fmt::format("  {:<{}}  worst {} {}\n", "", width, format_limit(k.worst.value), k.worst.label);
     }
   }
   if (!s.peers.empty()) {
-    out += "Peers (outside code: what they fail is a finding, not a failure of this run; speed: ropecheck's fastest "
-           "kernel's rate over the peer's, same shape):\n";
+    out += "Peers (outside code: what they fail is a finding, not a failure of this run; speed: the fastest own "
+           "kernel's rate over theirs):\n";
     for (const PeerVerdict& p : s.peers) {
       std::string speed;
       if (p.lowest_ratio && p.highest_ratio) {
