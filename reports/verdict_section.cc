@@ -10,14 +10,17 @@
 namespace ropecheck {
 namespace {
 
-// Few rows: the sections below hold every failure; these keep the table within the first screen.
-constexpr std::size_t kTableFailures = 5;
+// Few rows, one line each: the sections below hold every failure and skip; these keep the table
+// within the first screen of report.html (1280 x 800) however much fails.
+constexpr std::size_t kTableFailures = 3;
+constexpr std::size_t kCellReasonChars = 110;
 constexpr std::size_t kTableSkipReasons = 3;
 constexpr std::size_t kCellSubjects = 2;
 
-// A message as cell text: a backtick in it would open a code span.
+// A message as cell text, clipped to a line: a backtick in it would open a code span.
 std::string cell_text(std::string text) {
   std::replace(text.begin(), text.end(), '`', '\'');
+  if (text.size() > kCellReasonChars) text = text.substr(0, kCellReasonChars - 3) + "...";
   return text;
 }
 
@@ -42,7 +45,8 @@ void verify_rows(Table& t, const VerdictSummary& s) {
                       {fmt::format("{}: {}", code_span(f.property), cell_text(f.reason)), ""}});
   }
   if (s.failures.size() > kTableFailures) {
-    t.rows.push_back({{"", ""}, {fmt::format("and {} more failures: Verification, below", s.failures.size() - kTableFailures), ""}});
+    const std::size_t more = s.failures.size() - kTableFailures;
+    t.rows.push_back({{"", ""}, {fmt::format("and {} more failure{}: Verification, below", more, more == 1 ? "" : "s"), ""}});
   }
   if (s.has_mutants) {
     const bool all = s.survivors.empty();
@@ -75,7 +79,7 @@ void performance_rows(Table& t, const VerdictSummary& s) {
                                           p.highest_ratio->label);
     }
     if (p.timed_failing) text += "; timed although it failed its check";
-    t.rows.push_back({{"peer " + code_span(p.peer), ""}, {text, p.findings.empty() ? "" : "killed"}});
+    t.rows.push_back({{"peer " + code_span(p.peer), p.findings.empty() ? "" : "killed"}, {text, ""}});
   }
 }
 
