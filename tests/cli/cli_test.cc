@@ -437,7 +437,7 @@ TEST(CliMainJob, VerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   EXPECT_LE(std::count(run.out.begin(), run.out.end(), '\n'), 40) << run.out;
   EXPECT_NE(run.out.find(fmt::format("Mutants: {0} of {0} killed", killed)), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("Kernels against the same-run limit"), std::string::npos) << run.out;
-  for (const char* detail : {"counterexample", "__REPRO", "STATUS ", "Kill matrix", "threads:1_median"}) {
+  for (const char* detail : {"counterexample:", "__REPRO", "STATUS ", "Kill matrix", "threads:1_median"}) {
     EXPECT_EQ(run.out.find(detail), std::string::npos) << detail << " on stdout:\n" << run.out;
   }
   // Every detail is in the log, which --verbose prints: verify's table with the mutants'
