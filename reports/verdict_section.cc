@@ -115,6 +115,7 @@ void verdict_section(ReportDoc& doc, const VerdictSummary& s, const ReportHistor
                       {fmt::format("{} step(s) marked: Performance over time, below", history.steps.size()), ""}});
   }
   doc.blocks.emplace_back(std::move(t));
+  if (s.kernels.empty() && s.peers.empty()) return;
   doc.blocks.emplace_back(Paragraph{
       "Kernels: each case's throughput as a fraction of the same-run limit (copy bandwidth over the same bytes for "
       "RoPE, sgemm for attention; 1 is the limit), each shape at the fastest level measured. A peer's speed: the fastest own fp32 kernel's rate over the peer's on the same shape, layout and threads (above 1: "
