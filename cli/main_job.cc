@@ -132,6 +132,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
   verify.model_shapes = options.model_shapes;
   verify.out_dir = dir;
   verify.command_line = options.command_line;
+  verify.progress_lines = options.verbose ? 0 : 5;  // a line per subject is 50 lines: --verbose's
   const auto peers = built_peers();
   if (!peers.empty()) {
     // With --plugin, verify checks only the plugins unless the implementations are named.

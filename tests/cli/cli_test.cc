@@ -435,6 +435,9 @@ TEST(CliMainJob, VerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   const auto killed = doc["summary"]["mutants_killed"].get<int>();
   EXPECT_EQ(run.out.rfind("Verdict: PASSED", 0), 0u) << run.out;
   EXPECT_LE(std::count(run.out.begin(), run.out.end(), '\n'), 40) << run.out;
+  // Above it on the console only progress (stderr): a few lines per step, not one per subject.
+  EXPECT_LE(std::count(run.out.begin(), run.out.end(), '\n') + std::count(run.err.begin(), run.err.end(), '\n'), 50)
+      << run.err;
   EXPECT_NE(run.out.find(fmt::format("Mutants: {0} of {0} killed", killed)), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("Kernels against the same-run limit"), std::string::npos) << run.out;
   for (const char* detail : {"counterexample:", "__REPRO", "STATUS ", "Kill matrix", "threads:1_median"}) {
