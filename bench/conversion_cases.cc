@@ -2,12 +2,12 @@
 #include "bench/conversion_cases.h"
 
 #include <benchmark/benchmark.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <string>
 
 #include "bench/format/case_name.h"
+#include "core/logging.h"
 #include "bench/rope_walk.h"
 #include "bench/same_run_limit.h"
 
@@ -54,7 +54,7 @@ std::vector<Comparison> register_conversion_cases(std::deque<ConversionCase>& ow
   std::vector<Comparison> table;
   for (const kernels::RoundTripLevel& level : kernels::round_trip_levels()) {
     if (std::string why; !level.available(&why)) {
-      spdlog::info("bench: skipping {}: {}", level.id, why);
+      progress_log().info("bench: skipping {}: {}", level.id, why);
       continue;
     }
     for (Workload& w : workloads) {

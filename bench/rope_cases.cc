@@ -3,13 +3,13 @@
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <exception>
 
 #include "bench/format/case_name.h"
+#include "core/logging.h"
 #include "bench/probes.h"
 #include "impls/kernels/table_rows.h"
 #include "impls/oracle/oracle.h"
@@ -343,7 +343,7 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
     if (caps.available) {
       available.push_back(impl);
     } else {
-      spdlog::info("bench: skipping {}: {}", impl->id(), caps.unavailable_reason);
+      progress_log().info("bench: skipping {}: {}", impl->id(), caps.unavailable_reason);
     }
   }
   std::vector<Comparison> table;
@@ -355,7 +355,8 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
         RopeCase& c = owner.cases.emplace_back(impl, &w, layout);
         c.time_failing = owner.time_failing;
         if (const auto why = impl->capabilities().why_unsupported(c.spec); !why.empty()) {
-          spdlog::info("bench: skipping {} on {}: {}", impl->id(), shape.name, why);
+          // What its capability record says (`ropecheck list`), for every shape: not worth a line.
+          progress_log().debug("bench: skipping {} on {}: {}", impl->id(), shape.name, why);
           owner.cases.pop_back();
           continue;
         }

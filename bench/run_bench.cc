@@ -131,7 +131,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
                                     ? benchmark::ConsoleReporter::OO_Color
                                     : benchmark::ConsoleReporter::OO_None);
   reporter.SetOutputStream(&out);
+  if (options.context_out != nullptr) reporter.SetErrorStream(options.context_out);
   const std::size_t ran = benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.SetErrorStream(&std::cerr);  // a case's FAILED line below stays where errors go
   if (ran == 0) {
     throw InvalidInput(fmt::format("bench: no benchmark matches --filter '{}'", options.filter));
   }

@@ -30,6 +30,9 @@ struct BenchOptions {
   bool time_failing = false;
   PluginOptions plugin_options;
   std::filesystem::path out_dir = kDefaultOutDir;
+  // Where Google Benchmark's header goes (date, CPU, caches, load, its warnings); null: stderr,
+  // as Google Benchmark writes it. The main job keeps it out of its one-screen summary.
+  std::ostream* context_out = nullptr;
 };
 
 // Runs the benchmark suite (each case verified before it is timed, with its same-run limit),

@@ -93,6 +93,7 @@ struct Commands {
   CLI::App* app = nullptr;
   MainJobOptions main_job;
   CLI::Option* main_job_cases = nullptr;  // `ropecheck --cases N`: the main job's, before any command
+  CLI::Option* main_job_verbose = nullptr;  // `ropecheck --verbose`: the main job's too
   // verify --model-shapes and `ropecheck --model-shapes SET`, parsed after CLI11; the defaults can
   // come from the environment (model_shapes_default).
   std::string verify_model_shapes = model_shapes_default("all");
@@ -467,6 +468,9 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
     throw InvalidInput("--cases before a command is the main job's; give a command's own after it "
                        "(ropecheck verify --cases N)");
   }
+  if (c.main_job_verbose->count() > 0 && !c.app->get_subcommands().empty()) {
+    throw InvalidInput("--verbose is the main job's (ropecheck --verbose); a command prints its details anyway");
+  }
   if (c.bench->parsed()) {
     c.bench_options.out_dir = c.bench_out_dir;
     return run_bench(c.bench_options, out);
@@ -530,6 +534,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                        "job's verify, > 0 (fewer for a quicker look)")
             ->type_name("N")
             ->capture_default_str();
+    commands.main_job_verbose = app.add_flag(
+        "--verbose", commands.main_job.verbose,
+        "Without a command: print every step's output (verify's table, kill matrix and counterexamples, "
+        "the benchmark rows) before the summary; reports/out/latest/main_job.log holds it either way");
     app.add_option("--model-shapes", commands.main_job_model_shapes,
                    "Without a command: the real model shapes of the main job's verify (all, short "
                    "or none; see verify --help); default: short, or the environment's "

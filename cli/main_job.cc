@@ -4,9 +4,11 @@
 //   3. a short benchmark: the kernel levels, references and attention on a few model shapes,
 //      one thread, 3 repetitions (bench.json; `ropecheck bench` runs the whole suite),
 //   4. the report of all three (report.md, report.html, plots/),
-// then prints where the report is and a three-line summary. Exit 1 when verify failed on one of
-// ropecheck's own implementations or a mutant survived (or a benchmarked implementation failed
-// its check before it was timed).
+// then prints the verdict summary (reports/verdict.h: one screen) and where the report and the
+// data are. What the steps print themselves (verify's table and counterexamples, the benchmark
+// rows) goes to reports/out/latest/main_job.log, and with --verbose to stdout too; progress goes
+// to stderr. Exit 1 when verify failed on one of ropecheck's own implementations or a mutant
+// survived (or a benchmarked implementation failed its check before it was timed).
 // History: with ROPECHECK_HISTORY=DIR, between 3 and 4 the bench joins the history DIR (under the
 // commit checked out in the working directory) and the history page is rendered into
 // reports/out/latest/history/, which the report links (history/README.md).
@@ -14,28 +16,28 @@
 // built next to this binary (<bindir>/plugins/), are verified in step 1 and benchmarked in step 3
 // beside the built-ins (timed even where they fail their check: --time-failing). What verify or
 // bench finds in them is a finding about outside code, listed in verify.json, bench.json, the
-// report and the summary line, not a failure of the job.
+// report and the summary, not a failure of the job.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <array>
 #include <filesystem>
-#include <map>
 #include <fstream>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
 #include "properties/accuracy/accuracy.h"
-#include "bench/format/bench_json.h"
 #include "cli/main_job.h"
+#include "core/errors.h"
 #include "core/exit_codes.h"
 #include "core/result_files.h"
 #include "core/subject_ids.h"
 #include "properties/verify/verify.h"
 #include "bench/run_bench.h"
 #include "reports/report.h"
+#include "reports/verdict.h"
+#include "reports/verdict_text.h"
+#include "cli/tee_stream.h"
 #include "history/history_add.h"
 #include "history/history_report.h"
 #include "core/logging.h"
@@ -74,19 +76,6 @@ std::vector<std::filesystem::path> built_peers() {
   return peers;
 }
 
-// verify.json's verdict without the peers' results: 1 when one of ropecheck's own
-// implementations failed a property or a mutant survived.
-int own_verdict(const std::filesystem::path& dir, int verdict) {
-  std::ifstream in(dir / "verify.json");
-  const auto json = nlohmann::json::parse(in, nullptr, false);
-  if (json.is_discarded() || !json.contains("results")) return verdict;
-  for (const auto& r : json["results"]) {
-    if (r["mutant"].get<bool>() || is_outside_id(r["subject"].get<std::string>())) continue;
-    if (r["status"] == "FAILED") return kExitFailed;
-  }
-  return json["summary"].value("mutants_survived", 0) > 0 ? kExitFailed : kExitOk;
-}
-
 // bench's verdict without the peers' cases: 1 when one of ropecheck's own cases failed its check.
 int own_bench_verdict(const std::filesystem::path& dir, int verdict) {
   if (verdict == kExitOk) return verdict;
@@ -98,67 +87,6 @@ int own_bench_verdict(const std::filesystem::path& dir, int verdict) {
     if (failed && !is_outside_id(b.value("run_name", std::string()))) return kExitFailed;
   }
   return kExitOk;
-}
-
-// "peers: ..." with each peer's verdicts, "" without peers.
-std::string peers_line(const std::filesystem::path& dir) {
-  std::ifstream in(dir / "verify.json");
-  const auto json = nlohmann::json::parse(in, nullptr, false);
-  if (json.is_discarded() || !json.contains("results")) return "";
-  std::map<std::string, std::array<int, 3>> counts;  // passed, failed, skipped
-  std::map<std::string, std::string> failed;
-  for (const auto& r : json["results"]) {
-    const auto subject = r["subject"].get<std::string>();
-    if (!is_outside_id(subject)) continue;
-    const auto status = r["status"].get<std::string>();
-    auto& c = counts[subject];
-    c[0] += status == "PASSED";
-    c[1] += status == "FAILED";
-    c[2] += status == "SKIPPED";
-    if (status == "FAILED") failed[subject] += (failed[subject].empty() ? "" : ",") + r["property"].get<std::string>();
-  }
-  std::string line;
-  for (const auto& [subject, c] : counts) {
-    line += fmt::format("{}{}: {} passed, {} failed{}, {} skipped", line.empty() ? "peers: " : "; ", subject,
-                        c[0], c[1], failed[subject].empty() ? "" : " (" + failed[subject] + ")", c[2]);
-  }
-  return line;
-}
-
-std::string verify_line(const std::filesystem::path& dir) {
-  std::ifstream in(dir / "verify.json");
-  const auto json = nlohmann::json::parse(in, nullptr, false);
-  if (json.is_discarded() || !json.contains("results")) return "verify: no verify.json";
-  int passed = 0, failed = 0, skipped = 0;
-  for (const auto& r : json["results"]) {
-    if (r["mutant"].get<bool>()) continue;
-    const auto status = r["status"].get<std::string>();
-    passed += status == "PASSED";
-    failed += status == "FAILED";
-    skipped += status == "SKIPPED";
-  }
-  const auto& summary = json["summary"];
-  const int killed = summary.value("mutants_killed", 0);
-  return fmt::format("verify: {} passed, {} failed, {} skipped; {} of {} mutants killed", passed,
-                     failed, skipped, killed, killed + summary.value("mutants_survived", 0));
-}
-
-// The headline cases, as fractions of their same-run limits.
-std::string bench_line(const std::filesystem::path& dir) {
-  const auto cases = read_bench_json(dir);
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
-  std::string line = fmt::format("bench: {} cases", cases.size());
-  for (const char* name : {"kernel/avx512/llama7b_prefill4096/interleaved/real_time/threads:1",
-                           "attention_blas/causal_8heads/tokens:2048/head_dim:128/blas_threads:1/real_time"}) {
-    const auto it = cases.find(name);
-    if (it != cases.end()) {
-      line += fmt::format("; {}: {:.2f} of its same-run limit", name, median(it->second.limit_fraction));
-    }
-  }
-  return line;
 }
 
 }  // namespace
@@ -188,6 +116,15 @@ ReportHistoryLink main_job_history(const std::filesystem::path& run_dir,
 
 int run_main_job(const MainJobOptions& options, std::ostream& out) {
   const std::filesystem::path dir = kDefaultOutDir;
+  // Every step's own output (verify's table and counterexamples, the benchmark rows, the report's
+  // paths) goes to the log, and with --verbose to stdout too; stdout otherwise gets the summary.
+  prepare_out_dir(dir);
+  const std::filesystem::path log_path = dir / kMainJobLog;
+  std::ofstream log(log_path);
+  if (!log) throw InvalidInput(fmt::format("cannot write '{}'", log_path.string()));
+  TeeStream both(out, log);
+  std::ostream& details = options.verbose ? static_cast<std::ostream&>(both) : log;
+
   progress_log().info("main job 1/4: verify --mutants --cases {} --out {}", options.cases, dir.string());
   VerifyOptions verify;
   verify.mutants = true;
@@ -195,6 +132,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
   verify.model_shapes = options.model_shapes;
   verify.out_dir = dir;
   verify.command_line = options.command_line;
+  verify.progress_lines = options.verbose ? 0 : 5;  // a line per subject is 50 lines: --verbose's
   const auto peers = built_peers();
   if (!peers.empty()) {
     // With --plugin, verify checks only the plugins unless the implementations are named.
@@ -202,7 +140,8 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     verify.plugins = peers;
     for (const auto& peer : peers) progress_log().info("main job: with the peer {}", peer.string());
   }
-  const int verdict = peers.empty() ? run_verify(verify, out) : own_verdict(dir, run_verify(verify, out));
+  // Its exit status counts the peers' failures too; the verdict below is the own implementations'.
+  run_verify(verify, details);
 
   progress_log().info("main job 2/4: accuracy sweeps -> {}", (dir / "accuracy.json").string());
   {
@@ -223,7 +162,8 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
   bench.out_dir = dir;
   bench.plugins = peers;
   bench.time_failing = !peers.empty();  // a peer that fails its check is still timed, and marked
-  const int bench_status = own_bench_verdict(dir, run_bench(bench, out));
+  bench.context_out = &details;
+  const int bench_status = own_bench_verdict(dir, run_bench(bench, details));
 
   ReportOptions report;
   report.in_dir = dir;
@@ -240,16 +180,23 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
   }
 
   progress_log().info("main job 4/4: report -> {}", (dir / "report.html").string());
-  run_report(report, out);
+  run_report(report, details);
 
-  out << fmt::format("\nReport: {} (and report.md; data: verify.json, accuracy.json, bench.json)\n",
-                     (dir / "report.html").string());
+  // The summary, from the files just written, as the report's first section is.
+  const VerdictSummary summary = summarize_verdict(read_report_inputs(dir, ""));
+  std::string text = verdict_text(summary);
+  text += fmt::format("Report: {} (and report.md)\n", (dir / "report.html").string());
   if (!report.history.page.empty()) {
-    out << fmt::format("History: {} {}\n", (dir / report.history.page).string(), report.history.summary);
+    text += fmt::format("History: {} {}\n", (dir / report.history.page).string(), report.history.summary);
   }
-  out << verify_line(dir) << '\n' << bench_line(dir) << '\n';
-  if (const auto line = peers_line(dir); !line.empty()) out << line << '\n';
-  return verdict != kExitOk ? verdict : bench_status;
+  text += fmt::format("Data:   {}, accuracy.json, bench.json\n", (dir / "verify.json").string());
+  text += fmt::format("Log:    {} (every step's output: verify's table and counterexamples, the benchmark rows; "
+                      "--verbose prints it)\n",
+                      (dir / kMainJobLog).string());
+  out << (options.verbose ? "\n" : "") << text;  // stdout holds nothing else unless --verbose
+  log << '\n' << text;
+  if (!summary.passed_all()) return kExitFailed;
+  return bench_status;
 }
 
 }  // namespace ropecheck

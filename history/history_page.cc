@@ -103,29 +103,29 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
   doc.title = "ropecheck: performance over time";
   const auto& v = a.view;
   std::size_t runs = v.entries.size();
-  doc.blocks.emplace_back(Paragraph{fmt::format(
-      "{} run(s) of {} commit(s) on {} machine line(s), {} case(s), from the history `{}`. Each "
-      "case is drawn against commit order (oldest left): its rate above, its fraction of the "
-      "probe measured in the same process below, one colour per machine: runs of different "
-      "machines never share a line.",
-      runs, v.commits.size(), v.lines.size(), v.cases.size(), history_dir)});
 
-  // Steps.
+  // Steps first: when a case got slower or faster, at which commit, by how much, is what the page
+  // is opened for; how they were found, the machines, the commits and the plots follow.
   doc.blocks.emplace_back(Heading{2, "Steps"});
   const auto rows = step_rows(a);
   if (rows.empty()) {
     doc.blocks.emplace_back(Paragraph{fmt::format(
-        "No step of {} or more was found at the level tested (below).", signed_percent(a.settings.min_step_percent / 100).substr(1))});
+        "No step of {} or more in {} run(s) of {} commit(s) on {} machine line(s), at the level tested (below).",
+        signed_percent(a.settings.min_step_percent / 100).substr(1), runs, v.commits.size(), v.lines.size())});
   } else {
+    doc.blocks.emplace_back(Paragraph{fmt::format(
+        "{} step(s) found in {} run(s) of {} commit(s) on {} machine line(s), oldest commit first: the commit that "
+        "introduced each, the case, and the size of the change with its interval.",
+        rows.size(), runs, v.commits.size(), v.lines.size())});
     Table t;
-    t.header = {"case", "machine", "commit (date)", "after", "change", "interval", "rate change",
-                "now, against before", "what else changed"};
-    t.numeric = {false, false, false, false, true, true, true, false, false};
+    t.header = {"commit (date)", "case", "change", "interval", "rate change", "now, against before", "machine",
+                "after", "what else changed"};
+    t.numeric = {false, false, true, true, true, false, false, false, false};
     for (const auto& r : rows) {
       const bool slower = a.fits[r.series].fit.steps[r.step].change < 0;
-      t.rows.push_back({{"`" + r.case_name + "`", ""}, {r.line, ""}, {"`" + r.commit + "`", ""},
-                        {"`" + r.after + "`", ""}, {r.change, slower ? "fail" : "pass"}, {r.interval, ""},
-                        {r.rate_change, ""}, {r.now, ""}, {r.environment.empty() ? "-" : r.environment, ""}});
+      t.rows.push_back({{"`" + r.commit + "`", ""}, {"`" + r.case_name + "`", ""}, {r.change, slower ? "fail" : "pass"},
+                        {r.interval, ""}, {r.rate_change, ""}, {r.now, ""}, {r.line, ""}, {"`" + r.after + "`", ""},
+                        {r.environment.empty() ? "-" : r.environment, ""}});
     }
     doc.blocks.emplace_back(std::move(t));
   }
@@ -191,6 +191,11 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
 
   // Cases: those with a step first, each in the order of the history.
   doc.blocks.emplace_back(Heading{2, "Cases"});
+  doc.blocks.emplace_back(Paragraph{fmt::format(
+      "{} case(s) from the history `{}`. Each case is drawn against commit order (oldest left): its rate above, "
+      "its fraction of the probe measured in the same process below, one colour per machine: runs of different "
+      "machines never share a line.",
+      v.cases.size(), history_dir)});
   const auto ids = history_plot_ids(v);
   std::vector<std::string> order;
   std::set<std::string> stepped;

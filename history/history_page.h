@@ -1,7 +1,7 @@
 // What history.md and history.html say, as a ReportDoc (reports/doc.h) that the report's writers
-// render: the steps found (case, machine, the commit that introduced each, its size and interval,
-// where the line is now, what else changed there), how they were found, the machines, the
-// commits, then one plot per case, the cases with steps first.
+// render. It opens with the steps found (the commit that introduced each, the case, its size and
+// interval, where the line is now, the machine, what else changed there), then how they were
+// found, the machines, the commits, and one plot per case, the cases with steps first.
 #pragma once
 
 #include <map>

@@ -12,6 +12,8 @@
 #include "core/subject_ids.h"
 #include "reports/bench_tables.h"
 #include "reports/plots.h"
+#include "reports/verdict.h"
+#include "reports/verdict_section.h"
 
 namespace ropecheck {
 namespace {
@@ -35,7 +37,7 @@ std::string context(const BenchData& bench, const std::string& key) {
   return it == bench.context.end() ? "" : it->second;
 }
 
-// ---- 1. machine and build ---------------------------------------------------------------------
+// ---- machine and build (the last section) ---------------------------------------------------
 
 void machine_section(ReportDoc& doc, const ReportInputs& in) {
   heading(doc, 2, "Machine and build");
@@ -84,7 +86,7 @@ void machine_section(ReportDoc& doc, const ReportInputs& in) {
   }
 }
 
-// ---- 2. verification --------------------------------------------------------------------------
+// ---- verification ---------------------------------------------------------------------------
 
 std::string status_css(const std::string& status) {
   if (status == "PASSED") return "pass";
@@ -246,7 +248,7 @@ void verification_section(ReportDoc& doc, const ReportInputs& in) {
   kill_matrix(doc, v);
 }
 
-// ---- 3 and 4. performance ---------------------------------------------------------------------
+// ---- performance ---------------------------------------------------------------------------
 
 void bench_table(ReportDoc& doc, const BenchData& bench) {
   heading(doc, 3, "Benchmark cases");
@@ -575,6 +577,8 @@ std::string format_rate(double rate) {
 ReportDoc build_report(const ReportInputs& in, const std::map<std::string, Figure>& figures) {
   ReportDoc doc;
   doc.title = "ropecheck report";
+  // The verdict first: what a reader opens the report for fits its first screen.
+  verdict_section(doc, summarize_verdict(in), in.history);
   std::string sources;
   for (const auto& [present, name] : {std::pair{in.verify.has_value(), "verify.json"},
                                       std::pair{in.bench.has_value(), "bench.json"},
@@ -584,12 +588,12 @@ ReportDoc build_report(const ReportInputs& in, const std::map<std::string, Figur
   paragraph(doc, fmt::format("From `{}`: {}. Plots are SVG files rendered by gnuplot under `plots/`, "
                              "each beside its data (`.dat`) and script (`.gp`) for re-rendering.",
                              in.in_dir.string(), sources));
-  machine_section(doc, in);
   verification_section(doc, in);
   performance_section(doc, in, figures);
   history_section(doc, in);
   accuracy_section(doc, in, figures);
   baseline_section(doc, in, figures);
+  machine_section(doc, in);
   return doc;
 }
 

@@ -1,6 +1,7 @@
-// What the report says, in order: machine and build, verification (results table, kill matrix),
-// performance (plots, the bench case table), accuracy plots, and the baseline comparison. Built as
-// a ReportDoc (report_doc.h) from the inputs and the rendered figures; report_writer.cc formats it.
+// What the report says, in order: the summary (verdict_section.h), verification (results table,
+// kill matrix), performance (plots, the bench case table), the history link, accuracy plots, the
+// baseline comparison, and machine and build. Built as a ReportDoc (doc.h) from the inputs and
+// the rendered figures; writer.cc formats it.
 #pragma once
 
 #include <map>

@@ -119,7 +119,8 @@ code { background: #eff1f3; padding: 0 .25em; border-radius: 3px; font-size: 90%
 figure { margin: 1.5em 0 2.5em; }
 figure svg { width: 100%; height: auto; max-width: 1100px; display: block; }
 figcaption { color: #57606a; font-size: 14px; margin-top: .4em; }
-nav ul { columns: 2; }
+nav ul { display: flex; flex-wrap: wrap; gap: .2em 1.6em; list-style: none; padding: 0; margin: .6em 0; }
+h2:first-of-type { margin-top: 1em; }
 )";
 
 void html_block(const Block& block, int& figure_number, std::ostream& out) {

@@ -80,7 +80,7 @@ mkdir /tmp/job && cd /tmp/job
 start=$(date +%s)
 ropecheck >/tmp/main-job.out 2>/tmp/main-job.err || { status=$?; tail -20 /tmp/main-job.err; cat /tmp/main-job.out; echo "main job exited $status"; exit 1; }
 echo "main job: $(( $(date +%s) - start )) s; its summary:"
-sed -n '/^Report:/,$p' /tmp/main-job.out
+cat /tmp/main-job.out   # its stdout is the summary alone
 for file in report.html report.md verify.json accuracy.json bench.json; do
   [ -f "/tmp/job/reports/out/latest/$file" ] || { echo "no reports/out/latest/$file under the working directory"; exit 1; }
 done

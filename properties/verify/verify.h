@@ -37,6 +37,9 @@ struct VerifyOptions {
   PluginOptions plugin_options;
   // Recorded in verify.json; empty: the equivalent `ropecheck verify ...` command is recorded.
   std::vector<std::string> command_line;
+  // Progress lines on stderr as subjects start: 0, one per subject; N, about N in all (the main
+  // job keeps its console to one screen with 5).
+  int progress_lines = 0;
 };
 
 // Runs the selected properties on the selected subjects, prints the result table (and with

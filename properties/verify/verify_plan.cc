@@ -171,6 +171,10 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
         "(RoPE properties run on RoPE implementations, sinusoidal ones on sinusoidal tables)");
   }
   if (!options.reproduce.empty()) narrow_to_reproduce(plan);
+  if (options.progress_lines > 0) {
+    const auto lines = static_cast<std::size_t>(options.progress_lines);
+    plan.progress_every = std::max<std::size_t>(1, (plan.jobs.size() + lines - 1) / lines);
+  }
   return plan;
 }
 

@@ -23,6 +23,7 @@ struct VerifyPlan {
   // left out, except a mutant judged by the kill matrix (it then survives).
   std::vector<VerifyJob> jobs;
   LoadedPlugins plugins;  // --plugin: owns the plugin/<name> subjects' implementations
+  std::size_t progress_every = 1;  // a progress line for every this many subjects (and the last)
 };
 
 // Throws InvalidInput naming the problem: cases <= 0, an unknown implementation or property id

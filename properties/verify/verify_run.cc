@@ -61,9 +61,11 @@ PropertyResult run_property_guarded(const Property& property, const Subject& sub
 
 std::vector<PropertyResult> run_job(const VerifyPlan& plan, std::size_t index) {
   const auto& job = plan.jobs.at(index);
-  progress_log().info("[{}/{}] {}{}: {} propert{}", index + 1, plan.jobs.size(), job.subject.id,
-                      job.subject.mutant ? " (mutant)" : "", job.properties.size(),
-                      job.properties.size() == 1 ? "y" : "ies");
+  if ((index + 1) % plan.progress_every == 0 || index + 1 == plan.jobs.size()) {
+    progress_log().info("[{}/{}] {}{}: {} propert{}", index + 1, plan.jobs.size(), job.subject.id,
+                        job.subject.mutant ? " (mutant)" : "", job.properties.size(),
+                        job.properties.size() == 1 ? "y" : "ies");
+  }
   std::vector<PropertyResult> results;
   for (const Property* property : job.properties) {
     results.push_back(run_property_guarded(*property, job.subject, plan.config));

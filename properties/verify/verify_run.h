@@ -1,5 +1,6 @@
 // Executes a VerifyPlan: every planned (subject, property) pair through run_property(), with one
-// progress line per subject on stderr. A property that throws is a FAILED result, not a crash.
+// progress line per subject on stderr (or per few: VerifyOptions::progress_lines). A property that
+// throws is a FAILED result, not a crash.
 #pragma once
 
 #include <string>

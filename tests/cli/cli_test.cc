@@ -2,6 +2,7 @@
 // exit codes, stdout/stderr and verify.json; plus in-process checks of the ropecheck_cli pieces.
 //   cmake --build build-cli --target ropecheck cli_test && build-cli/cli_test
 //   ctest --test-dir build-cli -L cli
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cli/cli_app.h"
+#include "cli/tee_stream.h"
 #include "core/exit_codes.h"
 #include "properties/verify/verify.h"
 #include "core/machine_info.h"
@@ -448,7 +450,7 @@ TEST(CliMainJob, VerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   EXPECT_FALSE(own_failed);
   EXPECT_EQ(doc["summary"]["exit_code"], peer_failed ? 1 : run.code);
   if (peers) {
-    EXPECT_NE(run.out.find("\npeers: plugin/"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("\nPeers ("), std::string::npos) << run.out;
     const fs::path built(ROPECHECK_PLUGIN_DIR);
     if (fs::exists(built / "torch_hf.so")) {
       EXPECT_NE(run.out.find("plugin/torch_hf_rotate_half: "), std::string::npos) << run.out;
@@ -470,8 +472,27 @@ TEST(CliMainJob, VerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   EXPECT_FALSE(read_json(latest / "bench.json")["benchmarks"].empty());
   EXPECT_NE(slurp(latest / "report.html").find("<svg"), std::string::npos);
   EXPECT_NE(run.out.find("Report: reports/out/latest/report.html"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("mutants killed"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("of its same-run limit"), std::string::npos) << run.out;
+  // stdout is the verdict summary alone (issue 42): one screen, the verdict first, no row of
+  // verify's table, no benchmark row, no counterexample of a mutant that failed as it should.
+  const auto killed = doc["summary"]["mutants_killed"].get<int>();
+  EXPECT_EQ(run.out.rfind("Verdict: PASSED", 0), 0u) << run.out;
+  EXPECT_LE(std::count(run.out.begin(), run.out.end(), '\n'), 40) << run.out;
+  // Above it on the console only progress (stderr): a few lines per step, not one per subject.
+  EXPECT_LE(std::count(run.out.begin(), run.out.end(), '\n') + std::count(run.err.begin(), run.err.end(), '\n'), 50)
+      << run.err;
+  EXPECT_NE(run.out.find(fmt::format("Mutants: {0} of {0} killed", killed)), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("Kernels against the same-run limit"), std::string::npos) << run.out;
+  for (const char* detail : {"counterexample:", "__REPRO", "STATUS ", "Kill matrix", "threads:1_median"}) {
+    EXPECT_EQ(run.out.find(detail), std::string::npos) << detail << " on stdout:\n" << run.out;
+  }
+  // Every detail is in the log, which --verbose prints: verify's table with the mutants'
+  // counterexamples, the kill matrix, the benchmark rows, and the same summary at its end.
+  const std::string log = slurp(latest / "main_job.log");
+  for (const char* detail : {"counterexample:", "__REPRO: ropecheck verify", "Kill matrix", "KILLED (by ",
+                             "threads:1_median"}) {
+    EXPECT_NE(log.find(detail), std::string::npos) << detail;
+  }
+  EXPECT_TRUE(log.ends_with("\n" + run.out)) << log.substr(log.size() - std::min<std::size_t>(log.size(), 3000));
 }
 
 TEST(CliHelp, EveryCommandHasHelpAndTheAppAVersion) {
@@ -482,7 +503,8 @@ TEST(CliHelp, EveryCommandHasHelpAndTheAppAVersion) {
     EXPECT_EQ(run.code, 0) << args.front() << run.err;
     EXPECT_NE(run.out.find("Usage"), std::string::npos) << run.out;
     if (args.front() == "--help") {
-      EXPECT_NE(run.out.find("--cases"), std::string::npos) << run.out;  // the main job's option
+      EXPECT_NE(run.out.find("--cases"), std::string::npos) << run.out;  // the main job's options
+      EXPECT_NE(run.out.find("--verbose"), std::string::npos) << run.out;
     }
   }
   const auto version = ropecheck_cli({"--version"});
@@ -497,6 +519,23 @@ TEST(CliLibrary, RunCliMapsInvalidInputToExit2WithoutThrowing) {
   std::ostringstream out, err;
   EXPECT_EQ(run_cli(4, argv, out, err), kExitUsage);
   EXPECT_NE(err.str().find("nope/scalar"), std::string::npos);
+}
+
+// --verbose is the main job's: after a command it is bad usage, not silently ignored.
+TEST(CliLibrary, VerboseIsTheMainJobsOption) {
+  const char* argv[] = {"ropecheck", "--verbose", "list"};
+  std::ostringstream out, err;
+  EXPECT_EQ(run_cli(3, argv, out, err), kExitUsage);
+  EXPECT_NE(err.str().find("--verbose is the main job's"), std::string::npos) << err.str();
+}
+
+// What --verbose prints and the main job's log hold the same text: one stream writes both.
+TEST(CliLibrary, TeeStreamWritesBothStreams) {
+  std::ostringstream console, log;
+  TeeStream both(console, log);
+  both << "STATUS " << 42 << '\n' << std::string(5000, 'x') << std::flush;
+  EXPECT_EQ(console.str(), "STATUS 42\n" + std::string(5000, 'x'));
+  EXPECT_EQ(log.str(), console.str());
 }
 
 TEST(CliLibrary, RunVerifyThrowsInvalidInputForBadOptions) {

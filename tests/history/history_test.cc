@@ -150,6 +150,16 @@ TEST(HistoryReport, KnownStepIsMarkedAtItsCommitAndNoOtherCommitIsMarked) {
   EXPECT_NE(r.out.find("STEP  " + kCases[0]), std::string::npos) << r.out;
   const std::string md = slurp(out / "history.md"), html = slurp(out / "history.html");
   EXPECT_NE(md.find(short_commit(commit_id(9))), std::string::npos);
+  // The page opens with the steps, each row the commit, the case and the size, before any plot.
+  const auto first_heading = md.find("\n## ");
+  ASSERT_NE(first_heading, std::string::npos);
+  EXPECT_EQ(md.compare(first_heading + 1, 9, "## Steps\n"), 0) << md.substr(0, 600);
+  const auto step_row = md.find("\n| `" + short_commit(commit_id(9)) + " (");
+  ASSERT_NE(step_row, std::string::npos) << md.substr(0, 2000);
+  const std::string row = md.substr(step_row + 1, md.find('\n', step_row + 1) - step_row - 1);
+  EXPECT_NE(row.find("` | `" + kCases[0] + "` | -"), std::string::npos) << row;
+  EXPECT_LT(step_row, md.find("\n!["));
+  EXPECT_LT(html.find("<h2 id=\"steps\""), html.find("<svg"));
   // One plot per case, inlined; the step drawn on the stepped case's plot only.
   std::size_t svgs = 0, arrows = 0;
   for (const auto& e : fs::directory_iterator(out / "plots")) {

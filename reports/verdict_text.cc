@@ -1,0 +1,119 @@
+// verdict_text() (verdict_text.h): the console's summary of a run.
+#include "reports/verdict_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ropecheck {
+namespace {
+
+// Caps that keep the summary on one screen whatever breaks: the rest is in verify.json, the
+// report and the main job's log.
+constexpr std::size_t kConsoleFailures = 8;
+constexpr std::size_t kConsoleSkipReasons = 3;
+constexpr std::size_t kConsoleSubjects = 2;   // per skip reason
+constexpr std::size_t kConsoleSurvivors = 8;  // a surviving mutant is a gap in the catalogue: name it
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string headline_verdict(const VerdictSummary& s) {
+  if (!s.has_verify) return "Verdict: none (no verify.json)";
+  std::vector<std::string> why;
+  if (!s.failures.empty()) why.push_back(plural(s.failures.size(), "failure", "failures") + " on real implementations");
+  if (!s.survivors.empty()) why.push_back(plural(s.survivors.size(), "mutant", "mutants") + " survived");
+  if (why.empty()) {
+    return fmt::format("Verdict: PASSED: every real implementation passed{}",
+                       s.has_mutants ? ", every mutant was killed" : "");
+  }
+  std::string text = "Verdict: FAILED: ";
+  for (std::size_t i = 0; i < why.size(); ++i) text += (i ? "; " : "") + why[i];
+  return text;
+}
+
+std::string console_subjects(const std::vector<std::string>& subjects, std::size_t named = kConsoleSubjects) {
+  std::string out;
+  for (std::size_t i = 0; i < std::min(subjects.size(), named); ++i) out += (i ? ", " : "") + subjects[i];
+  if (subjects.size() > named) out += fmt::format(" and {} more", subjects.size() - named);
+  return out;
+}
+
+}  // namespace
+
+std::string format_limit(double fraction) { return fmt::format("{:.3f}", fraction); }
+
+std::string format_times(double ratio) {
+  return ratio >= 10 ? fmt::format("{:.0f}x", ratio) : fmt::format("{:.2g}x", ratio);
+}
+
+std::string verdict_text(const VerdictSummary& s) {
+  std::string out = headline_verdict(s) + "\n";
+  if (s.has_verify) {
+    out += fmt::format("Real implementations: {} passed, {} failed, {} skipped{}\n", s.passed, s.failed, s.skipped,
+                       s.mistrusted > 0 ? fmt::format(", {} MISTRUSTED (passed on cases that prove nothing)", s.mistrusted) : "");
+    for (std::size_t i = 0; i < std::min(s.failures.size(), kConsoleFailures); ++i) {
+      const FailedCheck& f = s.failures[i];
+      out += fmt::format("  {} {} {}: {}\n", f.status, f.subject, f.property, f.reason);
+    }
+    if (s.failures.size() > kConsoleFailures) {
+      out += fmt::format("  and {} more failures (verify.json, report.html)\n", s.failures.size() - kConsoleFailures);
+    }
+    if (s.has_mutants) {
+      out += fmt::format("Mutants: {} of {} killed{}\n", s.mutants_killed, s.mutants,
+                         s.survivors.empty() ? "" : "; SURVIVED: " + console_subjects(s.survivors, kConsoleSurvivors));
+    }
+  }
+  if (!s.kernels.empty()) {
+    out += fmt::format("Kernels against the same-run limit (1 = the limit; each shape at its fastest level; {} bench "
+                       "cases){}:\n",
+                       s.bench_cases, s.sanitized ? " [ASan+UBSan build: not representative]" : "");
+    std::vector<std::string> groups;
+    std::size_t width = 0;
+    for (const KernelHeadline& k : s.kernels) {
+      groups.push_back(fmt::format("{} ({}):", k.group, plural(k.cases, "case", "cases")));
+      width = std::max(width, groups.back().size());
+    }
+    for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+      const KernelHeadline& k = s.kernels[i];
+      out += fmt::format("  {:<{}}  best {} {}\n", groups[i], width, format_limit(k.best.value), k.best.label);
+      out += fmt::format("  {:<{}}  worst {} {}\n", "", width, format_limit(k.worst.value), k.worst.label);
+    }
+  }
+  if (!s.peers.empty()) {
+    out += "Peers (outside code: what they fail is a finding, not a failure of this run; speed: the fastest own "
+           "kernel's rate over theirs):\n";
+    for (const PeerVerdict& p : s.peers) {
+      std::string speed;
+      if (p.lowest_ratio && p.highest_ratio) {
+        speed = p.shapes == 1 ? fmt::format("; speed {} ({})", format_times(p.lowest_ratio->value), p.lowest_ratio->label)
+                              : fmt::format("; speed {} ({}) to {} ({})", format_times(p.lowest_ratio->value),
+                                            p.lowest_ratio->label, format_times(p.highest_ratio->value),
+                                            p.highest_ratio->label);
+      }
+      out += fmt::format("  {}: {} passed, {} failed, {} skipped{}{}\n", p.peer, p.passed, p.failed, p.skipped, speed,
+                         p.timed_failing ? " (timed despite a failed check)" : "");
+      if (!p.findings.empty()) {
+        out += fmt::format("    finding: {}: {}{}\n", p.findings.front().property, p.findings.front().reason,
+                           p.findings.size() == 1 ? "" : fmt::format(" (and {} more: report.html)", p.findings.size() - 1));
+      }
+    }
+  }
+  if (!s.skips.empty()) {
+    int results = 0;
+    for (const SkipGroup& g : s.skips) results += g.results;
+    out += fmt::format("Skipped: {}{}\n", plural(static_cast<std::size_t>(results), "result", "results"),
+                       s.isa_levels.empty() ? "" : fmt::format(" (kernel levels this CPU runs: {})", s.isa_levels));
+    for (std::size_t i = 0; i < std::min(s.skips.size(), kConsoleSkipReasons); ++i) {
+      const SkipGroup& g = s.skips[i];
+      out += fmt::format("  {}: {} ({})\n", g.reason, g.results, console_subjects(g.subjects));
+    }
+    if (s.skips.size() > kConsoleSkipReasons) {
+      out += fmt::format("  and {} (verify.json)\n", plural(s.skips.size() - kConsoleSkipReasons, "more reason", "more reasons"));
+    }
+  }
+  return out;
+}
+
+}  // namespace ropecheck
