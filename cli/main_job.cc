@@ -19,6 +19,7 @@
 // report and the summary, not a failure of the job.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,7 @@
 #include "history/history_add.h"
 #include "history/history_report.h"
 #include "core/logging.h"
+#include "core/machine_info.h"
 #include "properties/property.h"
 #include "plugins/host/plugin_subjects.h"
 
@@ -138,6 +140,9 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     // With --plugin, verify checks only the plugins unless the implementations are named.
     for (const auto& subject : registry_subjects(false)) verify.impls.push_back(subject.id);
     verify.plugins = peers;
+    // An ABI 2 peer (ggml) is called at the thread counts the own kernels are, as `verify`'s
+    // --plugin-threads gives them by default: past the CPUs, where a split goes wrong.
+    verify.plugin_options.threads = std::max(kDefaultVerifyThreads, usable_cpus());
     for (const auto& peer : peers) progress_log().info("main job: with the peer {}", peer.string());
   }
   // Its exit status counts the peers' failures too; the verdict below is the own implementations'.

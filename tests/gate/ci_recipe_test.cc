@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/gate/gate_test_case.h"
+#include "tests/support/gate_test_case.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/exit_codes.h"
-#include "tests/gate/gate_test_case.h"
+#include "tests/support/gate_test_case.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
