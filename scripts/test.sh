@@ -42,9 +42,13 @@ if [[ " ${presets} " == *" default "* && " ${presets} " == *" asan "* ]]; then
   background_start=$SECONDS
   idle=(chrt --idle 0)
   "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
-  # In a session of its own, so that an early exit (a failed default leg) stops the whole build.
-  setsid "${idle[@]}" bash -c "$(declare -f build); jobs=${jobs}; build asan" >"${background_log}" 2>&1 &
+  # In a process group of its own (job control), so that an early exit (a failed default leg)
+  # stops the whole build; not a session of its own (setsid), which the kernel would schedule as
+  # a group of its own, as much CPU as the default leg's whatever its priority (autogroup).
+  set -m
+  "${idle[@]}" bash -c "$(declare -f build); jobs=${jobs}; build asan" >"${background_log}" 2>&1 &
   background_pid=$!
+  set +m
   trap 'kill -- -${background_pid} 2>/dev/null || true' EXIT
   echo "=== asan: configure and build, beside the default leg at idle priority (log: ${background_log}) ===" >&2
 fi
