@@ -138,9 +138,12 @@ TEST(BenchCommand, TimesAPluginBesideTheBuiltIns) {
     if (b["run_type"] != "iteration" || b["run_name"].get<std::string>().rfind("plugin/", 0) != 0) continue;
     EXPECT_GT(b["limit_fraction"].get<double>(), 0.0);
     EXPECT_GT(b["probe_rate"].get<double>(), 0.0);
-    // The boundary costs copies and a round trip: slower than the call alone.
+    // The boundary's figure is there; whether it or the call alone is slower is a timing, not a
+    // test's to judge (under ASan beside other tests, the call timed in the worker, 98 us, once
+    // came out slower than the median of three calls through the boundary, 77 us).
     ASSERT_EQ(b["time_unit"], "ns");
-    EXPECT_GT(b["boundary_seconds"].get<double>(), b["real_time"].get<double>() * 1e-9) << b.dump();
+    EXPECT_GT(b["boundary_seconds"].get<double>(), 0.0) << b.dump();
+    EXPECT_GT(b["boundary_bytes_per_second"].get<double>(), 0.0) << b.dump();
     EXPECT_FALSE(b.contains("oracle_failed"));
   }
 }
