@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
@@ -126,7 +125,7 @@ void add_plugin_options(CLI::App& command, std::vector<std::filesystem::path>& p
       ->type_name("SECONDS")
       ->capture_default_str();
   // init's max_threads: what verify may ask (--threads), past the CPUs like the own kernels.
-  options.threads = std::max(kDefaultVerifyThreads, usable_cpus());
+  options.threads = default_verify_threads();
   command.add_option("--plugin-threads", options.threads,
                      "Threads an ABI 2 plugin may use in each call (init's max_threads; verify "
                      "draws counts up to it and --threads, past the CPUs: a split is judged on "

@@ -42,7 +42,6 @@
 #include "history/history_add.h"
 #include "history/history_report.h"
 #include "core/logging.h"
-#include "core/machine_info.h"
 #include "properties/property.h"
 #include "plugins/host/plugin_subjects.h"
 
@@ -142,7 +141,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     verify.plugins = peers;
     // An ABI 2 peer (ggml) is called at the thread counts the own kernels are, as `verify`'s
     // --plugin-threads gives them by default: past the CPUs, where a split goes wrong.
-    verify.plugin_options.threads = std::max(kDefaultVerifyThreads, usable_cpus());
+    verify.plugin_options.threads = default_verify_threads();
     for (const auto& peer : peers) progress_log().info("main job: with the peer {}", peer.string());
   }
   // Its exit status counts the peers' failures too; the verdict below is the own implementations'.

@@ -14,6 +14,11 @@
 
 namespace ropecheck {
 
+// verify's thread limit when --threads is 0, and what --plugin-threads gives an ABI 2 plugin by
+// default: kDefaultVerifyThreads (property.h), or the usable CPUs where there are more, at most
+// kMaxCallThreads.
+int default_verify_threads();
+
 struct VerifyOptions {
   std::vector<std::string> impls;       // registry ids, real or mutant; empty: every real one
   std::vector<std::string> properties;  // property ids; empty: the whole catalogue
@@ -23,8 +28,7 @@ struct VerifyOptions {
   bool mutants = false;                 // add every mutant and judge mutants by the kill matrix
   // The real model shapes every RoPE property runs after its random cases (RunConfig).
   ModelShapeSet model_shapes = ModelShapeSet::all;
-  // Most threads a call is given (RunConfig::threads); 0: kDefaultVerifyThreads or the usable
-  // CPUs, whichever is more.
+  // Most threads a call is given (RunConfig::threads); 0: default_verify_threads().
   int threads = 0;
   std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line
   std::string isa;                      // scalar|avx2|avx512: as on a CPU with nothing above it

@@ -126,6 +126,10 @@ void narrow_to_reproduce(VerifyPlan& plan) {
 
 }  // namespace
 
+int default_verify_threads() {
+  return std::min(std::max(kDefaultVerifyThreads, usable_cpus()), kMaxCallThreads);
+}
+
 VerifyPlan plan_verify(const VerifyOptions& options) {
   if (options.cases <= 0) {
     throw InvalidInput(
@@ -140,9 +144,7 @@ VerifyPlan plan_verify(const VerifyOptions& options) {
                                    kMaxCallThreads, kDefaultVerifyThreads, options.threads));
   }
   VerifyPlan plan;
-  plan.config.threads = options.threads > 0 ? options.threads
-                                            : std::min(std::max(kDefaultVerifyThreads, usable_cpus()),
-                                                       kMaxCallThreads);
+  plan.config.threads = options.threads > 0 ? options.threads : default_verify_threads();
   plan.config.model_shapes = options.model_shapes;
   plan.config.seed = options.seed;
   plan.config.cases = options.cases;
