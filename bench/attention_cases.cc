@@ -35,7 +35,7 @@ double attention_flops(const AttentionProblem& p) {
 // The RoPE of the RoPE forms: Llama's (head_dim features, base 1e4, interleaved), fp64 angles as
 // the fast kernel forms them.
 RopeSpec rope_spec(int head_dim) {
-  return {head_dim, head_dim, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  return {head_dim, head_dim, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
 }
 
 const RopeImpl& fast_kernel() {

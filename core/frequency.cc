@@ -25,6 +25,18 @@ double yarn_ramp(const CorrectionRange& range, std::size_t i) {
   return std::clamp((static_cast<double>(i) - range.low) / width, 0.0, 1.0);
 }
 
+// Vision RoPE's table (position_axes.h): each section restarts at theta_0 = 1, the j-th pair of
+// a section at base^(-2j / (d/2)); vision takes no scaling (spec.h refuses one).
+std::vector<double> vision_table(const RopeSpec& spec) {
+  const auto index = pair_frequency_index(spec.axes, spec.rotary_dim);
+  const double pairs = spec.rotary_dim / 2;
+  std::vector<double> theta(index.size());
+  for (std::size_t i = 0; i < theta.size(); ++i) {
+    theta[i] = std::pow(spec.base, -2.0 * index[i] / pairs);
+  }
+  return theta;
+}
+
 }  // namespace
 
 double ntk_base(const RopeSpec& spec) {
@@ -61,6 +73,7 @@ CorrectionRange yarn_correction_range(const RopeSpec& spec) {
 
 std::vector<double> inverse_frequencies(const RopeSpec& spec) {
   validate(spec);
+  if (spec.axes.mode == AxisMode::vision) return vision_table(spec);
   const RopeScaling& s = spec.scaling;
   if (s.kind == ScalingKind::ntk || s.kind == ScalingKind::dynamic_ntk) {
     return unscaled(ntk_base(spec), spec.rotary_dim);
@@ -139,6 +152,16 @@ std::vector<float> inverse_frequencies_hf_fp32(const RopeSpec& spec) {
     return p;
   };
   std::vector<float> inv(pairs);
+  if (spec.axes.mode == AxisMode::vision) {
+    // VisionRotaryEmbedding(dim = rotary_dim/2): 1.0 / (theta ** (torch.arange(0, dim, 2,
+    // dtype=torch.float) / dim)), indexed by row and column: each section from its j = 0.
+    const auto index = pair_frequency_index(spec.axes, d);
+    const auto dim = static_cast<float>(d / 2);
+    for (std::size_t i = 0; i < pairs; ++i) {
+      inv[i] = 1.0f / std::pow(static_cast<float>(spec.base), static_cast<float>(2 * index[i]) / dim);
+    }
+    return inv;
+  }
   const auto base_form = [&](double base) {
     const auto p = pos_freqs(base);
     for (std::size_t i = 0; i < pairs; ++i) inv[i] = 1.0f / p[i];  // 1.0 / (base ** ...)

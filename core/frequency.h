@@ -12,7 +12,8 @@
 namespace ropecheck {
 
 // rotary_dim/2 entries. Unscaled: theta_0 = 1 falling geometrically to
-// base^(-(rotary_dim-2)/rotary_dim); every scaling method keeps them in (0, 1].
+// base^(-(rotary_dim-2)/rotary_dim); every scaling method keeps them in (0, 1]. Vision axes
+// (position_axes.h): each section's own geometric run from 1.
 std::vector<double> inverse_frequencies(const RopeSpec& spec);
 
 // What cos and sin are multiplied by (YaRN's mscale, LongRoPE's scaling): 1 for the other kinds.

@@ -29,6 +29,11 @@ void validate(const RopeSpec& spec) {
     throw InvalidInput(fmt::format("base (theta) must be finite and > 1, got {}", spec.base));
   }
   validate(spec.scaling, spec.rotary_dim);
+  validate(spec.axes, spec.rotary_dim);
+  if (spec.axes.mode == AxisMode::vision && spec.scaling.kind != ScalingKind::none) {
+    throw InvalidInput(fmt::format("vision RoPE takes no frequency scaling (no vision tower scales "
+                                   "its frequencies), got {}", describe(spec.scaling)));
+  }
 }
 
 std::string_view to_string(StorageType storage) {
@@ -107,6 +112,7 @@ std::string describe(const RopeSpec& spec) {
   if (spec.scaling.kind != ScalingKind::none || spec.scaling.attention_factor) {
     text += " " + describe(spec.scaling);
   }
+  if (spec.axes.mode != AxisMode::none) text += " " + describe(spec.axes);
   return text;
 }
 

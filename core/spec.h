@@ -6,12 +6,15 @@
 //   interleaved: pair i = features (2i, 2i+1)               [x0 y0 x1 y1 ... | tail]
 //   half_split:  pair i = features (i, i + rotary_dim/2)    [x0 x1 ... y0 y1 ... | tail]
 // Features [rotary_dim, head_dim) pass through unchanged, bit for bit.
+// Multi-axis RoPE (spec.axes, position_axes.h) gives a token one position per axis and each pair
+// the position of its axis (and, for vision, its section's frequency).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "core/position_axes.h"
 #include "core/scaling.h"
 
 namespace ropecheck {
@@ -38,7 +41,11 @@ struct RopeSpec {
   Layout layout = Layout::interleaved;
   AnglePrecision angle_precision = AnglePrecision::fp64;
   RopeScaling scaling;  // frequency scaling (scaling.h); none by default
+  PositionAxes axes;    // positions on several axes (position_axes.h); one axis by default
 };
+
+// Positions per token: 1, or the multi-axis mode's axes (position_axes.h).
+inline int axis_count(const RopeSpec& spec) { return axis_count(spec.axes); }
 
 // Positions are limited to |m| <= 2^24, the range in which every integer is exact in fp32
 // (the HF form converts positions to float); negative positions are valid (R_-m = R_m^-1).
@@ -46,8 +53,8 @@ inline constexpr std::int64_t kMaxAbsPosition = std::int64_t{1} << 24;
 inline constexpr int kMaxHeadDim = 1 << 16;
 
 // Throws InvalidInput naming what is wrong: odd or non-positive head_dim, odd, non-positive or
-// too large rotary_dim, non-finite or non-positive base, a base of 1 (no rotation at all), or
-// bad scaling parameters (scaling.h).
+// too large rotary_dim, non-finite or non-positive base, a base of 1 (no rotation at all),
+// bad scaling parameters (scaling.h), bad sections (position_axes.h), vision axes with scaling.
 void validate(const RopeSpec& spec);
 
 std::string_view to_string(Layout layout);

@@ -18,6 +18,10 @@ bool RopeCapabilities::implements(ScalingKind kind) const {
   return std::find(scaling_kinds.begin(), scaling_kinds.end(), kind) != scaling_kinds.end();
 }
 
+bool RopeCapabilities::implements(AxisMode mode) const {
+  return std::find(axis_modes.begin(), axis_modes.end(), mode) != axis_modes.end();
+}
+
 std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
   if (!available) return fmt::format("not available on this CPU: {}", unavailable_reason);
   if (std::find(layouts.begin(), layouts.end(), spec.layout) == layouts.end()) {
@@ -29,6 +33,9 @@ std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
   }
   if (!implements(spec.scaling.kind)) {
     return fmt::format("frequency scaling ({}) not supported", describe(spec.scaling));
+  }
+  if (!implements(spec.axes.mode)) {
+    return fmt::format("{} position axes not supported", to_string(spec.axes.mode));
   }
   if (spec.head_dim > max_head_dim) {
     return fmt::format("head_dim {} above its maximum {}", spec.head_dim, max_head_dim);
@@ -63,14 +70,25 @@ void validate_shape(const RopeSpec& spec, const HeadTensorOf<Element>& x, Positi
                                    x.data.size(), x.tokens, x.heads, x.head_dim,
                                    static_cast<double>(tokens) * heads * dim));
   }
-  if (positions.size() != tokens) {
-    throw InvalidInput(fmt::format("{}: {} positions for {} tokens (one position per token)",
-                                   name, positions.size(), x.tokens));
+  const auto axes = static_cast<unsigned long long>(axis_count(spec));
+  if (positions.size() != tokens * axes) {
+    if (axes == 1) {
+      throw InvalidInput(fmt::format("{}: {} positions for {} tokens (one position per token)",
+                                     name, positions.size(), x.tokens));
+    }
+    throw InvalidInput(fmt::format("{}: {} positions for {} tokens ({} axes: {} positions per "
+                                   "token, token-major)",
+                                   name, positions.size(), x.tokens, to_string(spec.axes.mode),
+                                   axes));
   }
-  for (std::size_t t = 0; t < positions.size(); ++t) {
-    if (positions[t] > kMaxAbsPosition || positions[t] < -kMaxAbsPosition) {
-      throw InvalidInput(fmt::format("position {} of token {} is outside [-2^24, 2^24]",
-                                     positions[t], t));
+  for (std::size_t at = 0; at < positions.size(); ++at) {
+    if (positions[at] > kMaxAbsPosition || positions[at] < -kMaxAbsPosition) {
+      if (axes == 1) {
+        throw InvalidInput(fmt::format("position {} of token {} is outside [-2^24, 2^24]",
+                                       positions[at], at));
+      }
+      throw InvalidInput(fmt::format("position {} of token {} on axis {} is outside [-2^24, 2^24]",
+                                     positions[at], at / axes, at % axes));
     }
   }
 }
@@ -131,9 +149,10 @@ void RopeImpl::rotate_qk_threads(const RopeSpec& spec, HeadTensor q, HeadTensor 
   const auto rotate_chunk = [&](int j) {
     const TokenChunk c = token_chunk(q.tokens, threads, j);
     if (c.begin == c.end) return;
+    const auto axes = static_cast<std::size_t>(axis_count(spec));
     rotate_qk(spec, part(q, c), part(k, c),
-              positions.subspan(static_cast<std::size_t>(c.begin),
-                                static_cast<std::size_t>(c.end - c.begin)));
+              positions.subspan(static_cast<std::size_t>(c.begin) * axes,
+                                static_cast<std::size_t>(c.end - c.begin) * axes));
   };
   run_team(threads, rotate_chunk);
 }

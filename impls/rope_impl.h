@@ -1,7 +1,9 @@
 // The interface every RoPE implementation satisfies, and its capability record.
 //
 // apply() rotates q and k in place: for token t at position m = positions[t], every head's
-// rotary pairs are rotated by m * theta_i (see spec.h for pairs and theta_i). q and k may have
+// rotary pairs are rotated by m * theta_i (see spec.h for pairs and theta_i). A multi-axis spec
+// (position_axes.h) gives each token axis_count(spec) positions, positions[t * axes + a], and
+// pair i the position of its axis. q and k may have
 // different head counts (GQA). apply() validates everything first and throws InvalidInput on bad
 // input, so implementations only see well-formed problems; NaN and Inf in the data are not bad
 // input: they propagate through the rotation.
@@ -35,6 +37,9 @@ struct RopeCapabilities {
   // The frequency scaling kinds (scaling.h) it implements, none included: every kind for the
   // built-ins; what a plugin declares (ABI 1: none only).
   std::vector<ScalingKind> scaling_kinds{std::begin(kAllScalingKinds), std::end(kAllScalingKinds)};
+  // The position axes (position_axes.h) it implements: one axis only unless it says more (the
+  // oracle, the kernels and the HF form do every mode; a plugin declares them, ABI 3).
+  std::vector<AxisMode> axis_modes{AxisMode::none};
   // Largest |position| it handles (the position generators stay within it; a plugin declares one).
   std::int64_t max_position = kMaxAbsPosition;
   // Runs in another process (a plugin's worker): its work is not this thread's CPU time, so the
@@ -47,6 +52,7 @@ struct RopeCapabilities {
 
   bool supports(const RopeSpec& spec) const;
   bool implements(ScalingKind kind) const;  // kind is in scaling_kinds
+  bool implements(AxisMode mode) const;     // mode is in axis_modes
   std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported
 };
 
@@ -121,8 +127,9 @@ struct TokenChunk {
 };
 TokenChunk token_chunk(std::int64_t tokens, int threads, int j);
 
-// Throws InvalidInput unless x is a well-formed [tokens][heads][spec.head_dim] tensor with one
-// position per token, every position within +-kMaxAbsPosition. `name` names x in the message.
+// Throws InvalidInput unless x is a well-formed [tokens][heads][spec.head_dim] tensor with
+// axis_count(spec) positions per token, every position within +-kMaxAbsPosition. `name` names x
+// in the message.
 void validate_tensor(const RopeSpec& spec, const HeadTensor& x, PositionIds positions,
                      std::string_view name);
 void validate_tensor(const RopeSpec& spec, const Bf16HeadTensor& x, PositionIds positions,

@@ -148,7 +148,7 @@ PropertyResult rope_matches_reference(const Subject& subject, const RunConfig& c
     const auto& s = p.shape;
     const RopeSpec spec{s.head_dim, s.head_dim, 10000.0,
                         *rc::gen::element(Layout::interleaved, Layout::half_split).as("layout"),
-                        AnglePrecision::fp64, {}};
+                        AnglePrecision::fp64, {}, {}};
     std::vector<std::int64_t> positions(static_cast<std::size_t>(s.tokens));
     std::iota(positions.begin(), positions.end(), *rc::gen::inRange<std::int64_t>(0, 1 << 20).as("first position"));
     Problem rotated = p;
@@ -238,7 +238,7 @@ PropertyResult rope_breaks_equivariance(const Subject& subject, const RunConfig&
       p.v.push_back(std::sin(0.1f * static_cast<float>(j * j % 97)));
     }
     const std::vector<std::int64_t> slots = {0, 1, 2, 3, 4, 5}, order = {3, 0, 5, 1, 4, 2};
-    const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+    const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
     const auto out = attend(*subject.attention, p, &spec, slots);
     const auto out_moved = attend(*subject.attention, permuted(p, order), &spec, slots);
     double gap = 0, scale = 0;
@@ -268,7 +268,7 @@ PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& co
     // runs' scores differ by <= Delta_i, outputs by <= 2 Delta_i max|v|, plus each run's fp32 bound.
     const Problem p = pick_problem(true);
     const auto& s = p.shape;
-    const RopeSpec spec{s.head_dim, s.head_dim, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+    const RopeSpec spec{s.head_dim, s.head_dim, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
     std::vector<std::int64_t> positions(static_cast<std::size_t>(s.tokens));
     std::iota(positions.begin(), positions.end(), *rc::gen::inRange<std::int64_t>(0, 1 << 20).as("first position"));
     std::vector<std::int64_t> shifted(positions);

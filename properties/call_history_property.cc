@@ -70,7 +70,7 @@ QkCase call_before(const RopeCapabilities& caps, QkCase& c, History history) {
                                                                  : 2 * c.positions.size();
       const auto extra = *position_ids(more, position_limit(caps)).as("the longer call's further positions");
       before.positions.insert(before.positions.end(), extra.begin(), extra.end());
-      before.tokens = static_cast<std::int64_t>(before.positions.size());
+      before.tokens = static_cast<std::int64_t>(before.positions.size()) / axis_count(c.spec);
       before.q = pick_tensor(c.spec, before.tokens, c.q_heads, c.storage, "q of the call before");
       before.k = pick_tensor(c.spec, before.tokens, c.k_heads, c.storage, "k of the call before");
       round_to_storage(before.q, c.storage);
@@ -130,7 +130,8 @@ PropertyResult call_history_independence(const Subject& subject, const RunConfig
     auto history = *rc::gen::element(History::other_positions, History::longer_call,
                                      History::other_spec, History::dynamic_ntk_long_call)
                         .as("the call before");
-    if (history == History::dynamic_ntk_long_call && !caps.implements(ScalingKind::dynamic_ntk)) {
+    if (history == History::dynamic_ntk_long_call &&
+        (!caps.implements(ScalingKind::dynamic_ntk) || c.spec.axes.mode == AxisMode::vision)) {
       history = History::other_spec;
     }
     const QkCase before = call_before(caps, c, history);

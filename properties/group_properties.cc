@@ -3,6 +3,7 @@
 // rotation on both sides (tolerance.h); a rotation applied after an error can move the pair's
 // whole error vector into one element, hence pair_error_bound_units for the inner rotation.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -91,8 +92,9 @@ Scores scores(const QkCase& c, const std::vector<float>& q, const std::vector<fl
   const auto dim = static_cast<std::size_t>(c.spec.head_dim);
   const auto pairs = theta.size();
   const auto p = c.model();
+  const PairPositions at(c.spec);
   Scores s;
-  for (std::size_t t = 0; t < c.positions.size(); ++t) {
+  for (std::size_t t = 0; t < static_cast<std::size_t>(c.tokens); ++t) {
     for (std::int64_t h = 0; h < c.q_heads; ++h) {
       const std::size_t qrow = t * static_cast<std::size_t>(c.q_heads) + static_cast<std::size_t>(h);
       const std::size_t krow = t * static_cast<std::size_t>(c.k_heads) + static_cast<std::size_t>(h / c.group());
@@ -103,8 +105,8 @@ Scores scores(const QkCase& c, const std::vector<float>& q, const std::vector<fl
                static_cast<double>(q[qrow * dim + b]) * k[krow * dim + b];
         const double w = q_norms[qrow * pairs + i] * k_norms[krow * pairs + i];
         const int pair = static_cast<int>(i);
-        const double pq = q_pos.empty() ? 0.0 : pair_error_bound_units(p, q_pos[t], theta[i], pair);
-        const double pk = pair_error_bound_units(p, k_pos[t], theta[i], pair);
+        const double pq = q_pos.empty() ? 0.0 : pair_error_bound_units(p, q_pos[at(t, i)], theta[i], pair);
+        const double pk = pair_error_bound_units(p, k_pos[at(t, i)], theta[i], pair);
         bound += w * (pq + pk + kEps32 * pq * pk);
         weight += w;
       }
@@ -124,8 +126,12 @@ PropertyResult relative_position(const Subject& subject, const RunConfig& config
     const QkCase c = pick_rotation_case(caps, Rotary::any);
     const auto& m = c.positions;  // query positions
     const auto n = *position_ids(m.size(), position_limit(caps)).as("key positions n");
-    const auto shift = *signed_position(position_limit(caps)).as("shift c");
-    const std::vector<std::int64_t> shifts(m.size(), shift);
+    // One shift per axis (a multi-axis spec's t, h, w each move on their own: position_axes.h).
+    const auto axes = static_cast<std::size_t>(axis_count(c.spec));
+    const auto shift = *rc::gen::container<std::vector<std::int64_t>>(axes, signed_position(position_limit(caps)))
+                            .as(axes == 1 ? "shift c" : "shift c of each axis");
+    std::vector<std::int64_t> shifts(m.size());
+    for (std::size_t at = 0; at < shifts.size(); ++at) shifts[at] = shift[at % axes];
     const auto n_minus_m = sum(n, negated(m));
 
     const auto s_mn = scores(c, rotated(impl, c.spec, c.q, c.q_heads, m),
@@ -146,11 +152,14 @@ PropertyResult relative_position(const Subject& subject, const RunConfig& config
         tracker.observe(std::isnan(error) ? INFINITY : error, bound);
         if (!(diff <= limit)) {
           const auto t = j / static_cast<std::size_t>(c.q_heads);
+          const auto of_token = [&](const std::vector<std::int64_t>& p) {
+            return fmt::format("{}", fmt::join(std::span(p).subspan(t * axes, axes), ","));
+          };
           RC_FAIL(fmt::format("<R_m q, R_n k> = {:.17g} but {} = {:.17g} (token {}, q head {}, "
                               "m = {}, n = {}, c = {}): error {:.4g} > bound {:.4g} units",
                               s_mn.value[j], label, other->value[j], t,
-                              j % static_cast<std::size_t>(c.q_heads), m[t], n[t], shift, error,
-                              bound));
+                              j % static_cast<std::size_t>(c.q_heads), of_token(m), of_token(n),
+                              fmt::join(shift, ","), error, bound));
         }
       }
     }
@@ -165,7 +174,8 @@ std::span<const Property> group_properties() {
       {"composition", "rotating by n then by m equals rotating by m + n: R_m R_n = R_(m+n)",
        SubjectKind::rope, composition},
       {"relative_position",
-       "<R_m q, R_n k> = <q, R_(n-m) k> = <R_(m+c) q, R_(n+c) k>, with GQA heads (seed 004)",
+       "<R_m q, R_n k> = <q, R_(n-m) k> = <R_(m+c) q, R_(n+c) k>, with GQA heads, a shift of its "
+       "own per axis (seed 004)",
        SubjectKind::rope, relative_position},
   };
   return kAll;

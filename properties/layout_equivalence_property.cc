@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "properties/harness/axis_generators.h"
 #include "properties/harness/model_shape_cases.h"
 #include "properties/harness/rapidcheck_bridge.h"
 #include "properties/harness/rope_cases.h"
@@ -84,6 +85,8 @@ LayoutCase pick_layout_case(const RopeCapabilities& caps) {
     c.kv_heads = static_cast<int>(shape->k_heads);
     c.q_heads = static_cast<int>(shape->q_heads);
     c.tokens = static_cast<std::size_t>(*starting_at(shape->tokens, 1).as("tokens"));
+    c.meta.axes = shape->axes;  // the shape's own axes (a vision tower's take no scaling)
+    if (shape->axes.mode == AxisMode::vision) c.meta.scaling = RopeScaling{};
     c.positions = *at_full_size(model_positions(*shape, static_cast<std::int64_t>(c.tokens),
                                                 position_limit(caps)))
                        .as("positions");
@@ -94,7 +97,7 @@ LayoutCase pick_layout_case(const RopeCapabilities& caps) {
   c.kv_heads = *rc::gen::inRange(1, 3).as("kv_heads");
   c.q_heads = c.kv_heads * *rc::gen::inRange(1, 3).as("q heads per kv head");
   c.tokens = *rc::gen::inRange<std::size_t>(1, 6).as("tokens");
-  c.positions = *position_ids(c.tokens, position_limit(caps)).as("positions");
+  c.positions = *token_positions(c.meta, c.tokens, position_limit(caps)).as("positions");
   return c;
 }
 
@@ -158,6 +161,7 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
     const auto q_norms = unit_pair_norms(meta, caps.storage, q_in);
     const auto k_norms = unit_pair_norms(meta, caps.storage, k_in);
     const auto theta = inverse_frequencies(meta);
+    const PairPositions at(meta);
     for (std::size_t t = 0; t < tokens; ++t) {
       for (int h = 0; h < q_heads; ++h) {
         const std::size_t qrow = t * static_cast<std::size_t>(q_heads) + static_cast<std::size_t>(h);
@@ -167,7 +171,7 @@ PropertyResult layout_equivalence(const Subject& subject, const RunConfig& confi
         double weight = 0, limit = 0;
         for (std::size_t i = 0; i < theta.size(); ++i) {
           const double w = q_norms[qrow * theta.size() + i] * k_norms[krow * theta.size() + i];
-          const double pb = pair_error_bound_units(p, positions[t], theta[i], static_cast<int>(i));
+          const double pb = pair_error_bound_units(p, positions[at(t, i)], theta[i], static_cast<int>(i));
           weight += w;
           limit += 2 * w * (2 * pb + kEps32 * pb * pb);  // two paths, each q and k rotated
         }

@@ -86,13 +86,15 @@ WorstElement check_tensor(const QkCase& c, const std::vector<float>& x, const st
   const double threshold = overflow_threshold(c.storage);
   const auto dim = static_cast<std::size_t>(c.spec.head_dim);
   const ErrorModel model = c.model();
+  const PairPositions at(c.spec);
   WorstElement worst;
   for (std::size_t row = 0; row < x.size() / dim; ++row) {
     const std::size_t t = row / static_cast<std::size_t>(heads);
     const auto where = [&](std::size_t j, int pair) {
       return fmt::format("{} token {} head {} feature {} (pair {}, position {}): input ({:.9g}, "
                          "{:.9g}), got {:.9g}, oracle {:.17g}",
-                         name, t, row % static_cast<std::size_t>(heads), j, pair, c.positions[t],
+                         name, t, row % static_cast<std::size_t>(heads), j, pair,
+                         c.positions[at(t, static_cast<std::size_t>(pair))],
                          x[row * dim + pair_features(c.spec, pair).first],
                          x[row * dim + pair_features(c.spec, pair).second], y[row * dim + j],
                          expected[row * dim + j]);
@@ -101,7 +103,8 @@ WorstElement check_tensor(const QkCase& c, const std::vector<float>& x, const st
       const auto [fa, fb] = pair_features(c.spec, i);
       const double xa = x[row * dim + fa], xb = x[row * dim + fb];
       const double norm = unit_pair_norm(c.storage, a, std::hypot(xa, xb));
-      const double limit = rotation_bound_units(model, c.positions[t], theta[static_cast<std::size_t>(i)], i);
+      const double limit = rotation_bound_units(model, c.positions[at(t, static_cast<std::size_t>(i))],
+                                                theta[static_cast<std::size_t>(i)], i);
       for (const std::size_t j : {fa, fb}) {
         const double want = expected[row * dim + j];
         const float got = y[row * dim + j];

@@ -66,7 +66,8 @@ PropertyResult norm_preservation(const Subject& subject, const RunConfig& config
       RC_FAIL(fmt::format("pair {} of q row {} (position {}): |x| = {:.9g} became {:.9g} (a = {}), "
                           "{:.4g} > {:.4g} {}",
                           worst_pair % pairs, worst_pair / pairs,
-                          c.positions[worst_pair / pairs / static_cast<std::size_t>(c.q_heads)],
+                          c.positions[PairPositions(c.spec)(
+                              worst_pair / pairs / static_cast<std::size_t>(c.q_heads), worst_pair % pairs)],
                           before[worst_pair], after[worst_pair], a, worst, limit, kPairUnits));
     }
   });

@@ -23,7 +23,7 @@ PropertyResult linear_scaling_interpolates(const Subject& subject, const RunConf
   }
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
-    QkCase c = pick_rotation_case(caps, Rotary::any);
+    QkCase c = pick_rotation_case(scalable(caps), Rotary::any);
     const auto factor = *rc::gen::inRange<std::int64_t>(2, 17).as("linear factor");
     RopeSpec plain = c.spec, scaled = c.spec;
     plain.scaling = {};
@@ -63,7 +63,7 @@ PropertyResult scaling_boundary(const Subject& subject, const RunConfig& config)
   if (switching.empty()) return skipped_result(subject, config, "no dynamic NTK nor LongRoPE scaling");
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
-    QkCase c = pick_qk_case(caps, Rotary::any);
+    QkCase c = pick_qk_case(scalable(caps), Rotary::any);
     // A dynamic NTK or LongRoPE spec; sequence lengths L - 1, L, L + 1 around its L.
     const auto kind = *rc::gen::elementOf(switching).as("switching scaling");
     const RopeScaling scaling = *scaling_of(kind, c.spec.rotary_dim).as("scaling (replaces the spec's)");

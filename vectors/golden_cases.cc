@@ -17,7 +17,7 @@ namespace {
 constexpr std::int64_t k2Pow20 = std::int64_t{1} << 20;
 
 RopeSpec spec(int head_dim, int rotary_dim, double base, Layout layout) {
-  return {head_dim, rotary_dim, base, layout, AnglePrecision::fp64, {}};
+  return {head_dim, rotary_dim, base, layout, AnglePrecision::fp64, {}, {}};
 }
 
 constexpr auto kInterleaved = Layout::interleaved;

@@ -204,7 +204,7 @@ RopeSpec rope_spec_from_json(const Json& j) {
                   j.at("base").get<double>(),
                   parse_layout(j.at("layout").get<std::string>()),
                   parse_angle_precision(j.at("angle_precision").get<std::string>()),
-                  {}};
+                  {}, {}};
     // Version 1 manifests have no scaling: none.
     if (j.contains("scaling")) spec.scaling = scaling_from_json(j["scaling"]);
     validate(spec);

@@ -41,7 +41,7 @@ const std::vector<double> kLongRopeLong = {
 
 RopeSpec scaled_spec(int head_dim, int rotary_dim, double base, Layout layout,
                      RopeScaling scaling) {
-  return {head_dim, rotary_dim, base, layout, AnglePrecision::fp64, std::move(scaling)};
+  return {head_dim, rotary_dim, base, layout, AnglePrecision::fp64, std::move(scaling), {}};
 }
 
 RopeScaling linear(double factor) {

@@ -52,15 +52,19 @@ struct KernelScratch {
   double base = 0;
   Layout layout = Layout::interleaved;  // the rows hold the table in the layout's form
   RopeScaling scaling;
+  PositionAxes axes;
   std::vector<double> theta;
   double scale = 1.0;
   std::vector<float, CacheLineAllocator<float>> table;
   std::vector<double, CacheLineAllocator<double>> angles;
   TableRows rows;
+  // Multi-axis specs: each row float's axis, and a scratch row per axis (rope_kernel.h).
+  std::vector<std::int32_t, CacheLineAllocator<std::int32_t>> row_axis;
+  std::vector<float, CacheLineAllocator<float>> axis_rows;
 
   void prepare(AnyKernel for_kernel, const RopeSpec& spec) {
     if (for_kernel == kernel && spec.rotary_dim == rotary_dim && spec.base == base &&
-        spec.layout == layout && spec.scaling == scaling) {
+        spec.layout == layout && spec.scaling == scaling && spec.axes == axes) {
       return;
     }
     theta = inverse_frequencies(spec);
@@ -69,11 +73,30 @@ struct KernelScratch {
     table.assign(TableRows::row_bytes(spec.rotary_dim) / sizeof(float), 0.0f);
     angles.assign(2 * static_cast<std::size_t>(spec.rotary_dim), 0.0);
     rows.reset(spec.rotary_dim);
+    prepare_axes(spec);
     kernel = for_kernel;
     rotary_dim = spec.rotary_dim;
     base = spec.base;
     layout = spec.layout;
     scaling = spec.scaling;
+    axes = spec.axes;
+  }
+
+  // The axis of each float of a row: the cos and sin floats of pair i take pair i's axis.
+  void prepare_axes(const RopeSpec& spec) {
+    const auto floats = static_cast<std::size_t>(kernels::row_floats(spec.rotary_dim));
+    row_axis.assign(floats, 0);
+    axis_rows.assign(kMaxAxes * floats, 0.0f);
+    const std::vector<int> pair_axis = pair_axes(spec.axes, spec.rotary_dim);
+    const auto d = static_cast<std::size_t>(spec.rotary_dim);
+    for (std::size_t i = 0; i < pair_axis.size(); ++i) {
+      const auto a = static_cast<std::int32_t>(pair_axis[i]);
+      if (spec.layout == Layout::interleaved) {  // cos_dup and sin_signed: features 2i, 2i + 1
+        row_axis[2 * i] = row_axis[2 * i + 1] = row_axis[d + 2 * i] = row_axis[d + 2 * i + 1] = a;
+      } else {  // cos and sin: entry i of each
+        row_axis[i] = row_axis[d + i] = a;
+      }
+    }
   }
 };
 
@@ -85,7 +108,8 @@ void run_kernel(void (*kernel)(const kernels::RopeKernelArgs<Element>&), const R
   const kernels::TableRowCache rows = scratch.rows.cache();
   kernel({q.data.data(), k.data.data(), q.tokens, q.heads, k.heads, spec.head_dim, spec.rotary_dim,
           spec.layout == Layout::interleaved, positions.data(), scratch.theta.data(),
-          scratch.scale, scratch.table.data(), scratch.angles.data(), &rows});
+          scratch.scale, scratch.table.data(), scratch.angles.data(), &rows, axis_count(spec),
+          scratch.row_axis.data(), scratch.axis_rows.data()});
 }
 
 // A kernel level on one storage type: exactly one of the three is set.
@@ -121,6 +145,7 @@ class KernelRope final : public RopeImpl {
     caps.available = availability_(&caps.unavailable_reason);
     caps.storage = storage();
     caps.max_threads = kMaxCallThreads;  // the tokens split over threads (rope_impl.h)
+    caps.axis_modes.assign(std::begin(kAllAxisModes), std::end(kAllAxisModes));
     return caps;
   }
 

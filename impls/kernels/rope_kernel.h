@@ -2,7 +2,7 @@
 // reference. Plain C types only: the AVX2/AVX-512 files are compiled with their own ISA flags, and
 // must not instantiate C++ library templates the linker could pick for code that runs anywhere.
 //
-// Per token t (position m = positions[t]):
+// Per token t (position m = positions[t]; multi-axis tokens: run_multi_axis_tokens below):
 //   1. the token's table row: cos/sin of m * theta_i in double, times the attention factor (1
 //      unless YaRN/LongRoPE scale it), rounded to fp32 once.
 //      Exactly (angle m * theta_i in double, |m| <= 2^24: error <= 2^-53 |m theta|; SLEEF u35:
@@ -57,7 +57,17 @@ struct RopeKernelArgs {
   float* table;                   // scratch: 2 * rotary_dim floats (any alignment; 64 is fastest)
   double* angles;                 // scratch: 2 * rotary_dim doubles (see AngleState)
   const struct TableRowCache* rows = nullptr;  // rows kept across calls (below); nullptr: none
+  // Multi-axis RoPE (core/position_axes.h): `axes` positions per token, token-major; with
+  // axes > 1, row_axis gives the axis of every float of a table row (row_floats(rotary_dim)
+  // entries, the padding's 0) and axis_rows is scratch for kMaxAxes rows of row_floats each.
+  int axes = 1;
+  const std::int32_t* row_axis = nullptr;
+  float* axis_rows = nullptr;
 };
+
+// Floats of one table row as the multi-axis path reads and writes it: 2 * rotary_dim rounded up
+// to whole 16-float vectors (TableRows::row_bytes leaves that much room in every row).
+inline std::int64_t row_floats(int rotary_dim) { return (2 * std::int64_t{rotary_dim} + 15) / 16 * 16; }
 
 // Step 1's table rows kept across calls (kernel_rope.cc owns them): a decode call is one token,
 // and rotating its 32 KiB costs less than forming its angles exactly; every layer of a model
@@ -121,8 +131,79 @@ void form_rows(const Args& p, std::int64_t first, std::int64_t count, float* tab
   }
 }
 
+// Multi-axis tokens (p.axes > 1). A token's row is assembled from the 1D rows of its axes'
+// positions, each pair's floats from its axis's row: those rows are the 1D kernel's bit for bit,
+// kept and formed the same way, so a text token (every axis at one position) is rotated exactly
+// as by 1D RoPE, with that row itself and no assembly.
+// Napkin math: assembling is three loads, two compares and two blends a 16-float vector, 16
+// vectors at rotary_dim 128, against the 256 of Qwen2-VL 7B's 32 heads of q and k a token.
+template <typename Level, typename Args>
+void run_multi_axis_tokens(const Args& p) {
+  bool have_step = false;
+  const std::int64_t floats = row_floats(p.rotary_dim);
+  // Per axis: the kept block last used (positions of one axis move in runs: an image's row
+  // index, its column index), or the position formed into the axis's scratch row.
+  struct AxisRow {
+    std::int64_t anchor = 0;
+    float* block = nullptr;
+    bool in_scratch = false;
+    std::int64_t scratch_position = 0;
+  } axis_row[3];
+  const auto row_of = [&](int a, std::int64_t m) -> const float* {
+    AxisRow& r = axis_row[a];
+    const std::int64_t anchor = anchor_of(m);
+    if (r.block == nullptr || r.anchor != anchor) {
+      bool* ready = nullptr;
+      r.block = p.rows != nullptr ? p.rows->block(p.rows->owner, anchor, &ready) : nullptr;
+      r.anchor = anchor;
+      if (r.block != nullptr && !*ready) {
+        form_rows<Level>(p, anchor, kAnchorEvery, r.block, p.rows->stride, have_step);
+        *ready = true;
+      }
+    }
+    if (r.block != nullptr) return r.block + (m - anchor) * p.rows->stride;
+    float* scratch = p.axis_rows + a * floats;
+    if (!r.in_scratch || r.scratch_position != m) {
+      form_rows<Level>(p, anchor, m - anchor + 1, scratch, 0, have_step);
+      r.in_scratch = true;
+      r.scratch_position = m;
+    }
+    return scratch;
+  };
+  Args with_row = p;
+  for (std::int64_t t = 0; t < p.tokens; ++t) {
+    const std::int64_t* m = p.positions + t * p.axes;
+    bool one_position = true;
+    for (int a = 1; a < p.axes; ++a) one_position = one_position && m[a] == m[0];
+    if (one_position) {
+      with_row.table = const_cast<float*>(row_of(0, m[0]));
+    } else {
+      const float* rows[3];
+      for (int a = 0; a < p.axes; ++a) rows[a] = row_of(a, m[a]);
+      if (p.axes == 2) rows[2] = rows[0];  // vision: no third axis (row_axis never says 2)
+      for (std::int64_t j = 0; j < floats; j += 16) {
+        for (int l = 0; l < 16; ++l) {  // a whole vector at a time: no remainder loop
+          const float t_value = rows[0][j + l], h_value = rows[1][j + l], w_value = rows[2][j + l];
+          const std::int32_t axis = p.row_axis[j + l];
+          p.table[j + l] = axis == 1 ? h_value : axis == 2 ? w_value : t_value;
+        }
+      }
+      with_row.table = p.table;
+    }
+    auto* q = p.q + t * p.q_heads * p.head_dim;
+    auto* k = p.k + t * p.k_heads * p.head_dim;
+    if constexpr (requires { Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads); }) {
+      Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads);
+    } else {
+      Level::rotate(with_row, q, p.q_heads);
+      Level::rotate(with_row, k, p.k_heads);
+    }
+  }
+}
+
 template <typename Level, typename Args>
 void run_tokens(const Args& p) {
+  if (p.axes > 1) return run_multi_axis_tokens<Level>(p);
   bool have_step = false;
   std::int64_t in_scratch = 0;  // the position whose angles the AngleState and p.table hold...
   bool scratch_valid = false;   // ...once a row was formed there

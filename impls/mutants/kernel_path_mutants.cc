@@ -33,7 +33,11 @@ class KernelPathMutant : public RopeImpl {
       : id_(id), summary_(summary), kernel_(make_kernel_scalar()) {}
   std::string_view id() const override { return id_; }
   std::string_view summary() const override { return summary_; }
-  RopeCapabilities capabilities() const override { return kernel_->capabilities(); }
+  RopeCapabilities capabilities() const override {
+    RopeCapabilities caps = kernel_->capabilities();
+    caps.axis_modes = {AxisMode::none};  // each path bug is a 1D kernel's
+    return caps;
+  }
 
  protected:
   void rotate_qk(const RopeSpec& spec, HeadTensor q, HeadTensor k,

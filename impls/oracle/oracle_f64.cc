@@ -36,6 +36,18 @@ std::vector<long double> oracle_inverse_frequencies(const RopeSpec& spec) {
   const RopeScaling& s = spec.scaling;
   const int d = spec.rotary_dim;
   const long double log_base = std::log(static_cast<long double>(spec.base));
+  if (spec.axes.mode == AxisMode::vision) {
+    // Each axis is its own half-width RoPE over d/2 features (HF's VisionRotaryEmbedding(d/2)),
+    // its table looked up by row and by column; spec.h refuses scaling here.
+    const int row_pairs = spec.axes.sections[0];
+    const auto half_width = exp_table(log_base * 2.0L, d);  // exponent 2j/(d/2) = 2 (2j/d)
+    std::vector<long double> theta(static_cast<std::size_t>(d / 2));
+    for (int i = 0; i < d / 2; ++i) {
+      const int j = i < row_pairs ? i : i - row_pairs;
+      theta[static_cast<std::size_t>(i)] = half_width[static_cast<std::size_t>(j)];
+    }
+    return theta;
+  }
   const long double factor = s.factor;
   const auto max_l = static_cast<long double>(s.original_max_position);
   switch (s.kind) {
@@ -131,12 +143,14 @@ namespace {
 class AngleTable {
  public:
   bool is_for(const RopeSpec& spec) const {
-    return spec.rotary_dim == rotary_dim_ && spec.base == base_ && spec.scaling == scaling_;
+    return spec.rotary_dim == rotary_dim_ && spec.base == base_ && spec.scaling == scaling_ &&
+           spec.axes == axes_;
   }
   void reset(const RopeSpec& spec) {
     rotary_dim_ = spec.rotary_dim;
     base_ = spec.base;
     scaling_ = spec.scaling;
+    axes_ = spec.axes;
     theta_ = oracle_inverse_frequencies(spec);
     scale_ = oracle_attention_factor(spec);
     rows_.clear();
@@ -166,6 +180,7 @@ class AngleTable {
   int rotary_dim_ = -1;
   double base_ = 0;
   RopeScaling scaling_;
+  PositionAxes axes_;
   std::vector<long double> theta_;
   long double scale_ = 1;
   std::unordered_map<std::int64_t, std::size_t> rows_;  // position -> its row's offset in values_
@@ -176,6 +191,39 @@ AngleTable& angle_table(const RopeSpec& spec) {
   thread_local AngleTable table;
   if (!table.is_for(spec)) table.reset(spec);
   return table;
+}
+
+
+// The axis of each pair, from the models' own descriptions rather than position_axes.cc's rule:
+// mrope and vision split the pairs at the running sums of the sections (HF's
+// torch.split(mrope_section)); imrope lets h and w overwrite t's pairs from offsets 1 and 2 in
+// steps of 3 while their sections last (HF Qwen3-VL's apply_interleaved_mrope).
+std::vector<int> oracle_pair_axes(const RopeSpec& spec) {
+  const int pairs = spec.rotary_dim / 2;
+  std::vector<int> axis(static_cast<std::size_t>(pairs), 0);
+  const auto& s = spec.axes.sections;
+  switch (spec.axes.mode) {
+    case AxisMode::none: break;
+    case AxisMode::mrope:
+    case AxisMode::vision: {
+      int first = 0;
+      for (int a = 0; a < kMaxAxes; ++a) {
+        for (int i = first; i < first + s[static_cast<std::size_t>(a)] && i < pairs; ++i) {
+          axis[static_cast<std::size_t>(i)] = a;
+        }
+        first += s[static_cast<std::size_t>(a)];
+      }
+      break;
+    }
+    case AxisMode::imrope:
+      for (int a = 1; a < kMaxAxes; ++a) {
+        for (int i = a; i < 3 * s[static_cast<std::size_t>(a)] && i < pairs; i += 3) {
+          axis[static_cast<std::size_t>(i)] = a;
+        }
+      }
+      break;
+  }
+  return axis;
 }
 
 }  // namespace
@@ -192,8 +240,26 @@ std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
   const auto dim = static_cast<std::size_t>(spec.head_dim);
   std::vector<double> out(x.begin(), x.end());  // the tail passes through exactly
   AngleTable& table = angle_table(spec);
+  const int axes = axis_count(spec);
+  const std::vector<int> axis_of = oracle_pair_axes(spec);
+  std::vector<long double> gathered(static_cast<std::size_t>(2 * pairs));
   for (std::int64_t t = 0; t < tokens; ++t) {
-    const long double* cs = table.row(positions[static_cast<std::size_t>(t)]);
+    const long double* cs = nullptr;
+    if (axes == 1) {
+      cs = table.row(positions[static_cast<std::size_t>(t)]);
+    } else {
+      // Each pair's cos/sin from the row of its axis's position (copied out: the next row() may
+      // move the table's storage).
+      for (int a = 0; a < axes; ++a) {
+        const long double* row = table.row(positions[static_cast<std::size_t>(t * axes + a)]);
+        for (int i = 0; i < pairs; ++i) {
+          if (axis_of[static_cast<std::size_t>(i)] != a) continue;
+          gathered[static_cast<std::size_t>(2 * i)] = row[2 * i];
+          gathered[static_cast<std::size_t>(2 * i + 1)] = row[2 * i + 1];
+        }
+      }
+      cs = gathered.data();
+    }
     for (std::int64_t h = 0; h < heads; ++h) {
       const std::size_t row = static_cast<std::size_t>(t * heads + h) * dim;
       for (int i = 0; i < pairs; ++i) {
@@ -222,9 +288,11 @@ class OracleF64 final : public RopeImpl {
   }
   RopeCapabilities capabilities() const override {
     // Supports both declared angle precisions by being exact for either.
-    return {{Layout::interleaved, Layout::half_split},
-            {AnglePrecision::fp32, AnglePrecision::fp64},
-            true, "scalar", true, ""};
+    RopeCapabilities caps{{Layout::interleaved, Layout::half_split},
+                          {AnglePrecision::fp32, AnglePrecision::fp64},
+                          true, "scalar", true, ""};
+    caps.axis_modes.assign(std::begin(kAllAxisModes), std::end(kAllAxisModes));
+    return caps;
   }
 
  protected:

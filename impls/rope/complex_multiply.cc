@@ -17,11 +17,11 @@ namespace {
 
 // freqs_cis for one position: rotary_dim/2 unit complex numbers.
 std::vector<std::complex<float>> freqs_cis(const RopeSpec& spec, const std::vector<double>& theta,
-                                           double scale, std::int64_t position) {
+                                           double scale, const reference::TokenPositions& m) {
   std::vector<std::complex<float>> cis(theta.size());
   for (std::size_t i = 0; i < theta.size(); ++i) {
     // fp32 angles: torch.outer(t, freqs) in fp32, then polar in fp32 (reference_cos_sin.h).
-    const auto [c, s] = reference_cos_sin(spec.angle_precision, position, theta[i], scale);
+    const auto [c, s] = reference_cos_sin(spec.angle_precision, m.of_pair(i), theta[i], scale);
     cis[i] = {c, s};
   }
   return cis;
@@ -52,7 +52,7 @@ class ComplexMultiply final : public RopeImpl {
                  PositionIds positions) const override {
     reference::rotate_every_head(
         spec, q, k, positions,
-        [&](const std::vector<double>& theta, double scale, std::int64_t m) {
+        [&](const std::vector<double>& theta, double scale, const reference::TokenPositions& m) {
           return freqs_cis(spec, theta, scale, m);
         },
         [&](const std::vector<std::complex<float>>& cis, std::span<float> head) {

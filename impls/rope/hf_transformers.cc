@@ -28,7 +28,9 @@ class HfTransformers final : public RopeImpl {
            "rotate_half(q)*sin";
   }
   RopeCapabilities capabilities() const override {
-    return {{Layout::half_split}, {AnglePrecision::fp32}, true, "scalar", true, ""};
+    RopeCapabilities caps{{Layout::half_split}, {AnglePrecision::fp32}, true, "scalar", true, ""};
+    caps.axis_modes.assign(std::begin(kAllAxisModes), std::end(kAllAxisModes));
+    return caps;
   }
 
  protected:
@@ -37,13 +39,17 @@ class HfTransformers final : public RopeImpl {
     const std::vector<float> inv_freq = inverse_frequencies_hf_fp32(spec);
     const auto attention_scaling = static_cast<float>(attention_factor(spec));
     const std::size_t half = inv_freq.size();
+    const int axes = axis_count(spec);
+    const std::vector<int> pick = feature_axes(spec);
     std::vector<float> cos(2 * half), sin(2 * half);
     for (std::int64_t t = 0; t < q.tokens; ++t) {
-      const auto position = static_cast<float>(positions[static_cast<std::size_t>(t)]);
-      for (std::size_t i = 0; i < half; ++i) {
-        const float freq = inv_freq[i] * position;  // the matmul of a 1-long inner dimension
-        cos[i] = cos[i + half] = std::cos(freq) * attention_scaling;
-        sin[i] = sin[i + half] = std::sin(freq) * attention_scaling;
+      for (std::size_t f = 0; f < 2 * half; ++f) {
+        // emb = cat(freqs, freqs) of this feature's axis: feature f's frequency is inv_freq[f % half].
+        const auto position =
+            static_cast<float>(positions[static_cast<std::size_t>(t * axes + pick[f])]);
+        const float freq = inv_freq[f % half] * position;  // the matmul of a 1-long inner dimension
+        cos[f] = std::cos(freq) * attention_scaling;
+        sin[f] = std::sin(freq) * attention_scaling;
       }
       for (std::int64_t h = 0; h < q.heads; ++h) apply_rotary(cos, sin, q.row(t, h));
       for (std::int64_t h = 0; h < k.heads; ++h) apply_rotary(cos, sin, k.row(t, h));
@@ -51,6 +57,37 @@ class HfTransformers final : public RopeImpl {
   }
 
  private:
+  // Which axis's emb each of the rotary_dim features of cos and sin is taken from.
+  static std::vector<int> feature_axes(const RopeSpec& spec) {
+    const int half = spec.rotary_dim / 2;
+    std::vector<int> axis(static_cast<std::size_t>(2 * half), 0);
+    const auto& section = spec.axes.sections;
+    switch (spec.axes.mode) {
+      case AxisMode::none: break;
+      case AxisMode::mrope:
+      case AxisMode::vision: {
+        // cos.split(mrope_section * 2): six chunks over both halves, chunk i from axis i % 3
+        // (vision: row then column freqs, the emb doubled by the same cat).
+        int f = 0;
+        for (int chunk = 0; chunk < 2 * kMaxAxes; ++chunk) {
+          for (int n = 0; n < section[static_cast<std::size_t>(chunk % 3)]; ++n) {
+            axis[static_cast<std::size_t>(f++)] = chunk % 3;
+          }
+        }
+        break;
+      }
+      case AxisMode::imrope:
+        // freqs_t[..., offset:length:3] = freqs[dim][..., offset:length:3], then cat(freqs_t, freqs_t).
+        for (int dim = 1; dim < kMaxAxes; ++dim) {
+          for (int i = dim; i < 3 * section[static_cast<std::size_t>(dim)] && i < half; i += 3) {
+            axis[static_cast<std::size_t>(i)] = axis[static_cast<std::size_t>(i + half)] = dim;
+          }
+        }
+        break;
+    }
+    return axis;
+  }
+
   // x[:r] = x[:r] * cos + rotate_half(x[:r]) * sin, each product and the sum rounded to fp32.
   static void apply_rotary(const std::vector<float>& cos, const std::vector<float>& sin,
                            std::span<float> x) {

@@ -23,12 +23,12 @@ struct CosSin {
 };
 
 CosSin cos_sin(const RopeSpec& spec, const std::vector<double>& theta, double scale,
-               std::int64_t position) {
+               const reference::TokenPositions& m) {
   const std::size_t half = theta.size();
   CosSin cs{std::vector<float>(2 * half), std::vector<float>(2 * half)};
   for (std::size_t i = 0; i < half; ++i) {
     // fp32 angles: HF's freqs = position_ids.float() @ inv_freq.float() (reference_cos_sin.h).
-    const auto [c, s] = reference_cos_sin(spec.angle_precision, position, theta[i], scale);
+    const auto [c, s] = reference_cos_sin(spec.angle_precision, m.of_pair(i), theta[i], scale);
     cs.cos[i] = cs.cos[i + half] = c;
     cs.sin[i] = cs.sin[i + half] = s;
   }
@@ -61,7 +61,7 @@ class RotateHalf final : public RopeImpl {
     // cos/sin formed once per token, reused by every q and k head.
     reference::rotate_every_head(
         spec, q, k, positions,
-        [&](const std::vector<double>& theta, double scale, std::int64_t m) {
+        [&](const std::vector<double>& theta, double scale, const reference::TokenPositions& m) {
           return cos_sin(spec, theta, scale, m);
         },
         [&](const CosSin& cs, std::span<float> head) { apply(spec, cs, to, head); });

@@ -21,11 +21,11 @@ namespace {
 
 // R_m, row-major r x r, in the interleaved basis.
 std::vector<float> rotation_matrix(const RopeSpec& spec, const std::vector<double>& theta,
-                                   double scale, std::int64_t position) {
+                                   double scale, const reference::TokenPositions& m) {
   const auto r = static_cast<std::size_t>(spec.rotary_dim);
   std::vector<float> matrix(r * r, 0.0f);
   for (std::size_t i = 0; i < r / 2; ++i) {
-    const auto [c, s] = reference_cos_sin(spec.angle_precision, position, theta[i], scale);
+    const auto [c, s] = reference_cos_sin(spec.angle_precision, m.of_pair(i), theta[i], scale);
     const std::size_t a = 2 * i, b = 2 * i + 1;
     matrix[a * r + a] = c;
     matrix[a * r + b] = -s;
@@ -49,7 +49,7 @@ class RotationMatrix final : public RopeImpl {
     // R_m is built once per token and shared by every q and k head (GQA-friendly).
     reference::rotate_every_head(
         spec, q, k, positions,
-        [&](const std::vector<double>& theta, double scale, std::int64_t m) {
+        [&](const std::vector<double>& theta, double scale, const reference::TokenPositions& m) {
           return rotation_matrix(spec, theta, scale, m);
         },
         [&](const std::vector<float>& matrix, std::span<float> head) { multiply(spec, matrix, head); });

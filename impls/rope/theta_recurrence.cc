@@ -44,11 +44,17 @@ Recurrence recurrence_of(const RopeSpec& spec) {
   return r;
 }
 
-RecurrenceCosSin recurrence_cos_sin(const Recurrence& r, std::int64_t position) {
+// One recurrence per axis, each from its own position, all advanced every pair (ggml's
+// rope_multi: theta_t, theta_h, theta_w), pair i taking its axis's.
+RecurrenceCosSin recurrence_cos_sin(const Recurrence& r, const reference::TokenPositions& m) {
   const std::size_t half = r.scaling.size();
   RecurrenceCosSin cs{std::vector<float>(half), std::vector<float>(half)};
-  float angle = static_cast<float>(position);  // exact: |m| <= 2^24
+  float angles[kMaxAxes] = {};
+  for (std::size_t a = 0; a < m.of_axis.size(); ++a) {
+    angles[a] = static_cast<float>(m.of_axis[a]);  // exact: |m| <= 2^24
+  }
   for (std::size_t i = 0; i < half; ++i) {
+    const float angle = angles[(*m.pair_axis)[i]];
     const float scaled = r.scaling[i] == 1.0f ? angle : angle * r.scaling[i];
     cs.cos[i] = std::cos(scaled);
     cs.sin[i] = std::sin(scaled);
@@ -56,7 +62,7 @@ RecurrenceCosSin recurrence_cos_sin(const Recurrence& r, std::int64_t position) 
       cs.cos[i] *= r.attention;
       cs.sin[i] *= r.attention;
     }
-    angle *= r.theta_scale;
+    for (float& a : angles) a *= r.theta_scale;
   }
   return cs;
 }
@@ -81,6 +87,8 @@ class ThetaRecurrence final : public RopeImpl {
   RopeCapabilities capabilities() const override {
     RopeCapabilities caps = reference::capabilities();
     caps.angle_precisions = {AnglePrecision::fp32_recurrence};
+    // Vision's frequencies restart at each section: no single recurrence over the pairs.
+    caps.axis_modes = {AxisMode::none, AxisMode::mrope, AxisMode::imrope};
     return caps;
   }
 
@@ -90,7 +98,9 @@ class ThetaRecurrence final : public RopeImpl {
     const Recurrence r = recurrence_of(spec);
     reference::rotate_every_head(
         spec, q, k, positions,
-        [&](const std::vector<double>&, double, std::int64_t m) { return recurrence_cos_sin(r, m); },
+        [&](const std::vector<double>&, double, const reference::TokenPositions& m) {
+          return recurrence_cos_sin(r, m);
+        },
         [&](const RecurrenceCosSin& cs, std::span<float> head) { rotate_recurrence_pairs(spec, cs, head); });
   }
 };

@@ -81,7 +81,7 @@ nlohmann::ordered_json error_vs_position(const std::vector<const RopeImpl*>& imp
     if (!caps.available) continue;
     const auto q_in = normal_input(caps.storage, 2024);
     for (const AnglePrecision angles : angle_formations(*impl)) {
-      const RopeSpec spec{128, 128, 10000.0, caps.layouts.front(), angles, {}};
+      const RopeSpec spec{128, 128, 10000.0, caps.layouts.front(), angles, {}, {}};
       auto points = nlohmann::ordered_json::array();
       std::int64_t largest_accurate = 0;
       bool still_accurate = true;
@@ -120,7 +120,7 @@ nlohmann::ordered_json shift_invariance(const std::vector<const RopeImpl*>& impl
     if (!caps.available) continue;
     const auto q = normal_input(caps.storage, 7), k = normal_input(caps.storage, 11);
     for (const AnglePrecision angles : angle_formations(*impl)) {
-      const RopeSpec spec{128, 128, 10000.0, caps.layouts.front(), angles, {}};
+      const RopeSpec spec{128, 128, 10000.0, caps.layouts.front(), angles, {}, {}};
       const double per_side = norm_bound_units(accurate_model(caps.storage));
       const double limit = 2 * per_side + kEps32 * per_side * per_side;
       const std::vector<std::int64_t> at_delta = {kDelta};

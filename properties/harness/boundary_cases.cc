@@ -1,6 +1,7 @@
 // Boundary shapes (see boundary_cases.h).
 #include "properties/harness/boundary_cases.h"
 
+#include "properties/harness/axis_generators.h"
 #include "properties/harness/model_shape_cases.h"
 
 #include <fmt/format.h>
@@ -51,6 +52,7 @@ void reshape(const RopeCapabilities& caps, RopeSpec& spec, int d, int r) {
   spec.head_dim = d;
   spec.rotary_dim = r;
   spec.scaling = *rope_scaling(caps, r).as("scaling (for the new head_dim)");
+  spec.axes = *position_axes(caps, r, spec.scaling.kind != ScalingKind::none).as("axes (for the new head_dim)");
 }
 
 // offset, offset + 1, ...: every token its own position, so a row given another row's token
@@ -95,7 +97,7 @@ QkCase pick_boundary_case(const RopeCapabilities& caps, BoundaryShape shape) {
       c.k_heads = *rc::gen::element<std::int64_t>(1, (c.q_heads + 7) / 8).as("kv_heads (rows past 65536)");
       c.tokens = (std::int64_t{1} << 16) / c.q_heads + 1 +
                  *rc::gen::inRange<std::int64_t>(0, 8).as("tokens past 65536 rows");
-      c.positions = contiguous_positions(c.tokens, limit);
+      if (axis_count(c.spec) == 1) c.positions = contiguous_positions(c.tokens, limit);
       break;
     }
     case BoundaryShape::model_head_dims: {
@@ -114,7 +116,7 @@ QkCase pick_boundary_case(const RopeCapabilities& caps, BoundaryShape shape) {
       // A single rotation per call here, so the whole declared range (no room kept for sums).
       const std::int64_t max = std::min(caps.max_position, kMaxAbsPosition);
       c.tokens = odd_count(1, 9, "tokens");
-      c.positions.resize(static_cast<std::size_t>(c.tokens));
+      c.positions.resize(static_cast<std::size_t>(c.tokens * axis_count(c.spec)));
       for (auto& m : c.positions) {
         const std::int64_t magnitude =
             std::max<std::int64_t>(0, max - *rc::gen::inRange<std::int64_t>(0, 65).as("position below the max by"));
@@ -132,7 +134,7 @@ QkCase pick_boundary_case(const RopeCapabilities& caps, BoundaryShape shape) {
       break;
   }
   if (c.positions.empty()) {
-    c.positions = *position_ids(static_cast<std::size_t>(c.tokens), limit).as("positions");
+    c.positions = *token_positions(c.spec, static_cast<std::size_t>(c.tokens), limit).as("positions");
   }
   // pick_tensor draws a large tensor (rows_past_65536's million values) from a seed.
   c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage, "q");

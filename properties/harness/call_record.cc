@@ -29,12 +29,27 @@ std::string describe_positions(std::span<const std::int64_t> positions) {
                      fmt::join(positions.last(kTail), ", "), positions.size(), *lo, *hi);
 }
 
+// A multi-axis call's positions as one tuple a token: "(t,h,w)=[(0,0,0), (1,3,5)]".
+std::string describe_axis_positions(std::span<const std::int64_t> positions, int axes) {
+  std::vector<std::string> tokens;
+  for (std::size_t t = 0; t + static_cast<std::size_t>(axes) <= positions.size(); t += static_cast<std::size_t>(axes)) {
+    tokens.push_back(fmt::format("({})", fmt::join(positions.subspan(t, static_cast<std::size_t>(axes)), ",")));
+  }
+  const char* names = axes == 2 ? "(row,column)" : "(t,h,w)";
+  if (tokens.size() <= kWholeList) return fmt::format("{}=[{}]", names, fmt::join(tokens, ", "));
+  return fmt::format("{}=[{}, ..., {}] ({} tokens)", names,
+                     fmt::join(std::span(tokens).first(kHead), ", "),
+                     fmt::join(std::span(tokens).last(kTail), ", "), tokens.size());
+}
+
 std::string describe_call(const RecordedCall& call) {
   std::string text = fmt::format("{}: tokens={} heads={} kv_heads={} threads={}", call.implementation,
                                  call.tokens, call.heads, call.kv_heads, call.threads);
   if (call.shift != 0) text += fmt::format(" shift={} floats", call.shift);
-  return text + fmt::format(" positions={}\n  spec: {}", describe_positions(call.positions),
-                            describe(call.spec));
+  const int axes = axis_count(call.spec);
+  const std::string positions = axes == 1 ? "=" + describe_positions(call.positions)
+                                          : describe_axis_positions(call.positions, axes);
+  return text + fmt::format(" positions{}\n  spec: {}", positions, describe(call.spec));
 }
 
 std::string describe_calls(const std::vector<RecordedCall>& recorded) {

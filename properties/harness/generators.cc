@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "properties/harness/axis_generators.h"
+
 namespace ropecheck {
 namespace {
 
@@ -184,24 +186,26 @@ rc::Gen<RopeSpec> rope_spec(const RopeCapabilities& caps, Rotary rotary) {
           {{2, rc::gen::just(d)},
            {1, rc::gen::map(rc::gen::inRange(1, d / 2 + 1), [](int h) { return 2 * h; })}});
     }
-    return rc::gen::mapcat(rotary_dim, [=](int r) {
-      return rc::gen::apply(
-          [d, r](double b, Layout layout, AnglePrecision precision, RopeScaling scaling) {
-            return RopeSpec{d, r, b, layout, precision, std::move(scaling)};
-          },
-          base(), rc::gen::elementOf(caps.layouts), rc::gen::elementOf(caps.angle_precisions),
-          rope_scaling(caps, r));
-    });
+    return rc::gen::mapcat(rotary_dim, [=](int r) { return rope_spec_at(caps, d, r); });
   });
 }
 
 rc::Gen<RopeSpec> rope_spec_at(const RopeCapabilities& caps, int head_dim, int rotary_dim) {
-  return rc::gen::apply(
+  const auto spec = rc::gen::apply(
       [head_dim, rotary_dim](double b, Layout layout, AnglePrecision precision, RopeScaling scaling) {
-        return RopeSpec{head_dim, rotary_dim, b, layout, precision, std::move(scaling)};
+        return RopeSpec{head_dim, rotary_dim, b, layout, precision, std::move(scaling), {}};
       },
       base(), rc::gen::elementOf(caps.layouts), rc::gen::elementOf(caps.angle_precisions),
       rope_scaling(caps, rotary_dim));
+  // The position axes last, as the scaling allows (axis_generators.h).
+  return rc::gen::mapcat(spec, [=](RopeSpec s) {
+    return rc::gen::map(position_axes(caps, rotary_dim, s.scaling.kind != ScalingKind::none),
+                        [s](PositionAxes axes) {
+                          RopeSpec with = s;
+                          with.axes = axes;
+                          return with;
+                        });
+  });
 }
 
 rc::Gen<std::int64_t> power_of_two_neighbour(int max_exponent) {

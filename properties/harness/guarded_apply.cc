@@ -90,7 +90,7 @@ void apply_guarded(const RopeImpl& impl, const RopeSpec& spec, std::vector<float
   } else if (current.first_vacuous.empty()) {
     current.first_vacuous = why_vacuous;
   }
-  const auto tokens = static_cast<std::int64_t>(positions.size());
+  const auto tokens = static_cast<std::int64_t>(positions.size()) / axis_count(spec);  // token-major axes
   auto q_buffer = with_guard(q, shift);
   auto k_buffer = with_guard(k, shift);
   const HeadTensor q_view{std::span(q_buffer).subspan(shift, q.size()), tokens, q_heads, spec.head_dim};

@@ -48,7 +48,8 @@ rc::Gen<std::int64_t> starting_at(std::int64_t value, std::int64_t target);
 
 // A shape's positions: a decode token at its first_position; a prefill of packed sequences (one to
 // 16 documents, each counting from 0, the first at a drawn offset: prefix caching), shrinking
-// towards one contiguous run from 0. `limit` bounds every position.
+// towards one contiguous run from 0; a vision-language shape's (shape.axes), a prompt of text and
+// an image, or a vision tower's patch grid. `limit` bounds every position.
 rc::Gen<std::vector<std::int64_t>> model_positions(const ModelShape& shape, std::int64_t tokens,
                                                    std::int64_t limit);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "properties/harness/axis_generators.h"
 #include "properties/harness/model_shape_cases.h"
 #include "properties/harness/rope_harness.h"
 #include "core/frequency.h"
@@ -31,10 +32,17 @@ void take_model_shape(QkCase& c, const RopeCapabilities& caps, Rotary rotary,
     r = *at_full_size(rc::gen::map(rc::gen::inRange(1, d / 2), [](int h) { return 2 * h; })).as("rotary_dim");
   }
   c.spec = *at_full_size(rope_spec_at(caps, d, r)).as("spec");
+  // The shape's own axes: one, or a vision-language model's sections (whose vision tower takes
+  // no frequency scaling); one axis where the caller's capabilities leave them out (scalable()).
+  ModelShape as_run = shape;
+  if (!caps.implements(shape.axes.mode)) as_run.axes = {};
+  as_run.axes = sections_for(as_run.axes, r);  // a drawn partial rotary_dim: the same proportions
+  c.spec.axes = as_run.axes;
+  if (as_run.axes.mode == AxisMode::vision) c.spec.scaling = RopeScaling{};
   c.tokens = *starting_at(shape.tokens, 1).as("tokens");
   c.q_heads = shape.q_heads;
   c.k_heads = shape.k_heads;
-  c.positions = *at_full_size(model_positions(shape, c.tokens, position_limit(caps))).as("positions");
+  c.positions = *at_full_size(model_positions(as_run, c.tokens, position_limit(caps))).as("positions");
 }
 
 // Tokens and heads at the sizes where loops switch, within kSwitchCaseElements.
@@ -61,7 +69,7 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
       c.k_heads = *rc::gen::inRange<std::int64_t>(1, 4).as("kv_heads");
       c.q_heads = c.k_heads * *rc::gen::inRange<std::int64_t>(1, 4).as("q heads per kv head");
     }
-    c.positions = *position_ids(static_cast<std::size_t>(c.tokens), position_limit(caps)).as("positions");
+    c.positions = *token_positions(c.spec, static_cast<std::size_t>(c.tokens), position_limit(caps)).as("positions");
   }
   c.storage = caps.storage;
   c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage, "q");
@@ -85,10 +93,11 @@ OracleWorst worst_against_oracle(const QkCase& c, std::span<const float> q, std:
   constexpr std::int64_t kBlockTokens = 64;
   for (std::int64_t first = 0; first < c.tokens; first += kBlockTokens) {
     const std::int64_t n = std::min(kBlockTokens, c.tokens - first);
-    const auto positions = std::span(c.positions).subspan(static_cast<std::size_t>(first),
-                                                          static_cast<std::size_t>(n));
-    const auto bound = [&](std::size_t t, double theta, int pair) {
-      return rotation_bound_units(c.model(), positions[t], theta, pair);
+    const auto axes = static_cast<std::size_t>(axis_count(c.spec));
+    const auto positions = std::span(c.positions).subspan(static_cast<std::size_t>(first) * axes,
+                                                          static_cast<std::size_t>(n) * axes);
+    const auto bound = [&](std::size_t at, double theta, int pair) {
+      return rotation_bound_units(c.model(), positions[at], theta, pair);
     };
     const auto block = [&](const std::vector<float>& x, std::span<const float> y, std::int64_t heads,
                            WorstElement& worst) {

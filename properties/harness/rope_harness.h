@@ -18,6 +18,22 @@ namespace ropecheck {
 // Features (a, b) of rotary pair i in one head vector.
 std::pair<std::size_t, std::size_t> pair_features(const RopeSpec& spec, int i);
 
+// Where pair i of token t finds its position in a call's positions (token-major, axis_count(spec)
+// per token: position_axes.h): t for one axis, t * axes + the pair's axis for several.
+class PairPositions {
+ public:
+  explicit PairPositions(const RopeSpec& spec)
+      : axes_(static_cast<std::size_t>(axis_count(spec))), axis_(pair_axes(spec.axes, spec.rotary_dim)) {}
+  std::size_t operator()(std::size_t token, std::size_t pair) const {
+    return token * axes_ + static_cast<std::size_t>(axis_[pair]);
+  }
+  std::size_t axes() const { return axes_; }
+
+ private:
+  std::size_t axes_;
+  std::vector<int> axis_;
+};
+
 // |(a, b)| of two floats' values: in double a finite float's square neither overflows nor
 // underflows, so the root of the sum is hypot's value to an ulp of double at a fraction of its
 // cost (the model shapes' cases take tens of millions); hypot's rules (Inf wins over NaN) for the
@@ -41,9 +57,12 @@ struct WorstElement {
 // Compares y (an implementation's output for input x) with `expected` (the oracle's output, in
 // double) on the rotary features, per element, in units of eps32 * |input pair| (its
 // unit_pair_norm for `storage`: tolerance.h), against the per-element bound
-// `bound(token, theta_i, i)` (units). A zero input pair must give exact zeros. `positions` label
-// the failure message (and give the token count); `first_token`, the call's index of x's first
-// token, where x is a block of a larger call.
+// `bound(position_index, theta_i, i)` (units), position_index the index in `positions` of the
+// position pair i of the token rotates by: the token for one axis, t * axes + the pair's axis for
+// a multi-axis spec (position_axes.h), so that a bound indexes any positions array of the call's
+// shape. A zero input pair must give exact zeros. `positions` label the failure message (and give
+// the token count); `first_token`, the call's index of x's first token, where x is a block of a
+// larger call.
 template <typename BoundFn>
 WorstElement worst_rotary_error(const RopeSpec& spec, StorageType storage, std::span<const float> x,
                                 std::span<const float> y, std::span<const double> expected,

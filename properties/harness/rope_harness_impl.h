@@ -26,10 +26,17 @@ WorstElement worst_rotary_error(const RopeSpec& spec, StorageType storage, std::
   std::vector<double> limits(static_cast<std::size_t>(pairs));
   std::vector<std::pair<std::size_t, std::size_t>> features(static_cast<std::size_t>(pairs));
   for (int i = 0; i < pairs; ++i) features[static_cast<std::size_t>(i)] = pair_features(spec, i);
+  // The index in `positions` of the position each pair of a token rotates by (multi-axis specs:
+  // its axis's, position_axes.h).
+  const auto axes = static_cast<std::size_t>(axis_count(spec));
+  const std::vector<int> axis = pair_axes(spec.axes, spec.rotary_dim);
+  std::vector<std::size_t> at(static_cast<std::size_t>(pairs));
   WorstElement worst;
-  for (std::size_t t = 0; t < positions.size(); ++t) {
+  for (std::size_t t = 0; t < positions.size() / axes; ++t) {
     for (int i = 0; i < pairs; ++i) {
-      limits[static_cast<std::size_t>(i)] = bound(t, theta[static_cast<std::size_t>(i)], i);
+      at[static_cast<std::size_t>(i)] = t * axes + static_cast<std::size_t>(axis[static_cast<std::size_t>(i)]);
+      limits[static_cast<std::size_t>(i)] =
+          bound(at[static_cast<std::size_t>(i)], theta[static_cast<std::size_t>(i)], i);
     }
     for (std::int64_t h = 0; h < heads; ++h) {
       const std::size_t row = (t * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)) * dim;
@@ -48,7 +55,8 @@ WorstElement worst_rotary_error(const RopeSpec& spec, StorageType storage, std::
             worst = {ratio, error, limit,
                      fmt::format("token {} head {} feature {} (pair {}, position {}, theta {:.6g}): "
                                  "got {:.9g}, want {:.17g}",
-                                 first_token + t, h, j, i, positions[t], theta[static_cast<std::size_t>(i)],
+                                 first_token + t, h, j, i, positions[at[static_cast<std::size_t>(i)]],
+                                 theta[static_cast<std::size_t>(i)],
                                  y[row + j], expected[row + j])};
           }
         }

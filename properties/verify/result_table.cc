@@ -45,10 +45,15 @@ std::string clipped(const std::string& line) {
                      line.size() - kMaxNoteLineChars);
 }
 
-void add_indented(TextTable& table, std::string_view indent, const std::string& text) {
+// `whole_until`: the lines before the first that starts with it print whole (a counterexample's
+// calls: a porter replays them, a spec's LongRoPE factors included); the rest clipped.
+void add_indented(TextTable& table, std::string_view indent, const std::string& text,
+                  std::string_view whole_until = {}) {
   std::istringstream lines(text);
+  bool whole = !whole_until.empty();
   for (std::string line; std::getline(lines, line);) {
-    table.add_note(fmt::format("{}{}", indent, clipped(line)));
+    if (whole && line.starts_with(whole_until)) whole = false;
+    table.add_note(fmt::format("{}{}", indent, whole ? line : clipped(line)));
   }
 }
 
@@ -59,7 +64,7 @@ void add_failure_notes(TextTable& table, const PropertyResult& r, const RunConfi
   }
   if (!r.counterexample.empty()) {
     table.add_note("    counterexample:");
-    add_indented(table, "      ", r.counterexample);
+    add_indented(table, "      ", r.counterexample, "values the case drew:");
   }
   table.add_note(fmt::format("    __REPRO: {}", repro_command(r, config)));
 }

@@ -75,7 +75,7 @@ TEST(AngleRecurrence, WithinItsOwnBoundAtEveryPairAndPosition) {
   for (const double base : {1e4, 5e5, 1e7}) {
     for (const int d : {64, 80, 96, 128, 256}) {
       for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-        const RopeSpec spec{d, d, base, layout, AnglePrecision::fp32_recurrence, {}};
+        const RopeSpec spec{d, d, base, layout, AnglePrecision::fp32_recurrence, {}, {}};
         const Worst w = worst_against(recurrence(), spec, AnglePrecision::fp32_recurrence, kLargePositions);
         EXPECT_LE(w.ratio, 1.0) << describe(spec) << " pair " << w.pair;
         EXPECT_GT(w.ratio, 0.0) << describe(spec);  // it did measure something
@@ -87,7 +87,7 @@ TEST(AngleRecurrence, WithinItsOwnBoundAtEveryPairAndPosition) {
 TEST(AngleRecurrence, HeldToTheFp32AngleBoundItFailsAtHighPairs) {
   // ggml's head_dim 128, base 1e4 (Llama 2): the recurrence's angle error grows with i, the fp32
   // class's does not; at large positions its high pairs exceed the fp32 bound.
-  const RopeSpec spec{128, 128, 1e4, Layout::interleaved, AnglePrecision::fp32_recurrence, {}};
+  const RopeSpec spec{128, 128, 1e4, Layout::interleaved, AnglePrecision::fp32_recurrence, {}, {}};
   const Worst as_fp32 = worst_against(recurrence(), spec, AnglePrecision::fp32, kLargePositions);
   EXPECT_GT(as_fp32.ratio, 1.0) << "held to the fp32-angle bound, the recurrence should fail it";
   EXPECT_GE(as_fp32.pair, 16) << "the excess should be at high pair indices";
@@ -102,7 +102,7 @@ TEST(AngleRecurrence, HeldToTheFp32AngleBoundItFailsAtHighPairs) {
 
 TEST(AngleRecurrence, ScaledSpecsStayWithinTheBound) {
   for (const ScalingKind kind : kAllScalingKinds) {
-    RopeSpec spec{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32_recurrence, {}};
+    RopeSpec spec{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32_recurrence, {}, {}};
     RopeScaling& s = spec.scaling;
     s.kind = kind;
     if (kind != ScalingKind::none) s.factor = 8.0;
@@ -120,7 +120,7 @@ TEST(AngleRecurrence, ScaledSpecsStayWithinTheBound) {
 }
 
 TEST(AngleRecurrence, TheBoundGrowsWithThePairIndex) {
-  const RopeSpec spec{128, 128, 1e4, Layout::interleaved, AnglePrecision::fp32_recurrence, {}};
+  const RopeSpec spec{128, 128, 1e4, Layout::interleaved, AnglePrecision::fp32_recurrence, {}, {}};
   const ErrorModel model = error_model(spec, StorageType::fp32);
   EXPECT_DOUBLE_EQ(model.recurrence_log_ratio, 2 * std::log(1e4) / 128);
   // k_0 = 4: 2 units per radian; k_63 = 63 (lambda + 3) + 4.

@@ -25,7 +25,7 @@ std::vector<const RopeImpl*> every_rope_impl() {
 
 // A well-formed problem that each test breaks in one way.
 struct Problem {
-  RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   std::int64_t tokens = 3, q_heads = 4, k_heads = 2;
   std::vector<float> q = std::vector<float>(3 * 4 * 8, 1.0f);
   std::vector<float> k = std::vector<float>(3 * 2 * 8, 1.0f);

@@ -72,7 +72,7 @@ TEST(Bf16Storage, BothAvx512RoundingsAgreeBitForBit) {
   // Same fp32 arithmetic, different narrowing instructions: identical for normal results.
   const std::vector<std::int64_t> positions = {3, 4096, 123457};
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-    const RopeSpec spec{128, 96, 500000.0, layout, AnglePrecision::fp64, {}};
+    const RopeSpec spec{128, 96, 500000.0, layout, AnglePrecision::fp64, {}, {}};
     EXPECT_EQ(bf16_run(*integer, spec, 3, 8, 2, positions), bf16_run(*native, spec, 3, 8, 2, positions))
         << to_string(layout);
   }
@@ -81,7 +81,7 @@ TEST(Bf16Storage, BothAvx512RoundingsAgreeBitForBit) {
 TEST(Bf16Storage, Fp32AnglesAreRefusedByName) {
   // The bf16 kernels form angles in double only (the shared refusals: storage16_test.cc).
   const RopeImpl& bf16_kernel = *find_rope("kernel_bf16/scalar");
-  RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp32, {}};
+  RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp32, {}, {}};
   std::vector<std::uint16_t> q(2 * 8), k(2 * 8);
   const std::vector<std::int64_t> positions = {0, 1};
   try {

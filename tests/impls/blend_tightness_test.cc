@@ -49,7 +49,7 @@ const auto kFarPositions = test::positions_from((1 << 24) - 64 * 4099, 64, 4099)
 // theta/factor, with w off by 3u: 0.9 of the bound (the blend's 1.5 * 63 + 0.5 units
 // per radian and the fp32-angle term's 8.5 beside it).
 TEST(BoundTightness, YarnBlendUnitsForAWeightOffByItsAllowance) {
-  RopeSpec spec{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32, {}};
+  RopeSpec spec{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32, {}, {}};
   RopeScaling& s = spec.scaling;
   s.kind = ScalingKind::yarn;
   s.factor = 64;
@@ -80,7 +80,7 @@ TEST(BoundTightness, YarnBlendUnitsForAWeightOffByItsAllowance) {
 // (3 * 4 / 3 + 2) u = 6u: 0.95 of the bound ((1.5 * 4/3 + 1) * 63 + 0.5 units per radian and
 // the fp32-angle term's 9.7).
 TEST(BoundTightness, Llama3BlendUnitsForASmoothFactorOffByItsAllowance) {
-  RopeSpec spec{128, 128, 5e5, Layout::half_split, AnglePrecision::fp32, {}};
+  RopeSpec spec{128, 128, 5e5, Layout::half_split, AnglePrecision::fp32, {}, {}};
   RopeScaling& s = spec.scaling;
   s.kind = ScalingKind::llama3;
   s.factor = 64;

@@ -72,7 +72,7 @@ Reached sinusoidal_sweep(const SinusoidalImpl& impl, const SinusoidalSpec& spec,
 // (c = s = 1/sqrt(2), x_a = -x_b: the two rounded products and the rounded sum each off by
 // nearly half an ulp, c and s by a quarter): a sweep this size finds more than 1.
 TEST(BoundTightness, RoundingUnitsOfAnFp32Rotation) {
-  const RopeSpec spec{2, 2, 1e4, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec spec{2, 2, 1e4, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   for (const char* id : {"rotation_matrix/scalar", "complex_multiply/scalar"}) {
     expect_tight(id, rope_sweep(tight_rope_impl(id), spec, positions_from(0, 1 << 16), 4, 1.0f,
                                 rotation_bound(spec, StorageType::fp32)));
@@ -85,7 +85,7 @@ TEST(BoundTightness, RoundingUnitsOfAnFp32Rotation) {
 // smallest normal (pairs of 2^-20) the rounding is absolute, half a subnormal step: measured in
 // units of the unit_pair_norm floor 2^-14 / a, it reaches the same 2^12 units.
 TEST(BoundTightness, StorageRoundingUnitsAndTheSubnormalFloor) {
-  const RopeSpec spec{64, 64, 1e4, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec spec{64, 64, 1e4, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   for (const char* id : {"kernel_bf16/scalar", "kernel_fp16/scalar"}) {
     const RopeImpl& impl = tight_rope_impl(id);
     const auto bound = rotation_bound(spec, impl.capabilities().storage);
@@ -100,7 +100,7 @@ TEST(BoundTightness, StorageRoundingUnitsAndTheSubnormalFloor) {
 // the rounded element of a pair that carries nearly all its norm moves the norm by nearly the
 // whole storage units, 1/sqrt(2) of the bound (both elements off outward do no better).
 TEST(BoundTightness, NormBoundWithStorage) {
-  const RopeSpec spec{64, 64, 1e4, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec spec{64, 64, 1e4, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   for (const char* id : {"kernel_bf16/scalar", "kernel_fp16/scalar"}) {
     const RopeImpl& impl = tight_rope_impl(id);
     const ErrorModel model = error_model(spec, impl.capabilities().storage);
@@ -117,7 +117,7 @@ TEST(BoundTightness, NormBoundWithStorage) {
 // add in quadrature: pairs of norm ~2^-126 (errors in units of eps32 * 2^-126, unit_pair_norm's
 // fp32 floor) reach it.
 TEST(BoundTightness, NormBoundUnitsOfAnFp32Rotation) {
-  const RopeSpec spec{2, 2, 1e4, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec spec{2, 2, 1e4, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   expect_tight("rotation_matrix/scalar",
                rope_sweep(tight_rope_impl("rotation_matrix/scalar"), spec, positions_from(0, 1 << 16), 4, 0x1p-126f,
                           [](std::int64_t, double, int) { return kNormBoundUnits; }, PairMeasure::error_vector));
@@ -130,7 +130,7 @@ TEST(BoundTightness, NormBoundUnitsOfAnFp32Rotation) {
 // per-radian allowance. Positions near 2^24 make the angle term all of the bound, and the
 // product float(m) * theta_i's own rounding (u) aligns at some of them.
 TEST(BoundTightness, Fp32AngleUnits) {
-  const RopeSpec spec{170, 170, 1e4, Layout::half_split, AnglePrecision::fp32, {}};
+  const RopeSpec spec{170, 170, 1e4, Layout::half_split, AnglePrecision::fp32, {}, {}};
   expect_tight("hf_transformers/scalar",
                rope_sweep(tight_rope_impl("hf_transformers/scalar"), spec,
                           positions_from((1 << 24) - 2048 * 4099, 2048, 4099), 4, 1.0f,
@@ -142,7 +142,7 @@ TEST(BoundTightness, Fp32AngleUnits) {
 // product adds its own; at positions 1, 2 the high pairs' angles are ~1e-4, so the angle term is
 // nearly nothing and the bound is a (2 + 1.5).
 TEST(BoundTightness, Fp32AttentionScalingUnits) {
-  RopeSpec spec{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32, {}};
+  RopeSpec spec{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32, {}, {}};
   spec.scaling.kind = ScalingKind::yarn;
   spec.scaling.factor = 2;
   spec.scaling.original_max_position = 4096;
@@ -202,19 +202,19 @@ TEST(BoundTightness, LooseBoundsAreKeptAndMeasured) {
   };
   const auto far = positions_from(1 << 20, 32, 491520);
   {
-    const RopeSpec spec{128, 128, 1e4, Layout::interleaved, AnglePrecision::fp32_recurrence, {}};
+    const RopeSpec spec{128, 128, 1e4, Layout::interleaved, AnglePrecision::fp32_recurrence, {}, {}};
     record("fp32 recurrence theta_recurrence/scalar",
            rope_sweep(tight_rope_impl("theta_recurrence/scalar"), spec, far, 8, 1.0f,
                       rotation_bound(spec, StorageType::fp32)));
   }
   // Factor 64: the blend's allowance is ~95 of the ~100 units per radian of the blended pairs.
-  RopeSpec yarn{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32, {}};
+  RopeSpec yarn{128, 128, 1e4, Layout::half_split, AnglePrecision::fp32, {}, {}};
   yarn.scaling.kind = ScalingKind::yarn;
   yarn.scaling.factor = 64;
   yarn.scaling.original_max_position = 4096;
   record("YaRN blend hf_transformers/scalar",
          rope_sweep(tight_rope_impl("hf_transformers/scalar"), yarn, far, 8, 1.0f, rotation_bound(yarn, StorageType::fp32)));
-  RopeSpec llama3{128, 128, 5e5, Layout::half_split, AnglePrecision::fp32, {}};
+  RopeSpec llama3{128, 128, 5e5, Layout::half_split, AnglePrecision::fp32, {}, {}};
   llama3.scaling.kind = ScalingKind::llama3;
   llama3.scaling.factor = 64;
   llama3.scaling.original_max_position = 8192;

@@ -92,7 +92,7 @@ TEST_P(Fp16Level, SubnormalResultsAreKeptNotFlushed) {
   if (!impl.capabilities().available) GTEST_SKIP() << impl.capabilities().unavailable_reason;
   // Pair 0 has theta 1: at position 1, (2^-14, 0) becomes (cos 1, sin 1) * 2^-14, both
   // subnormal (553.3 and 861.7 units of 2^-24). A kernel flushing them would write zeros.
-  const RopeSpec spec{16, 16, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec spec{16, 16, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   std::vector<Fp16> q(16, Fp16{0}), k(16, Fp16{0});
   q[0] = fp16_from_float(kFp16MinNormal);
   const std::vector<std::int64_t> positions = {1};
@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(EveryLevel, Fp16Level, ::testing::ValuesIn(fp16_levels(
 TEST(Fp16Storage, Fp16BuffersAreNotBf16AndPositionsAreChecked) {
   // What fp16 adds to the shared refusals of storage16_test.cc.
   const RopeImpl& fp16_kernel = *find_rope("kernel_fp16/scalar");
-  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   std::vector<Fp16> q(2 * 8), k(2 * 8);
   std::vector<std::uint16_t> q16(2 * 8), k16(2 * 8);
   const std::vector<std::int64_t> positions = {0, 1};

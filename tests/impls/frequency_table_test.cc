@@ -14,7 +14,7 @@ namespace {
 TEST(FrequencyTable, AgreesWithTheOracleToAFewDoubleUlps) {
   for (double base : {100.0, 10000.0, 500000.0, 1e6, 12345.678}) {
     for (int r : {2, 4, 64, 80, 128, 256, 512}) {
-      const RopeSpec spec{r, r, base, Layout::interleaved, AnglePrecision::fp64, {}};
+      const RopeSpec spec{r, r, base, Layout::interleaved, AnglePrecision::fp64, {}, {}};
       const auto shared = inverse_frequencies(spec);
       const auto oracle = oracle_inverse_frequencies(spec);
       ASSERT_EQ(shared.size(), static_cast<std::size_t>(r / 2));
@@ -29,7 +29,7 @@ TEST(FrequencyTable, AgreesWithTheOracleToAFewDoubleUlps) {
 }
 
 TEST(FrequencyTable, ShapeOfTheTable) {
-  const RopeSpec spec{128, 128, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec spec{128, 128, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   const auto theta = inverse_frequencies(spec);
   EXPECT_EQ(theta.front(), 1.0);
   for (std::size_t i = 1; i < theta.size(); ++i) EXPECT_LT(theta[i], theta[i - 1]);
@@ -38,7 +38,7 @@ TEST(FrequencyTable, ShapeOfTheTable) {
 
 TEST(FrequencyTable, PartialRotaryUsesRotaryDimInTheExponent) {
   // HF: dim = head_dim * partial_rotary_factor; inv_freq = 1 / base^(arange(0, dim, 2) / dim).
-  const RopeSpec spec{128, 32, 10000.0, Layout::half_split, AnglePrecision::fp32, {}};
+  const RopeSpec spec{128, 32, 10000.0, Layout::half_split, AnglePrecision::fp32, {}, {}};
   const auto theta = inverse_frequencies(spec);
   ASSERT_EQ(theta.size(), 16u);
   EXPECT_NEAR(theta[1], std::pow(10000.0, -2.0 / 32), 1e-15);
@@ -58,7 +58,7 @@ TEST(FrequencyTable, Llama3WavelengthOnTheHighEdgeIsSmoothed) {
   s.original_max_position = 1024;
   s.low_freq_factor = 1.0;
   s.high_freq_factor = 1024.0 / static_cast<double>(wavelen);
-  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp32, s};
+  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp32, s, {}};
   ASSERT_EQ(static_cast<float>(1024.0 / s.high_freq_factor), wavelen);
   const float smooth = (1024.0f / wavelen - 1.0f) / static_cast<float>(s.high_freq_factor - 1.0);
   ASSERT_NE(smooth, 1.0f);

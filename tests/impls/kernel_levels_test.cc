@@ -36,7 +36,7 @@ TEST_P(KernelLevel, TileRemaindersAgreeWithTheOracle) {
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     for (int rotary = 2; rotary <= 68; rotary += 2) {
       const int head_dim = rotary + (rotary % 6 == 0 ? 6 : 0);  // some with a tail
-      const RopeSpec spec{head_dim, rotary, 10000.0, layout, AnglePrecision::fp64, {}};
+      const RopeSpec spec{head_dim, rotary, 10000.0, layout, AnglePrecision::fp64, {}, {}};
       const auto qn = static_cast<std::size_t>(tokens * q_heads * head_dim);
       const auto kn = static_cast<std::size_t>(tokens * k_heads * head_dim);
       std::vector<float> q(qn + 16, kGuard), k(kn + 16, kGuard);
@@ -84,7 +84,7 @@ TEST_P(KernelRuns, LongRunsOfConsecutivePositionsStayWithinTheBound) {
   const auto tokens = static_cast<std::int64_t>(positions.size());
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
     for (const int rotary : {128, 38}) {
-      const RopeSpec spec{rotary, rotary, 500000.0, layout, AnglePrecision::fp64, {}};
+      const RopeSpec spec{rotary, rotary, 500000.0, layout, AnglePrecision::fp64, {}, {}};
       std::vector<float> q(static_cast<std::size_t>(tokens * 2 * rotary)), k(q.size() / 2);
       // Values the storage holds exactly, so that the oracle sees the implementation's input.
       for (std::size_t j = 0; j < q.size(); ++j) {

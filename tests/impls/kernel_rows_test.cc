@@ -77,7 +77,7 @@ TEST_P(KernelRows, ATokensOutputDependsOnItsPositionAlone) {
   for (int i = 0; i < 40; ++i) positions.push_back(anywhere(random));
 
   for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-    const RopeSpec spec{kRowsHeadDim, kRowsHeadDim, 10000.0, layout, AnglePrecision::fp64, {}};
+    const RopeSpec spec{kRowsHeadDim, kRowsHeadDim, 10000.0, layout, AnglePrecision::fp64, {}, {}};
     SCOPED_TRACE(to_string(layout));
     const auto batch = on_fresh_thread([&] { return rotate_batch(impl, spec, positions); });
     const auto one_by_one = on_fresh_thread([&] { return rotate_one_by_one(impl, spec, positions); });

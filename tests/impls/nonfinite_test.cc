@@ -17,7 +17,7 @@ namespace {
 constexpr std::int64_t kTokens = 3, kHeads = 2;
 
 RopeSpec partial_spec(const RopeImpl& impl, Layout layout) {
-  return {8, 6, 10000.0, layout, impl.capabilities().angle_precisions.front(), {}};
+  return {8, 6, 10000.0, layout, impl.capabilities().angle_precisions.front(), {}, {}};
 }
 
 std::vector<float> ramp(std::size_t n) {
@@ -81,7 +81,7 @@ TEST_P(NonFinite, LargestFloatsOverflowOnlyWhereTheTruthDoes) {
   const RopeImpl& impl = *GetParam();
   if (!impl.capabilities().available) GTEST_SKIP() << impl.capabilities().unavailable_reason;
   const auto caps = impl.capabilities();
-  const RopeSpec spec{4, 4, 10000.0, caps.layouts.front(), caps.angle_precisions.front(), {}};
+  const RopeSpec spec{4, 4, 10000.0, caps.layouts.front(), caps.angle_precisions.front(), {}, {}};
   // Features of pair 0 and pair 1 in this layout.
   const bool interleaved = spec.layout == Layout::interleaved;
   const std::size_t a0 = 0, b0 = interleaved ? 1 : 2, a1 = interleaved ? 2 : 1, b1 = 3;

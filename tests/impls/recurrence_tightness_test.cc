@@ -26,7 +26,7 @@ namespace {
 // reciprocal is 0.98u low and whose product with theta_1 rounds down by nearly u too: the two
 // scaling operations of the constant.
 RopeSpec recurrence_spec() {
-  RopeSpec spec{30, 30, 32219, Layout::interleaved, AnglePrecision::fp32_recurrence, {}};
+  RopeSpec spec{30, 30, 32219, Layout::interleaved, AnglePrecision::fp32_recurrence, {}, {}};
   spec.scaling.kind = ScalingKind::linear;
   spec.scaling.factor = 15.915;
   return spec;

@@ -40,7 +40,7 @@ struct Want {
 };
 
 RopeSpec spec_with(int d, double base, RopeScaling scaling) {
-  return {d, d, base, Layout::interleaved, AnglePrecision::fp64, std::move(scaling)};
+  return {d, d, base, Layout::interleaved, AnglePrecision::fp64, std::move(scaling), {}};
 }
 
 // Both tables, at each listed index, against the hand values.

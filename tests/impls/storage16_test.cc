@@ -58,7 +58,7 @@ TYPED_TEST(Storage16, EveryLevelRoundsOnceAroundTheTiles) {
     for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
       for (int rotary = 2; rotary <= 68; rotary += 2) {
         const int head_dim = rotary + (rotary % 6 == 0 ? 6 : 0);  // some with a tail
-        const RopeSpec spec{head_dim, rotary, 10000.0, layout, AnglePrecision::fp64, {}};
+        const RopeSpec spec{head_dim, rotary, 10000.0, layout, AnglePrecision::fp64, {}, {}};
         const auto r = test::run_stored<TypeParam>(impl, spec, tokens, q_heads, k_heads, positions);
         for (std::size_t g = 0; g < 16; ++g) {
           ASSERT_EQ(TypeParam::bits(r.q[r.q_in.size() + g]), TypeParam::bits(TypeParam::guard()))
@@ -116,7 +116,7 @@ TYPED_TEST(Storage16, EveryLevelAgreesWithThePortableLevel) {
     std::size_t differ = 0, total = 0;
     for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
       for (const int rotary : {96, 38}) {
-        const RopeSpec spec{128, rotary, 500000.0, layout, AnglePrecision::fp64, {}};
+        const RopeSpec spec{128, rotary, 500000.0, layout, AnglePrecision::fp64, {}, {}};
         const auto a = test::run_stored<TypeParam>(*portable, spec, 4, 8, 2, positions);
         const auto b = test::run_stored<TypeParam>(impl, spec, 4, 8, 2, positions);
         for (std::size_t j = 0; j < a.q.size(); ++j) differ += TypeParam::bits(a.q[j]) != TypeParam::bits(b.q[j]);
@@ -133,7 +133,7 @@ TYPED_TEST(Storage16, BadInputIsRefusedByName) {
   using Element = typename TypeParam::Element;
   const RopeImpl& fp32_kernel = *find_rope("kernel/scalar");
   const RopeImpl& kernel = *find_rope(std::string(TypeParam::kKernelPrefix) + "scalar");
-  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec spec{8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   std::vector<Element> q(2 * 8), k(2 * 8), short_k(8);
   const std::vector<std::int64_t> positions = {0, 1};
   const auto expect_refused = [&](const RopeImpl& impl, std::vector<Element>& kt, const RopeSpec& s,

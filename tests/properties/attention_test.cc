@@ -114,7 +114,7 @@ TEST(Softmax, FullyMaskedRowIsZeros) {
 // alone, the same way), for a causal and a full mask, grouped-query heads, a short last block.
 // A dropped, repeated or racing task shows as a difference.
 TEST(AttentionTeam, AnyTeamGivesTheBitsOfOneThread) {
-  const RopeSpec rope{16, 16, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec rope{16, 16, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   for (const bool causal : {true, false}) {
     const AttentionShape shape{61, 6, 2, 16, causal};
     const auto n = [&](std::int64_t heads) { return static_cast<std::size_t>(shape.tokens * heads * shape.head_dim); };

@@ -197,7 +197,7 @@ TEST(MultiHeadBadInput, Refused) {
   const std::vector<float> x(static_cast<std::size_t>(tokens * dm));
   const std::vector<std::int64_t> positions = {0, 1, 2}, two = {0, 1}, far = {0, 1, 3};
   const std::vector<float> table(static_cast<std::size_t>(3 * dm));
-  const RopeSpec rope{d, d, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}};
+  const RopeSpec rope{d, d, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
   // The valid call first, so that each refusal below is the one change it names.
   EXPECT_NO_THROW(multi_head_attention(good, x, tokens, absolute_positions(table, positions), blas, false));
   EXPECT_NO_THROW(multi_head_attention(good, x, tokens, rotary_positions(rope, positions), blas, false));
@@ -232,8 +232,8 @@ TEST(MultiHeadBadInput, Refused) {
   EXPECT_THROW(multi_head_attention(good, x, tokens, absolute_positions(std::span(table).first(20), positions), blas, true), InvalidInput);
   EXPECT_THROW(multi_head_attention(good, x, tokens, absolute_positions({}, positions), blas, true), InvalidInput);
   EXPECT_THROW(multi_head_attention(good, x, tokens, rotary_positions(rope, two), blas, true), InvalidInput);
-  EXPECT_THROW(multi_head_attention(good, x, tokens, rotary_positions({8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}}, positions), blas, true), InvalidInput);
-  EXPECT_THROW(multi_head_attention(good, x, tokens, rotary_positions({4, 3, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}}, positions), blas, true), InvalidInput);
+  EXPECT_THROW(multi_head_attention(good, x, tokens, rotary_positions({8, 8, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}}, positions), blas, true), InvalidInput);
+  EXPECT_THROW(multi_head_attention(good, x, tokens, rotary_positions({4, 3, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}}, positions), blas, true), InvalidInput);
   PositionalEncoding stray = no_positions();
   stray.positions = positions;  // positions with no encoding to use them: a caller's mistake
   EXPECT_THROW(multi_head_attention(good, x, tokens, stray, blas, true), InvalidInput);

@@ -52,6 +52,17 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/kernel_prefill_tile_positions", {"identity_at_zero"}},
       {"mutant/kernel_wide_head_halves", {"oracle_agreement"}},
       {"mutant/kernel_long_context_rows", {"oracle_agreement"}},
+      // multi-axis ports (multi_axis_mutants.cc): a pair in the wrong section, h and w swapped,
+      // the interleaving one pair off: rotations still, only the truth and a section's locality
+      // (moving one axis moves only its pairs) tell
+      {"mutant/mrope_section_off_by_one", {"oracle_agreement", "section_locality"}},
+      {"mutant/mrope_axes_swapped", {"oracle_agreement", "section_locality"}},
+      {"mutant/imrope_offset_wrong", {"oracle_agreement", "section_locality"}},
+      // a pair's two features rotated by two axes' positions: no rotation any more
+      {"mutant/mrope_section_not_doubled",
+       {"oracle_agreement", "norm_preservation", "relative_position", "section_locality"}},
+      // the vision tower's restarting frequencies in MRoPE: a text token is no longer 1D RoPE
+      {"mutant/mrope_frequencies_restarted", {"oracle_agreement", "axes_equal_is_1d"}},
       // fused RoPE rotating every query block by the first block's positions: shift-invariant
       // still, right within the first block; only the comparison with separate RoPE shows it
       {"mutant/attention_fused_block_positions", {"attention_rope_matches_reference"}},

@@ -27,7 +27,7 @@ inline std::string unreadable_counterexample(const std::string& message, const s
   }
   if (rope_calls) {
     static const std::regex call(
-        R"((the call that failed|call [0-9]+ of [0-9]+[^:]*): [a-z0-9_]+/[A-Za-z0-9_.]+: tokens=[0-9]+ heads=[0-9]+ kv_heads=[0-9]+ threads=[0-9]+( shift=[0-9]+ floats)? positions=\[[^\n]*\]( \([0-9]+ positions, -?[0-9]+ to -?[0-9]+\))?\n  spec: head_dim=[0-9]+ rotary_dim=[0-9]+ base=)");
+        R"((the call that failed|call [0-9]+ of [0-9]+[^:]*): [a-z0-9_]+/[A-Za-z0-9_.]+: tokens=[0-9]+ heads=[0-9]+ kv_heads=[0-9]+ threads=[0-9]+( shift=[0-9]+ floats)? positions(=\[[^\n]*\]( \([0-9]+ positions, -?[0-9]+ to -?[0-9]+\))?|(\(t,h,w\)|\(row,column\))=\[[^\n]*\]( \([0-9]+ tokens\))?)\n  spec: head_dim=[0-9]+ rotary_dim=[0-9]+ base=)");
     if (!std::regex_search(counterexample, call)) return "no call with tokens, heads, kv_heads, threads, positions and spec";
   }
   return "";

@@ -178,7 +178,7 @@ TEST(ScalingJson, EveryKindRoundTrips) {
   for (const ScalingKind kind : kAllScalingKinds) {
     const RopeScaling s = non_default(kind);
     EXPECT_TRUE(scaling_from_json(scaling_json(s)) == s) << describe(s);
-    const RopeSpec spec{4, 4, 1e4, Layout::half_split, AnglePrecision::fp32, s};
+    const RopeSpec spec{4, 4, 1e4, Layout::half_split, AnglePrecision::fp32, s, {}};
     const RopeSpec back = rope_spec_from_json(rope_spec_json(spec));
     EXPECT_TRUE(back.scaling == spec.scaling) << describe(s);
     EXPECT_EQ(back.angle_precision, AnglePrecision::fp32);
