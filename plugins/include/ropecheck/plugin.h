@@ -1,5 +1,9 @@
 /* The ropecheck plugin ABI: how an outside RoPE kernel (a shared library, any language with a C
- * ABI) is verified exactly like a built-in implementation. Two versions, both loaded:
+ * ABI) is verified exactly like a built-in implementation. Three versions, all loaded:
+ *   ABI 3 (ropecheck_plugin_v2's struct with abi_version ROPECHECK_PLUGIN_ABI_V3): ABI 2 plus
+ *         multi-axis RoPE (MRoPE, interleaved MRoPE, 2D vision RoPE; below): the capabilities
+ *         declare the axis modes, the spec carries the mode and its sections, and positions
+ *         hold one position per axis per token. Write multi-axis plugins against it.
  *   ABI 2 (ropecheck_plugin_v2, below ABI 1 in this file): everything a production kernel
  *         takes: frequency scaling with all its parameters and the attention factor, the thread
  *         count of the call, an optional init/teardown with a context, one apply for every
@@ -45,6 +49,17 @@
  * and cos and sin multiplied by spec->attention_factor (1 but for yarn, longrope or an explicit
  * override: the host resolves it, a kernel multiplies and never recomputes it).
  *
+ * Multi-axis RoPE (ABI 3; ropecheck's core/position_axes.h): a token has A = 1, 3 or 2 positions
+ * (axis_mode NONE, MROPE or IMROPE, VISION), stored token-major: positions[t * A + a]. With
+ * sections s = spec->sections (pairs per axis, adding up to rotary_dim/2), pair i rotates by the
+ * position of its axis:
+ *   MROPE   Qwen2-VL: pairs [0, s0) axis t, the next s1 axis h, the last s2 axis w
+ *   IMROPE  Qwen3-VL: axis h when i mod 3 = 1 and i < 3 s1, w when i mod 3 = 2 and i < 3 s2, else t
+ *   VISION  Qwen2-VL's vision tower: axes row, column; pairs [0, s0) the row, the rest (s1 of
+ *           them) the column, s2 = 0; each section restarts the frequencies: its j-th pair has
+ *           theta_j = base^(-2j / (rotary_dim/2)); never scaled
+ * theta_i otherwise as above (frequency scaling composes with MROPE and IMROPE).
+ *
  * Versioning: abi_version is the first field of every version of the entry struct, struct_size
  * the second; the host reads those two, refuses a version it does not speak, and never reads
  * past struct_size. Structs the HOST fills (spec, capabilities, call, init) carry their own
@@ -62,6 +77,7 @@ extern "C" {
 
 #define ROPECHECK_PLUGIN_ABI_V1 1u
 #define ROPECHECK_PLUGIN_ABI_V2 2u
+#define ROPECHECK_PLUGIN_ABI_V3 3u /* ropecheck_plugin_v2's struct, with multi-axis RoPE */
 /* ropecheck_plugin_v1's abi_version. It stays 1: ABI 1 sources write it into their
  * ropecheck_plugin_v1, and must keep building ABI 1 libraries. */
 #define ROPECHECK_PLUGIN_ABI_VERSION ROPECHECK_PLUGIN_ABI_V1
@@ -120,6 +136,13 @@ extern "C" {
 #define ROPECHECK_SCALING_LLAMA3 5
 #define ROPECHECK_SCALING_LONGROPE 6    /* Phi-3's su/longrope */
 
+/* Position axes (ABI 3; formulas at the top of this file): values of ropecheck_plugin_spec.
+ * axis_mode; bits (1u << value) in capabilities.axis_modes. */
+#define ROPECHECK_AXES_NONE 0   /* one position per token */
+#define ROPECHECK_AXES_MROPE 1  /* t, h, w in consecutive sections (Qwen2-VL, Qwen2.5-VL) */
+#define ROPECHECK_AXES_IMROPE 2 /* t, h, w interleaved over the pairs (Qwen3-VL) */
+#define ROPECHECK_AXES_VISION 3 /* row, column of a patch grid (Qwen2-VL's vision tower) */
+
 /* What the kernel supports. The host zero-fills it, sets struct_size, and calls
  * query_capabilities once per worker start; cases outside it are never generated. */
 typedef struct ropecheck_plugin_capabilities {
@@ -131,7 +154,9 @@ typedef struct ropecheck_plugin_capabilities {
   int32_t partial_rotary;    /* nonzero: rotary_dim < head_dim handled (tail passes through) */
   /* ABI 2 (ignored for an ABI 1 plugin, which gets unscaled specs only): */
   uint32_t scaling_kinds; /* bits (1u << ROPECHECK_SCALING_*); NONE is implied, 0 = none only */
-  uint32_t reserved0;     /* zero */
+  /* ABI 3 (zero for ABI 1 and 2, whose tokens have one position): bits (1u << ROPECHECK_AXES_*);
+   * NONE is implied, 0 = one axis only. It was reserved0: the struct is unchanged. */
+  uint32_t axis_modes;
   int64_t max_position;   /* largest |position| handled; 0: ropecheck's limit, 2^24 */
   uint32_t reserved[6];   /* zero */
 } ropecheck_plugin_capabilities;
@@ -160,6 +185,9 @@ typedef struct ropecheck_plugin_spec {
   const double* short_factor;    /* longrope: rotary_dim/2 entries, all > 0; else NULL */
   const double* long_factor;     /* longrope: rotary_dim/2 entries, all > 0; else NULL */
   double attention_factor;       /* > 0: multiply cos and sin by it (1 for most specs) */
+  /* ABI 3 (appended: a plugin built against ABI 2 never reads them, and gets NONE specs only). */
+  int32_t axis_mode;   /* ROPECHECK_AXES_*, one the capabilities declare */
+  int32_t sections[3]; /* pairs per axis (t, h, w; row, column, 0); all 0 for NONE */
 } ropecheck_plugin_spec;
 
 /* Rotates q and k in place. q is [tokens][q_heads][head_dim], k is [tokens][k_heads][head_dim],
@@ -238,7 +266,10 @@ typedef struct ropecheck_plugin_call {
   const int64_t* positions;
   int64_t tokens;
   int32_t threads;                     /* use at most this many threads (1: this one only) */
-  int32_t reserved0;                   /* zero */
+  /* ABI 3: positions per token (1, 3 or 2 as spec->axis_mode says), so positions holds
+   * tokens * axes entries, token-major. Zero for ABI 2 plugins (then one per token). It was
+   * reserved0: the struct is unchanged. */
+  int32_t axes;
   void* reserved[4];                   /* NULL */
 } ropecheck_plugin_call;
 
