@@ -8,8 +8,10 @@
 //   Verify's besides: Gemma's head_dim 256, and DeepSeek's MLA split (192 wide heads, 64 rotary
 //   features, one shared rotary key head).
 //   Multi-axis (position_axes.h): Qwen2-VL 7B's MRoPE prefill (28 q / 4 kv heads x 128, sections
-//   16/24/24), benched beside Llama's 1D shapes; Qwen3-VL 8B's interleaved MRoPE (32 / 8 x 128,
-//   24/20/20) and the Qwen2-VL vision tower's 2D RoPE (16 heads x 80, 20/20), verified.
+//   16/24/24), benched beside its 1D twin (the same tensors at one axis: the kernels' multi-axis
+//   cost is the ratio of the two); Qwen3-VL 8B's interleaved MRoPE (32 / 8 x 128, 24/20/20),
+//   benched beside llama3_8b_gqa_prefill512 (the same tensors); the Qwen2-VL vision tower's 2D
+//   RoPE (16 heads x 80, 20/20), verified.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,7 @@ struct ModelShape {
   std::int64_t first_position = 0;  // a decode token's position; a prefill's first (bench)
   bool references_too = false;      // also the slow scalar references (see runs_model_shape)
   PositionAxes axes{};              // multi-axis RoPE's (a vision-language model's); 1D by default
+  bool verified = true;             // verify runs it too (a bench-only twin of another shape: no)
 };
 
 inline constexpr ModelShape kBenchedModelShapes[] = {
@@ -38,16 +41,18 @@ inline constexpr ModelShape kBenchedModelShapes[] = {
     {"gptj_partial_prefill512", 512, 32, 32, 128, 64},
     {"llama7b_decode_at4095", 1, 32, 32, 128, 0, 4095, true},  // one token: 32 KiB
     {"llama7b_decode_at131071", 1, 32, 32, 128, 0, 131071},
-    // A prompt of text and one image (get_rope_index's positions), sections 16/24/24.
+    // A prompt of text and one image (get_rope_index's positions), sections 16/24/24; its 1D
+    // twin (bench only: its path is llama3_8b_gqa_prefill512's).
     {"qwen2vl_7b_mrope_prefill512", 512, 28, 4, 128, 0, 0, false,
      {AxisMode::mrope, {16, 24, 24}}},
+    {"qwen2vl_7b_prefill512", 512, 28, 4, 128, 0, 0, false, {}, false},
+    {"qwen3vl_8b_imrope_prefill512", 512, 32, 8, 128, 0, 0, false,
+     {AxisMode::imrope, {24, 20, 20}}},
 };
 
 inline constexpr ModelShape kVerifiedOnlyModelShapes[] = {
     {"gemma7b_prefill512", 512, 16, 16, 256},
     {"deepseek_mla_prefill512", 512, 16, 1, 192, 64},
-    {"qwen3vl_8b_imrope_prefill512", 512, 32, 8, 128, 0, 0, false,
-     {AxisMode::imrope, {24, 20, 20}}},
     // 512 patches, 32 to a row (a 448 x 224 image at patch 14), every head its own key.
     {"qwen2vl_vision_prefill512", 512, 16, 16, 80, 0, 0, false, {AxisMode::vision, {20, 20, 0}}},
 };

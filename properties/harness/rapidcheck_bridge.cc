@@ -126,6 +126,7 @@ std::vector<const ModelShape*> model_shapes_for(const Subject& subject, const Ro
   for (const auto table : kModelShapeTables) {
     for (const ModelShape& shape : table) {
       if (config.model_shapes == ModelShapeSet::short_calls && shape.tokens > 512) continue;
+      if (!shape.verified) continue;
       if (runs_model_shape(subject.id, shape) && shape.head_dim <= caps.max_head_dim &&
           caps.implements(shape.axes.mode)) {
         shapes.push_back(&shape);
