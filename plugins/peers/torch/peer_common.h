@@ -23,9 +23,12 @@ namespace ropecheck_torch_peer {
 // inherited by the worker. Read on every call (getenv is a few ns); unset or invalid: 1. Both
 // torch's intra-op pool (OpenMP in Debian's build) and OpenBLAS's are pinned to it, and only in
 // the worker: the host never loads libtorch, so torch's pool is first created after the fork.
-inline void pin_threads() {
+// An ABI 2 or 3 peer passes its call's thread count instead (call->threads).
+inline void pin_threads(int call_threads = 0) {
   int wanted = 1;
-  if (const char* env = std::getenv("ROPECHECK_PLUGIN_THREADS")) {
+  if (call_threads >= 1) {
+    wanted = call_threads;
+  } else if (const char* env = std::getenv("ROPECHECK_PLUGIN_THREADS")) {
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
     if (end != env && *end == '\0' && n >= 1 && n <= 256) wanted = static_cast<int>(n);
@@ -56,6 +59,17 @@ template <typename Body>
 std::int32_t guarded(Body body) noexcept {
   try {
     pin_threads();
+    return body();
+  } catch (...) {
+    return ROPECHECK_PLUGIN_ERROR;
+  }
+}
+
+// The same for a call that says its thread count (ABI 2 and 3).
+template <typename Body>
+std::int32_t guarded(int call_threads, Body body) noexcept {
+  try {
+    pin_threads(call_threads);
     return body();
   } catch (...) {
     return ROPECHECK_PLUGIN_ERROR;
