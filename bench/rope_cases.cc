@@ -46,23 +46,6 @@ double goal_for(const RopeImpl& impl, const RopeShape& shape, std::string_view v
   return 0;
 }
 
-// Issue 38's target: a multi-axis kernel at >= 0.90 of its 1D twin's fraction of the probe
-// (the same tensors at one axis, core/model_shapes.h), level by level, in one run.
-struct MultiAxisTwin {
-  std::string_view shape, one_axis;
-};
-constexpr MultiAxisTwin kMultiAxisTwins[] = {
-    {"qwen2vl_7b_mrope_prefill512", "qwen2vl_7b_prefill512"},
-    {"qwen3vl_8b_imrope_prefill512", "llama3_8b_gqa_prefill512"},
-};
-constexpr double kMultiAxisGoal = 0.90;
-
-std::string_view one_axis_twin(const RopeShape& shape) {
-  for (const MultiAxisTwin& t : kMultiAxisTwins) {
-    if (t.shape == shape.name) return t.one_axis;
-  }
-  return {};
-}
 
 template <typename Element>
 HeadTensorOf<Element> rows(AlignedVector<Element>& x, const RopeShape& shape, TokenRange r,
@@ -404,7 +387,8 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
           if (n == 1 || (n <= shape.tokens && is_kernel(*impl))) b->Threads(n);
         }
         table.push_back({name, "", goal_for(*impl, shape, "probe")});
-        if (const auto twin = one_axis_twin(shape); !twin.empty() && is_kernel(*impl)) {
+        // A multi-axis case beside its 1D twin (format/shapes.h), by limit_fraction.
+        if (const auto twin = one_axis_twin(shape.name); !twin.empty() && is_kernel(*impl)) {
           const std::string twin_name =
               registered_name(RopeCaseName{std::string(impl->id()), std::string(twin), std::string(to_string(layout))});
           table.push_back({name, twin_name, kMultiAxisGoal, /*by_fraction=*/true});

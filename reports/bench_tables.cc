@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "bench/format/shapes.h"
+
 namespace ropecheck {
 std::vector<BaselineRow> compare_to_baseline(const BenchData& current, const BenchData& baseline) {
   std::vector<BaselineRow> rows;
@@ -114,6 +116,28 @@ std::vector<KeptRowsRow> kept_rows_rows(const BenchData& bench) {
     if (!c.rope || !bytes || !fresh || data.real_time_ns.empty()) continue;
     rows.push_back({fmt::format("{} {}, {}", c.rope->impl, c.rope->shape, c.rope->layout), *bytes,
                     median(data.real_time_ns) * 1e-9, *fresh});
+  }
+  return rows;
+}
+
+std::vector<MultiAxisRow> multi_axis_rows(const BenchData& bench) {
+  std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> cases;
+  for (const CaseRecord& c : bench.records) {
+    if (c.rope) cases[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
+  }
+  std::vector<MultiAxisRow> rows;
+  for (const CaseRecord& c : bench.records) {
+    if (!c.rope) continue;
+    const auto twin = bench::one_axis_twin(c.rope->shape);
+    if (twin.empty()) continue;
+    const auto it = cases.find({c.rope->impl, std::string(twin), c.rope->layout, c.rope->threads});
+    if (it == cases.end()) continue;
+    MultiAxisRow row{c.rope->impl, c.rope->shape, std::string(twin), c.rope->layout, c.rope->threads,
+                     c.rate, it->second->rate, std::nullopt};
+    if (row.multi_axis.limit_fraction && row.one_axis.limit_fraction && *row.one_axis.limit_fraction > 0) {
+      row.share = *row.multi_axis.limit_fraction / *row.one_axis.limit_fraction;
+    }
+    rows.push_back(std::move(row));
   }
   return rows;
 }

@@ -98,4 +98,15 @@ struct CeilingRow {
 // Every conversion case of the run, in file order.
 std::vector<CeilingRow> ceiling_rows(const BenchData& bench);
 
+// A multi-axis RoPE case (a vision-language shape) beside its 1D twin, the same implementation,
+// layout and threads on the same tensors at one axis (bench/format/shapes.h), from the same run.
+struct MultiAxisRow {
+  std::string impl, shape, twin, layout;
+  int threads = 0;
+  CaseRate multi_axis, one_axis;
+  std::optional<double> share;  // the two limit_fraction medians' ratio, multi-axis over 1D
+};
+// Every multi-axis case whose twin ran, in file order.
+std::vector<MultiAxisRow> multi_axis_rows(const BenchData& bench);
+
 }  // namespace ropecheck

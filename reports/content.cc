@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "bench/format/shapes.h"
 #include "core/subject_ids.h"
 #include "reports/bench_tables.h"
 #include "reports/plots.h"
@@ -375,6 +376,39 @@ void ceilings_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+void multi_axis_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = multi_axis_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "Multi-axis RoPE against 1D on the same tensors");
+  paragraph(doc, fmt::format(
+      "A vision-language model positions each token on several axes (Qwen2-VL's MRoPE: t, h, w in "
+      "sections of the pairs; Qwen3-VL's interleaved MRoPE). Each such case beside the same "
+      "implementation on the same tensors at one axis, from the same run: both fractions of the "
+      "same-run probe, and the multi-axis one over the 1D one (the goal: at least {:.2f}). The "
+      "prompt is text, an image of 32 patches a row, and text again.", bench::kMultiAxisGoal));
+  Table t;
+  t.header = {"implementation", "shape", "1D twin", "layout", "threads", "multi-axis (of the probe)",
+              "1D (of the probe)", "multi-axis / 1D"};
+  t.numeric = {false, false, false, false, true, true, true, true};
+  const auto fraction = [](const CaseRate& r) { return r.limit_fraction ? format_fraction(*r.limit_fraction) : "-"; };
+  for (const auto& r : rows) {
+    std::string share = "-", mark;
+    if (r.share) {
+      share = fmt::format("{:.2f}", *r.share);
+      mark = *r.share >= bench::kMultiAxisGoal ? "pass" : "fail";  // against the goal
+    }
+    t.rows.push_back({{r.impl, ""},
+                      {r.shape, ""},
+                      {r.twin, ""},
+                      {r.layout, ""},
+                      {std::to_string(r.threads), ""},
+                      {fraction(r.multi_axis), ""},
+                      {fraction(r.one_axis), ""},
+                      {share, mark}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 // Attention alone, with RoPE as a separate pass over q and k first, and with RoPE fused into
 // attention's blocking (attention_fused), from the same run.
 void rope_attention_section(ReportDoc& doc, const BenchData& bench) {
@@ -462,6 +496,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   bench_table(doc, *in.bench);
   thread_sweep_section(doc, *in.bench);
   ceilings_section(doc, *in.bench);
+  multi_axis_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);
   peers_section(doc, *in.bench);
   kept_rows_section(doc, *in.bench);

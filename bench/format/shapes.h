@@ -24,6 +24,26 @@ constexpr const RopeShape* find_rope_shape(std::string_view name) {
   return nullptr;
 }
 
+// A multi-axis shape's 1D twin: the same tensors at one axis, benched in the same run, so that
+// a kernel's multi-axis cost is the ratio of its two fractions of the probe (issue 38's goal:
+// >= 0.90 level by level).
+struct MultiAxisTwin {
+  std::string_view shape, one_axis;
+};
+inline constexpr MultiAxisTwin kMultiAxisTwins[] = {
+    {"qwen2vl_7b_mrope_prefill512", "qwen2vl_7b_prefill512"},
+    {"qwen3vl_8b_imrope_prefill512", "llama3_8b_gqa_prefill512"},
+};
+inline constexpr double kMultiAxisGoal = 0.90;
+
+// The 1D twin of a multi-axis shape, "" for none.
+constexpr std::string_view one_axis_twin(std::string_view shape) {
+  for (const MultiAxisTwin& t : kMultiAxisTwins) {
+    if (t.shape == shape) return t.one_axis;
+  }
+  return {};
+}
+
 struct AttentionProblem {
   std::int64_t tokens;
   int head_dim;
