@@ -66,9 +66,26 @@ void require_elements(const ManifestFile& file, std::size_t got, std::size_t wan
   }
 }
 
+// A RoPE case's positions: [tokens] with one axis, [tokens][axes] with several (spec.axes); any
+// other shape is a vectors directory that does not match its manifest.
+std::vector<std::int64_t> read_positions(const ManifestCase& c) {
+  const ManifestFile& file = c.file("positions");
+  const NpyArray array = read_npy(file.path);
+  const int axes = c.kind == "rope" ? axis_count(c.rope_spec) : 1;
+  const std::vector<std::int64_t> want =
+      axes == 1 ? std::vector<std::int64_t>{array.elements()} : std::vector<std::int64_t>{array.elements() / axes, axes};
+  if (array.shape != want || array.elements() % axes != 0) {
+    throw InvalidInput(fmt::format("{}: shape {}, expected [tokens]{} ({})", file.path.string(),
+                                   shape_text(array.shape), axes == 1 ? "" : fmt::format("[{}]", axes),
+                                   axes == 1 ? "one position per token"
+                                             : fmt::format("{} axes: spec.axes", to_string(c.rope_spec.axes.mode))));
+  }
+  return array.as_int64();
+}
+
 WorstError judge_case(const ManifestCase& c, const fs::path& outputs_dir, AnglePrecision angles) {
-  const auto positions = read_npy(c.file("positions").path).as_int64();
-  const std::size_t tokens = positions.size();
+  const auto positions = read_positions(c);
+  const std::size_t tokens = positions.size() / static_cast<std::size_t>(c.kind == "rope" ? axis_count(c.rope_spec) : 1);
   WorstError worst;
   if (c.kind == "sinusoidal") {
     const ManifestFile& expected_file = c.file("pe_expected");

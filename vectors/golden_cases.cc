@@ -1,7 +1,8 @@
 // The golden-vector cases: both layouts, head_dim 64/80/96/128/256, partial rotary, GQA/MQA head
 // counts, bases 1e4/5e5/1e6, positions 0..2^20 (prefill, gapped, repeated, unsorted, decode
 // offsets), fp32, bf16 and fp16 (subnormal and near-overflow inputs included); the frequency-scaled
-// cases of scaled_golden_cases.cc after them; and sinusoidal tables. Few tokens each: the set
+// cases of scaled_golden_cases.cc and the multi-axis ones of axes_golden_cases.cc after them; and
+// sinusoidal tables. Few tokens each: the set
 // stays under 4 MB.
 //   ropecheck vectors --out /tmp/golden
 #include "vectors/golden_cases.h"
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "vectors/axes_golden_cases.h"
 #include "vectors/scaled_golden_cases.h"
 
 namespace ropecheck {
@@ -94,13 +96,15 @@ std::vector<GoldenRopeCase> unscaled_rope_cases() {
   };
 }
 
-// The unscaled cases first, in their original order, then the scaled ones: a manifest reader
-// that indexes cases by position keeps working.
+// The unscaled cases first, in their original order, then the scaled ones, then the multi-axis
+// ones: a manifest reader that indexes cases by position keeps working.
 const std::vector<GoldenRopeCase>& rope_cases() {
   static const std::vector<GoldenRopeCase> cases = [] {
     auto all = unscaled_rope_cases();
     const auto& scaled = scaled_golden_rope_cases();
     all.insert(all.end(), scaled.begin(), scaled.end());
+    const auto& axes = axes_golden_rope_cases();
+    all.insert(all.end(), axes.begin(), axes.end());
     return all;
   }();
   return cases;

@@ -23,11 +23,18 @@ struct GoldenRopeCase {
   StorageType dtype = StorageType::fp32;
   std::int64_t q_heads = 1;
   std::int64_t kv_heads = 1;
-  std::vector<std::int64_t> positions;  // one per token
+  // axis_count(spec) per token, token-major (position_axes.h): one per token but for the
+  // multi-axis cases, which the .npy files store as [tokens, axes].
+  std::vector<std::int64_t> positions;
   // Inputs are uniform in [-2 scale, 2 scale): fp16 cases move them under fp16's smallest
   // normal (subnormal handling) or up to its top binade (overflow margin). 1 for the others.
   float input_scale = 1.0f;
 };
+
+// The case's token count: its positions over the positions per token.
+inline std::int64_t golden_tokens(const GoldenRopeCase& c) {
+  return static_cast<std::int64_t>(c.positions.size()) / axis_count(c.spec);
+}
 
 struct GoldenSinusoidalCase {
   std::string name;

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
+#include "core/position_axes.h"
 #include "core/tolerance.h"
 
 namespace ropecheck {
@@ -56,30 +58,39 @@ WorstError judge_rope_tensor(const ManifestCase& c, const std::string& tensor,
   const auto dim = static_cast<std::size_t>(spec.head_dim);
   WorstError worst;
   if (positions.empty()) return worst;
-  const std::size_t heads = input.size() / (positions.size() * dim);
-  for (std::size_t t = 0; t < positions.size(); ++t) {
+  // Pair i rotates by its axis's position (position_axes.h): token t's is positions[t * axes +
+  // axis_of[i]]. One axis: positions[t].
+  const auto axes = static_cast<std::size_t>(axis_count(spec));
+  const std::vector<int> axis_of = pair_axes(spec.axes, spec.rotary_dim);
+  const std::size_t tokens = positions.size() / axes;
+  const std::size_t heads = input.size() / (tokens * dim);
+  const auto axis_text = [&](int i) {
+    return axes == 1 ? std::string() : fmt::format(", axis {}", axis_of[static_cast<std::size_t>(i)]);
+  };
+  for (std::size_t t = 0; t < tokens; ++t) {
     for (std::size_t h = 0; h < heads; ++h) {
       const std::size_t row = (t * heads + h) * dim;
       for (int i = 0; i < spec.rotary_dim / 2; ++i) {
         const auto [fa, fb] = pair_features(spec, i);
         const double theta_i = theta[static_cast<std::size_t>(i)];
+        const std::int64_t position = positions[t * axes + static_cast<std::size_t>(axis_of[static_cast<std::size_t>(i)])];
         const double unit = tolerance.unit_pair_norm(
             std::hypot(static_cast<double>(input[row + fa]), static_cast<double>(input[row + fb])));
-        const double bound = tolerance.bound_units(angles, positions[t], theta_i, i);
+        const double bound = tolerance.bound_units(angles, position, theta_i, i);
         for (const std::size_t f : {fa, fb}) {
           const double error = element_error(output[row + f], expected[row + f], unit);
           if (!(error / bound > worst.ratio || worst.where.empty())) continue;
           worst = {error / bound, error, bound,
-                   fmt::format("{} token {} head {} feature {} (pair {}, position {}, theta {:.6g}): "
+                   fmt::format("{} token {} head {} feature {} (pair {}, position {}{}, theta {:.6g}): "
                                "got {:.9g}, want {:.17g}",
-                               tensor, t, h, f, i, positions[t], theta_i, output[row + f],
+                               tensor, t, h, f, i, position, axis_text(i), theta_i, output[row + f],
                                expected[row + f])};
         }
       }
       // The tail passes through unchanged: any other bit pattern is an infinite error.
       for (std::size_t f = static_cast<std::size_t>(spec.rotary_dim); f < dim; ++f) {
         if (same_bits(output[row + f], input[row + f])) continue;
-        return {INFINITY, INFINITY, tolerance.bound_units(angles, positions[t], theta[0], 0),
+        return {INFINITY, INFINITY, tolerance.bound_units(angles, positions[t * axes], theta[0], 0),
                 fmt::format("{} token {} head {} feature {} (past rotary_dim {}, must pass through "
                             "bit for bit): got {:.9g}, input {:.9g}",
                             tensor, t, h, f, spec.rotary_dim, output[row + f], input[row + f])};

@@ -27,7 +27,8 @@ WorstError worse_of(const WorstError& a, const WorstError& b);
 
 // Tensor `tensor` ("q" or "k") of a RoPE case, [tokens][heads][head_dim] as stored and widened to
 // float (exact for bf16 and fp16): the case's inputs, the port's outputs and the float64 expected
-// values, with the case's positions and theta_i. `angles` is how the port forms m * theta_i.
+// values, with the case's positions (axis_count(spec) per token, token-major) and theta_i.
+// `angles` is how the port forms m * theta_i.
 WorstError judge_rope_tensor(const ManifestCase& c, const std::string& tensor,
                              std::span<const float> input, std::span<const float> output,
                              std::span<const double> expected,

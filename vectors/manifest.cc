@@ -56,7 +56,8 @@ Json vectors_manifest_head() {
                   "a Python-dict header padded with spaces to a multiple of 64 bytes ending in "
                   "'\\n', then raw little-endian C-order data)"},
         {"tensors", "q and k are [tokens][heads][head_dim] (q_heads and kv_heads may differ: "
-                    "GQA); positions are int64, one per token"},
+                    "GQA); positions are int64, one per token ([tokens]), or [tokens][axes] on a "
+                    "multi-axis case (spec.axes)"},
         {"bf16", "bf16 arrays are stored as '<u2' bit patterns: the top 16 bits of an IEEE "
                  "binary32; widen with float32(uint32(bits) << 16)"},
         {"fp16", "fp16 arrays are NumPy's native float16, descr '<f2' (IEEE binary16, little-endian): "
@@ -82,15 +83,26 @@ Json vectors_manifest_head() {
                     "scaling_effective (what the parameters lead to), hf_transformers (the HF config "
                     "fields that reproduce it) and conventions (where HF transformers versions or other "
                     "frameworks read the parameters differently, and which reading the case follows)"},
+        {"axes", "spec.axes is the case's position axes (core/position_axes.h): mode none (one "
+                 "position per token) or a multi-axis mode with its sections, the rotary pairs of each "
+                 "axis (adding up to rotary_dim/2; HF's mrope_section before its * 2). Pair i rotates by "
+                 "the position of its axis: mrope (Qwen2-VL; axes t, h, w) pairs [0, s0) axis t, the "
+                 "next s1 axis h, the rest axis w; imrope (Qwen3-VL) axis h when i mod 3 = 1 and i < 3 "
+                 "s1, w when i mod 3 = 2 and i < 3 s2, else t; vision (Qwen2-VL's vision tower; axes "
+                 "row, column) pairs [0, s0) the row, the rest the column, and each section restarts "
+                 "the frequencies: its j-th pair has theta = base^(-2j/(rotary_dim/2)) (theta.npy holds "
+                 "each pair's). positions.npy is then int64 [tokens][axes]: row t is token t's position "
+                 "on each axis"},
         {"outputs", "`ropecheck check --vectors DIR --outputs OUT` reads a port's results from "
                     "OUT/<case>/q_out.npy and OUT/<case>/k_out.npy (sinusoidal cases: pe_out.npy), each "
                     "with the descr and shape of the case's own q.npy and k.npy (pe: '<f4', "
                     "[positions][d_model]); every case lists its paths under \"outputs\""},
-        {"format", "ropecheck.vectors/2 adds to /1 (whose fields keep their names and meanings): "
-                   "spec.scaling, scaling_effective, hf_transformers, conventions and outputs per RoPE "
-                   "case; the tolerance fields attention_factor, fp32_attention_scaling and "
-                   "fp32_angles_per_radian.blend, which are 1, 0 and 0 on unscaled cases, where /1's "
-                   "formula gives the same bound"},
+        {"format", "ropecheck.vectors/3 adds to /2 spec.axes per RoPE case and the multi-axis "
+                   "cases, whose positions.npy is [tokens][axes]; /2 added to /1 (whose fields keep "
+                   "their names and meanings): spec.scaling, scaling_effective, hf_transformers, "
+                   "conventions and outputs per RoPE case; the tolerance fields attention_factor, "
+                   "fp32_attention_scaling and fp32_angles_per_radian.blend, which are 1, 0 and 0 on "
+                   "unscaled cases, where /1's formula gives the same bound"},
         {"eps32", kEps32}}},
   };
 }
@@ -122,13 +134,22 @@ Json scaling_json(const RopeScaling& s) {
   return j;
 }
 
+Json axes_json(const PositionAxes& axes) {
+  Json j = {{"mode", std::string(to_string(axes.mode))}};
+  if (axes.mode == AxisMode::none) return j;
+  const auto count = static_cast<std::size_t>(axis_count(axes));
+  j["sections"] = std::vector<int>(axes.sections.begin(), axes.sections.begin() + static_cast<std::ptrdiff_t>(count));
+  return j;
+}
+
 Json rope_spec_json(const RopeSpec& spec) {
   return {{"head_dim", spec.head_dim},
           {"rotary_dim", spec.rotary_dim},
           {"base", spec.base},
           {"layout", std::string(to_string(spec.layout))},
           {"angle_precision", std::string(to_string(spec.angle_precision))},
-          {"scaling", scaling_json(spec.scaling)}};
+          {"scaling", scaling_json(spec.scaling)},
+          {"axes", axes_json(spec.axes)}};
 }
 
 Json scaling_effective_json(const RopeSpec& spec) {

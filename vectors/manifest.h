@@ -1,4 +1,4 @@
-// The parts of the golden vectors' manifest.json ("ropecheck.vectors/2") that do not depend on
+// The parts of the golden vectors' manifest.json ("ropecheck.vectors/3") that do not depend on
 // the files written: the generator, the conventions, each case's spec (frequency scaling
 // included) and its recommended tolerance with the derivation, taken from core/tolerance.h
 // (numbers and text together), and where `ropecheck check` looks for a port's outputs.
@@ -9,6 +9,11 @@
 // attention_factor, fp32_attention_scaling and fp32_angles_per_radian.blend (1, 0 and 0 on the
 // unscaled cases, where version 1's formula gives the same bound); the top-level conventions
 // "scaling", "outputs" and "format".
+//
+// Version 3 adds to version 2: spec.axes per RoPE case (multi-axis RoPE: the mode and its
+// sections), positions.npy as int64 [tokens, axes] on a multi-axis case, the top-level
+// convention "axes". A reader of version 2 would take a multi-axis case's positions for one axis
+// per token and judge it wrongly: the version is bumped so that it refuses the file instead.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,19 +26,24 @@
 
 namespace ropecheck {
 
-inline constexpr const char* kVectorsFormat = "ropecheck.vectors/2";
+inline constexpr const char* kVectorsFormat = "ropecheck.vectors/3";
+inline constexpr const char* kVectorsFormatV2 = "ropecheck.vectors/2";  // still read by `check`
 inline constexpr const char* kVectorsFormatV1 = "ropecheck.vectors/1";  // still read by `check`
 
 // {format, generator, conventions}: the top of manifest.json, before "cases".
 nlohmann::ordered_json vectors_manifest_head();
 
-// A RoPE spec as the manifest states it: head_dim, rotary_dim, base, layout, angle_precision and
-// scaling (scaling_json). manifest_reader.h's rope_spec_from_json reads it back.
+// A RoPE spec as the manifest states it: head_dim, rotary_dim, base, layout, angle_precision,
+// scaling (scaling_json) and axes (axes_json). manifest_reader.h's rope_spec_from_json reads it
+// back.
 nlohmann::ordered_json rope_spec_json(const RopeSpec& spec);
 
 // {"kind", then the parameters that kind reads (scaling.h's names), "attention_factor": the
 // override or null}; {"kind": "none"} when unscaled.
 nlohmann::ordered_json scaling_json(const RopeScaling& scaling);
+
+// {"mode": "none"}, or {"mode": "mrope" | "imrope" | "vision", "sections": one entry per axis}.
+nlohmann::ordered_json axes_json(const PositionAxes& axes);
 
 // What the parameters lead to, computed by core/frequency.h, for a porter comparing step by step:
 // the attention factor, the (dynamic) NTK base, YaRN's correction range, which LongRoPE list.

@@ -197,6 +197,23 @@ RopeScaling scaling_from_json(const Json& j) {
   }
 }
 
+PositionAxes axes_from_json(const Json& j) {
+  try {
+    PositionAxes axes;
+    axes.mode = parse_axis_mode(j.at("mode").get<std::string>());
+    if (axes.mode == AxisMode::none) return axes;
+    const auto sections = j.at("sections").get<std::vector<int>>();
+    if (sections.size() != static_cast<std::size_t>(axis_count(axes))) {
+      throw InvalidInput(fmt::format("axes: {} sections for mode {}, which has {} axes", sections.size(),
+                                     to_string(axes.mode), axis_count(axes)));
+    }
+    std::copy(sections.begin(), sections.end(), axes.sections.begin());
+    return axes;
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(fmt::format("axes: {}", e.what()));
+  }
+}
+
 RopeSpec rope_spec_from_json(const Json& j) {
   try {
     RopeSpec spec{j.at("head_dim").get<int>(),
@@ -207,6 +224,8 @@ RopeSpec rope_spec_from_json(const Json& j) {
                   {}, {}};
     // Version 1 manifests have no scaling: none.
     if (j.contains("scaling")) spec.scaling = scaling_from_json(j["scaling"]);
+    // Versions 1 and 2 have no axes: one position per token.
+    if (j.contains("axes")) spec.axes = axes_from_json(j["axes"]);
     validate(spec);
     return spec;
   } catch (const nlohmann::json::exception& e) {
@@ -225,9 +244,10 @@ Manifest read_manifest(const fs::path& vectors_dir) {
   const Json json = parse_file(manifest.path);
   try {
     manifest.format = json.at("format").get<std::string>();
-    if (manifest.format != kVectorsFormat && manifest.format != kVectorsFormatV1) {
-      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {})",
-                                     manifest.format, kVectorsFormatV1, kVectorsFormat));
+    if (manifest.format != kVectorsFormat && manifest.format != kVectorsFormatV2 &&
+        manifest.format != kVectorsFormatV1) {
+      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {}, {})",
+                                     manifest.format, kVectorsFormatV1, kVectorsFormatV2, kVectorsFormat));
     }
     for (const Json& c : json.at("cases")) {
       const std::string name = c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>()

@@ -1,6 +1,7 @@
 // Reading a golden-vector manifest back (`ropecheck check`, and tests): each case's spec with its
-// frequency scaling, dtype, shapes, files and tolerance, exactly as manifest.h wrote them. Reads
-// format versions 1 and 2; version 1's missing fields take their unscaled values.
+// frequency scaling and position axes, dtype, shapes, files and tolerance, exactly as manifest.h
+// wrote them. Reads format versions 1, 2 and 3; a field an older version lacks takes its value
+// on an unscaled, one-axis case.
 //   ropecheck vectors --out /tmp/golden && ropecheck check --vectors /tmp/golden --outputs OUT
 #pragma once
 
@@ -68,7 +69,7 @@ struct ManifestCase {
   StorageType dtype = StorageType::fp32;
   RopeSpec rope_spec;               // kind "rope"
   SinusoidalSpec sinusoidal_spec;   // kind "sinusoidal"
-  std::int64_t tokens = 0;
+  std::int64_t tokens = 0;       // positions holds tokens * axis_count(rope_spec) entries
   std::int64_t q_heads = 0;
   std::int64_t kv_heads = 0;
   std::map<std::string, ManifestFile> files;  // by key: "q", "q_expected", "positions", ...
@@ -81,7 +82,7 @@ struct ManifestCase {
 
 struct Manifest {
   std::filesystem::path path;  // DIR/manifest.json
-  std::string format;          // kVectorsFormat or kVectorsFormatV1
+  std::string format;          // kVectorsFormat, kVectorsFormatV2 or kVectorsFormatV1
   std::vector<ManifestCase> cases;
 };
 
@@ -93,6 +94,7 @@ Manifest read_manifest(const std::filesystem::path& vectors_dir);
 // InvalidInput for a bad value or a missing field).
 RopeSpec rope_spec_from_json(const nlohmann::ordered_json& spec);
 RopeScaling scaling_from_json(const nlohmann::ordered_json& scaling);
+PositionAxes axes_from_json(const nlohmann::ordered_json& axes);
 
 StorageType parse_storage(const std::string& text);  // "fp32", "bf16", "fp16"; throws InvalidInput
 

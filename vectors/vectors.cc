@@ -1,7 +1,7 @@
 // run_vectors(): `ropecheck vectors --out DIR` — golden vectors for porters. Every case of
 // golden_cases.cc gets a directory of .npy files (inputs, positions, the float64 oracle's
 // expected outputs and those rounded to the case's dtype) and DIR/manifest.json lists them with
-// their spec (frequency scaling included), recommended tolerance, HF mapping and conventions, and
+// their spec (frequency scaling and position axes included), recommended tolerance, HF mapping and conventions, and
 // where `ropecheck check` reads a port's outputs. Progress on stderr, the summary on stdout.
 #include <fmt/format.h>
 
@@ -120,18 +120,27 @@ void write_rounded(CaseWriter& writer, const std::string& key, const std::string
 
 Json write_rope_case(const GoldenRopeCase& c, const fs::path& out_dir, std::uintmax_t& bytes) {
   CaseWriter writer(out_dir, c.name);
-  const auto tokens = static_cast<std::int64_t>(c.positions.size());
+  const std::int64_t tokens = golden_tokens(c);
   const std::string dtype(to_string(c.dtype));
-  const std::vector<std::int64_t> pos_shape = {tokens};
-  writer.write<std::int64_t>("positions", "positions.npy", c.positions, pos_shape,
-                             "position of each token");
+  const int axes = axis_count(c.spec);
+  if (axes == 1) {
+    writer.write<std::int64_t>("positions", "positions.npy", c.positions, {tokens}, "position of each token");
+  } else {
+    // Token-major as the spec stores them: row t holds token t's position on each axis.
+    writer.write<std::int64_t>("positions", "positions.npy", c.positions, {tokens, axes},
+                               fmt::format("positions of each token on its {} axes ({})", axes,
+                                           c.spec.axes.mode == AxisMode::vision ? "row, column" : "t, h, w"));
+  }
   const auto theta_ld = oracle_inverse_frequencies(c.spec);
   const std::vector<double> theta(theta_ld.begin(), theta_ld.end());
   const bool scaled = c.spec.scaling.kind != ScalingKind::none;
+  const bool vision = c.spec.axes.mode == AxisMode::vision;
   writer.write<double>("theta", "theta.npy", theta, {static_cast<std::int64_t>(theta.size())},
-                       scaled ? "theta_i, base^(-2i/rotary_dim) scaled as spec.scaling says (the "
-                                "frequencies the expected outputs rotate by), for the fp32-angle bound"
-                              : "theta_i = base^(-2i/rotary_dim), for the fp32-angle bound");
+                       vision   ? "theta_i of pair i, restarting in each section: the j-th pair of a section "
+                                  "has base^(-2j/(rotary_dim/2)), for the fp32-angle bound"
+                       : scaled ? "theta_i, base^(-2i/rotary_dim) scaled as spec.scaling says (the "
+                                  "frequencies the expected outputs rotate by), for the fp32-angle bound"
+                                : "theta_i = base^(-2i/rotary_dim), for the fp32-angle bound");
   for (const auto& [tensor, heads] : {std::pair{std::string("q"), c.q_heads}, {std::string("k"), c.kv_heads}}) {
     const std::vector<std::int64_t> shape = {tokens, heads, c.spec.head_dim};
     const auto count = static_cast<std::size_t>(tokens * heads * c.spec.head_dim);
@@ -227,7 +236,7 @@ int run_vectors(const VectorsOptions& options, std::ostream& out) {
   std::uintmax_t bytes = 0;
   for (const auto& c : golden_rope_cases()) {
     log.info("vectors: {} ({} {}, {} tokens)", c.name, to_string(c.spec.layout), to_string(c.dtype),
-             c.positions.size());
+             golden_tokens(c));
     cases.push_back(write_rope_case(c, options.out_dir, bytes));
   }
   for (const auto& c : golden_sinusoidal_cases()) {
@@ -247,9 +256,12 @@ int run_vectors(const VectorsOptions& options, std::ostream& out) {
   const auto scaled = std::count_if(
       golden_rope_cases().begin(), golden_rope_cases().end(),
       [](const GoldenRopeCase& c) { return c.spec.scaling.kind != ScalingKind::none; });
-  out << fmt::format("{} golden cases ({} rope, {} of them frequency-scaled; {} sinusoidal), {} bytes, "
-                     "in {}\nmanifest: {}\n",
-                     manifest["cases"].size(), golden_rope_cases().size(), scaled,
+  const auto multi_axis = std::count_if(
+      golden_rope_cases().begin(), golden_rope_cases().end(),
+      [](const GoldenRopeCase& c) { return c.spec.axes.mode != AxisMode::none; });
+  out << fmt::format("{} golden cases ({} rope, {} of them frequency-scaled, {} multi-axis; {} sinusoidal), "
+                     "{} bytes, in {}\nmanifest: {}\n",
+                     manifest["cases"].size(), golden_rope_cases().size(), scaled, multi_axis,
                      golden_sinusoidal_cases().size(), bytes, options.out_dir.string(),
                      manifest_path.string());
   return kExitOk;

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/frequency.h"
+#include "core/position_axes.h"
 #include "core/scaling_parameters.h"
 #include "ropecheck/plugin.h"
 
@@ -30,6 +31,12 @@ std::string positions_text(PositionIds positions) {
 void copy_bytes(void* to, const void* from, std::size_t bytes) {
   if (bytes != 0) std::memcpy(to, from, bytes);
 }
+
+// The ABI's axis modes are AxisMode's values (position_axes.h), passed through by a cast.
+static_assert(ROPECHECK_AXES_NONE == static_cast<int>(AxisMode::none));
+static_assert(ROPECHECK_AXES_MROPE == static_cast<int>(AxisMode::mrope));
+static_assert(ROPECHECK_AXES_IMROPE == static_cast<int>(AxisMode::imrope));
+static_assert(ROPECHECK_AXES_VISION == static_cast<int>(AxisMode::vision));
 
 // The spec as the ABI carries it; the LongRoPE factor arrays travel in shared memory (the worker
 // sets the pointers). Each scaling parameter is set for the kinds that read it, zero otherwise
@@ -64,6 +71,9 @@ ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
     s.low_freq_factor = scaling.low_freq_factor;
     s.high_freq_factor = scaling.high_freq_factor;
   }
+  // ABI 3's position axes; an implementation that declares none is never given a multi-axis spec.
+  s.axis_mode = static_cast<std::int32_t>(spec.axes.mode);
+  for (int a = 0; a < kMaxAxes; ++a) s.sections[a] = spec.axes.sections[static_cast<std::size_t>(a)];
   return s;  // the LongRoPE factor arrays travel in shared memory (call())
 }
 
@@ -85,7 +95,9 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
     const std::uint32_t dtype = storage == StorageType::fp32   ? ROPECHECK_DTYPE_FP32
                                 : storage == StorageType::bf16 ? ROPECHECK_DTYPE_BF16
                                                                : ROPECHECK_DTYPE_FP16;
-    stage_locked(dtype, spec, q, static_cast<std::int64_t>(positions.size()), q_heads, k, k_heads, positions);
+    // positions holds axis_count(spec) entries per token (position_axes.h).
+    const auto tokens = static_cast<std::int64_t>(positions.size()) / axis_count(spec);
+    stage_locked(dtype, spec, q, tokens, q_heads, k, k_heads, positions);
   }
 
   WorkerTimedCall timed_call(WorkerProbe probe, int threads) const override {

@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "core/errors.h"
+#include "core/position_axes.h"
 #include "plugins/host/outside_rope.h"
 #include "plugins/host/plugin_host.h"
 #include "plugins/host/python_process.h"
@@ -23,8 +24,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::string_view kDeclarationKeys[] = {"layouts",      "scaling",      "angles",        "storage",
-                                                  "max_position", "max_head_dim", "partial_rotary"};
+constexpr std::string_view kDeclarationKeys[] = {"layouts",      "scaling",      "axes",          "angles",
+                                                  "storage",      "max_position", "max_head_dim",  "partial_rotary"};
 
 // A name searched on PATH as a shell does; a name with a slash is a path.
 std::filesystem::path find_interpreter(const std::string& exe) {
@@ -80,8 +81,18 @@ ScalingKind scaling_of(std::string_view rope_type) {
                                  rope_type));
 }
 
+// A declared axis mode ("axes"): the multi-axis modes only, as "scaling" names the scaled kinds
+// only (one axis is implied: every function takes it).
+AxisMode axis_mode_of(std::string_view name) {
+  for (const AxisMode mode : kAllAxisModes) {
+    if (mode != AxisMode::none && to_string(mode) == name) return mode;
+  }
+  throw InvalidInput(fmt::format("'axes': unknown axis mode '{}' (mrope, imrope, vision)", name));
+}
+
 // The function's `ropecheck` attribute as capabilities; without one (null): both layouts, no
-// scaling, fp32 angles, fp32 storage. Throws InvalidInput naming what is malformed.
+// scaling, one position axis, fp32 angles, fp32 storage. Throws InvalidInput naming what is
+// malformed.
 RopeCapabilities capabilities_of(const Json& declaration) {
   RopeCapabilities caps;
   caps.layouts = {Layout::interleaved, Layout::half_split};
@@ -109,6 +120,14 @@ RopeCapabilities capabilities_of(const Json& declaration) {
       const ScalingKind kind = scaling_of(name);
       if (std::find(caps.scaling_kinds.begin(), caps.scaling_kinds.end(), kind) == caps.scaling_kinds.end()) {
         caps.scaling_kinds.push_back(kind);
+      }
+    }
+  }
+  if (declaration.contains("axes")) {
+    for (const auto& name : strings_of(declaration["axes"], "axes")) {
+      const AxisMode mode = axis_mode_of(name);
+      if (std::find(caps.axis_modes.begin(), caps.axis_modes.end(), mode) == caps.axis_modes.end()) {
+        caps.axis_modes.push_back(mode);
       }
     }
   }

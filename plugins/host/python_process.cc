@@ -1,5 +1,5 @@
 // PythonProcess (python_process.h): exec of the user's interpreter on the driver, the JSON of a
-// call (the spec as a dict with HF's rope_scaling names), and a timed call's probe in the host.
+// call (the spec as a dict with HF's rope_scaling and mrope_section names), and a timed call's probe in the host.
 #include "plugins/host/python_process.h"
 
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/position_axes.h"
 #include "core/scaling.h"
 #include "plugins/host/plugin_host.h"
 #include "plugins/host/probe_team.h"
@@ -54,6 +55,15 @@ Json spec_json(const plugin_protocol::CallMessage& call, const GuardedBuffers& m
                           : s.angle_precision == ROPECHECK_ANGLES_FP32 ? "fp32"
                                                                        : "fp32_recurrence"},
                {"rope_scaling", nullptr}};
+  // Multi-axis RoPE as HF's Qwen2-VL config names it: the sections of the rotary pairs per axis
+  // (t, h, w; row, column), one entry per axis, "mrope_section" whatever the mode (HF's vision
+  // tower has no name for its two halves). None with one axis.
+  const auto mode = static_cast<AxisMode>(s.axis_mode);
+  spec["axes"] = to_string(mode);
+  spec["mrope_section"] = nullptr;
+  if (mode != AxisMode::none) {
+    spec["mrope_section"] = std::vector<int>(s.sections, s.sections + axis_count(mode));
+  }
   if (kind == ScalingKind::none) return spec;
   Json scaling = {{"rope_type", rope_type(kind)}, {"factor", s.factor}, {"attention_factor", s.attention_factor}};
   if (s.original_max_position != 0) scaling["original_max_position_embeddings"] = s.original_max_position;
@@ -130,6 +140,7 @@ Json PythonProcess::request(const plugin_protocol::CallMessage& m) const {
           {"k", m.k_offset},
           {"positions", m.positions_offset},
           {"tokens", m.tokens},
+          {"axes", axis_count(static_cast<AxisMode>(m.spec.axis_mode))},  // positions per token
           {"q_heads", m.q_heads},
           {"k_heads", m.k_heads},
           {"head_dim", m.spec.head_dim},

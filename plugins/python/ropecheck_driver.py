@@ -16,7 +16,7 @@ import time
 import traceback
 
 MAX_MESSAGE = 1 << 20
-KEYS = ("layouts", "scaling", "angles", "storage", "max_position", "max_head_dim", "partial_rotary")
+KEYS = ("layouts", "scaling", "axes", "angles", "storage", "max_position", "max_head_dim", "partial_rotary")
 
 
 def reply(channel, message):
@@ -180,7 +180,11 @@ def serve(channel, memory, function):
         dtype = dtypes[call["dtype"]]
         q = numpy.ndarray((tokens, call["q_heads"], head_dim), dtype, buffer, call["q"])
         k = numpy.ndarray((tokens, call["k_heads"], head_dim), dtype, buffer, call["k"])
-        positions = numpy.ndarray((tokens,), numpy.int64, buffer, call["positions"])
+        # One axis: [tokens], as every function before multi-axis RoPE took it; several (a function
+        # that declared "axes"): [tokens, axes], token-major as ropecheck stores them.
+        axes = call.get("axes", 1)
+        shape = (tokens,) if axes == 1 else (tokens, axes)
+        positions = numpy.ndarray(shape, numpy.int64, buffer, call["positions"])
         positions.flags.writeable = False  # read-only; a write through another view is caught by ropecheck
         clock = time.thread_time_ns if call["threads"] == 1 else time.perf_counter_ns
         try:

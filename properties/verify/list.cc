@@ -54,7 +54,7 @@ void print_plugins(const Json& plugins, std::ostream& out) {
   out << fmt::format("\nPlugins ({}), each run in a child process (python/...: in its interpreter):\n", plugins.size());
   // STORAGE beside DTYPES: which of the declared dtypes the properties judge it as (plugin.h).
   TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "STORAGE", "PARTIAL", "MAX HEAD_DIM",
-                   "SCALING", "PATH"});
+                   "SCALING", "AXES", "PATH"});
   for (const auto& p : plugins) {
     const auto& caps = p["capabilities"];
     if (p.contains("python")) {  // a Python callable: its interpreter in place of an ABI
@@ -62,7 +62,7 @@ void print_plugins(const Json& plugins, std::ostream& out) {
       table.add_row({p["id"].get<std::string>(), "python", joined(caps["layouts"]), joined(caps["angle_precisions"]),
                      caps["storage"].get<std::string>(), caps["storage"].get<std::string>(),
                      caps["partial_rotary"].get<bool>() ? "yes" : "no", std::to_string(caps["max_head_dim"].get<int>()),
-                     joined(caps["scaling_kinds"]), info["target"].get<std::string>()});
+                     joined(caps["scaling_kinds"]), joined(caps["axis_modes"]), info["target"].get<std::string>()});
       table.add_note("    " + p["summary"].get<std::string>());
       table.add_note(fmt::format("    {} (Python {}, numpy {})", info["interpreter"].get<std::string>(),
                                  info["python_version"].get<std::string>(), info["numpy_version"].get<std::string>()));
@@ -75,7 +75,7 @@ void print_plugins(const Json& plugins, std::ostream& out) {
                    joined(info["dtypes"]), caps["storage"].get<std::string>(),
                    caps["partial_rotary"].get<bool>() ? "yes" : "no",
                    max_head_dim == 0 ? "any" : std::to_string(max_head_dim),
-                   joined(caps["scaling_kinds"]), info["path"].get<std::string>()});
+                   joined(caps["scaling_kinds"]), joined(caps["axis_modes"]), info["path"].get<std::string>()});
     table.add_note("    " + p["summary"].get<std::string>());
     // What an ABI 2 init chose at run time (a CPU variant, a backend).
     if (const auto chose = info["description"].get<std::string>(); !chose.empty()) {

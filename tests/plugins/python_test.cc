@@ -190,6 +190,35 @@ TEST(PythonExamples, BrokenExampleIsKilledWithAReplayableCounterexample) {
       << replay.out;
 }
 
+// The multi-axis port from HF's Qwen2-VL / Qwen3-VL code: every property its declaration admits
+// passes, the multi-axis ones run on it (not skipped), and each real bug class of such a port fails.
+TEST(PythonExamples, MropePortFromHfPassesEveryPropertyItsDeclarationAdmits) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto v = py_verify({py_example("mrope_rope.py:apply")});
+  EXPECT_EQ(v.run.code, 0) << v.run.out << v.run.err;
+  const auto good = py_statuses(v.json, "python/mrope_rope.apply");
+  EXPECT_GE(py_count(good, "PASSED"), 10) << v.run.out;
+  EXPECT_EQ(py_count(good, "FAILED"), 0) << v.run.out;
+  for (const char* property : {"axes_equal_is_1d", "section_locality"}) {
+    EXPECT_EQ(good.count(property) ? good.at(property) : "", "PASSED") << property << "\n" << v.run.out;
+  }
+}
+
+TEST(PythonExamples, EachMropeBugClassFailsWithExit1) {
+  REQUIRE_NUMPY_PYTHON();
+  const std::vector<std::string> bugs = {"sections_off_by_one", "h_w_swapped", "interleave_offset_wrong",
+                                         "section_not_doubled"};
+  std::vector<std::string> targets;
+  for (const auto& bug : bugs) targets.push_back(py_example("mrope_rope.py:" + bug));
+  const auto v = py_verify(targets, {"--property", "oracle_agreement"});
+  EXPECT_EQ(v.run.code, 1) << v.run.out << v.run.err;
+  for (const auto& bug : bugs) {
+    const auto found = py_statuses(v.json, "python/mrope_rope." + bug);
+    EXPECT_EQ(found.count("oracle_agreement") ? found.at("oracle_agreement") : "", "FAILED")
+        << bug << " survived\n" << v.run.out;
+  }
+}
+
 TEST(PythonExamples, PyTorchFormsAsHfAndMetaWriteThemPass) {
   REQUIRE_TORCH();
   // 25 cases (the main job's count): the same formulas run as the libtorch peers, at 100 in their
@@ -241,6 +270,8 @@ TEST(PythonBadInput, EachIsOneLineAndExit2) {
   expect_refused(with(py_fixture("import_error.py:apply")),
                  "importing it raised ModuleNotFoundError: No module named 'ropecheck_no_such_module_anywhere'");
   expect_refused(with(py_fixture("misbehaving.py:declares_badly")), "unknown key 'layout'");
+  expect_refused(with(py_fixture("axes_echo.py:declares_an_unknown_mode")),
+                 "'axes': unknown axis mode '3d' (mrope, imrope, vision)");
   expect_refused(with("contract_rope"), "is not MODULE:FUNCTION");
   expect_refused({"--python", "x:y", "--python-exe", "/nonexistent/python3"}, "no such executable file");
 }
@@ -338,6 +369,67 @@ TEST(PythonLoad, ScaledSpecCarriesHfRopeScalingNames) {
   EXPECT_TRUE(contains(test::failure_of(*impl, problem), "\"rope_scaling\": null"));
 }
 
+// A multi-axis call: the spec's "axes" and "mrope_section", and positions int64 [tokens, axes] in
+// the order the axes are (t, h, w; row, column), read back from a function that raises with them.
+TEST(PythonLoad, MultiAxisSpecCarriesModeSectionsAndPositionsPerAxis) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto impl = load_python(py_fixture("axes_echo.py:echo_axes"), py_options());
+  EXPECT_EQ(impl->capabilities().axis_modes,
+            (std::vector<AxisMode>{AxisMode::none, AxisMode::mrope, AxisMode::imrope, AxisMode::vision}));
+  test::Problem problem(8);
+  problem.spec.angle_precision = AnglePrecision::fp64;
+  problem.set_axes({AxisMode::mrope, {1, 1, 2}}, {{0, 7, 4096, -3}, {10, 11, 12, 13}, {20, 21, 22, 23}});
+  const std::string mrope = test::failure_of(*impl, problem);
+  for (const char* part : {"\"axes\": \"mrope\"", "\"mrope_section\": [1, 1, 2]", "\"shape\": [4, 3]",
+                           "\"dtype\": \"int64\"",
+                           "\"positions\": [[0, 10, 20], [7, 11, 21], [4096, 12, 22], [-3, 13, 23]]"}) {
+    EXPECT_TRUE(contains(mrope, part)) << part << "\n" << mrope;
+  }
+  problem.set_axes({AxisMode::imrope, {2, 1, 1}}, {{0, 7, 4096, -3}, {10, 11, 12, 13}, {20, 21, 22, 23}});
+  const std::string imrope = test::failure_of(*impl, problem);
+  EXPECT_TRUE(contains(imrope, "\"axes\": \"imrope\"")) << imrope;
+  EXPECT_TRUE(contains(imrope, "\"mrope_section\": [2, 1, 1]")) << imrope;
+  problem.set_axes({AxisMode::vision, {3, 1, 0}}, {{5, 5, 6, 6}, {0, 1, 0, 1}});
+  const std::string vision = test::failure_of(*impl, problem);
+  for (const char* part : {"\"axes\": \"vision\"", "\"mrope_section\": [3, 1]", "\"shape\": [4, 2]",
+                           "\"positions\": [[5, 0], [5, 1], [6, 0], [6, 1]]"}) {
+    EXPECT_TRUE(contains(vision, part)) << part << "\n" << vision;
+  }
+  // One axis: positions [tokens] as before multi-axis RoPE, the keys there and empty.
+  problem.set_axes({}, {{0, 7, 4096, -3}});
+  const std::string one = test::failure_of(*impl, problem);
+  for (const char* part : {"\"axes\": \"none\"", "\"mrope_section\": null", "\"shape\": [4]",
+                           "\"positions\": [0, 7, 4096, -3]"}) {
+    EXPECT_TRUE(contains(one, part)) << part << "\n" << one;
+  }
+}
+
+// The HF port against the oracle on each mode, with every axis at its own positions (a port that
+// read one axis for another would be off), on both layouts and partial rotary.
+TEST(PythonLoad, MropePortMatchesTheOracleOnEveryMode) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto impl = load_python(py_example("mrope_rope.py:apply"), py_options());
+  EXPECT_EQ(impl->capabilities().axis_modes,
+            (std::vector<AxisMode>{AxisMode::none, AxisMode::mrope, AxisMode::imrope, AxisMode::vision}));
+  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+    for (const PositionAxes& axes : {PositionAxes{AxisMode::mrope, {4, 6, 6}}, PositionAxes{AxisMode::imrope, {6, 5, 5}},
+                                     PositionAxes{AxisMode::vision, {8, 8, 0}}, PositionAxes{AxisMode::vision, {5, 11, 0}}}) {
+      test::Problem p(40, layout, 32);
+      p.spec.angle_precision = AnglePrecision::fp64;
+      if (axes.mode == AxisMode::vision) {
+        p.set_axes(axes, {{0, 3, 3, 17}, {2, 0, 9, 1}});
+      } else {
+        p.set_axes(axes, {{0, 7, 4096, -3}, {1, 30, 5, 2}, {9, 2, 700, 40}});
+      }
+      SCOPED_TRACE(describe(p.spec));
+      test::expect_matches_oracle(*impl, p);
+    }
+  }
+  // A function that declares no axes takes one: never a multi-axis spec.
+  EXPECT_EQ(load_python(py_example("numpy_rope.py:apply"), py_options())->capabilities().axis_modes,
+            std::vector<AxisMode>{AxisMode::none});
+}
+
 TEST(PythonLoad, WrongReturnsAreFailuresNamingWhatCameBack) {
   REQUIRE_NUMPY_PYTHON();
   const auto failure = [](const std::string& function) {
@@ -412,6 +504,27 @@ TEST(PythonCli, ListShowsTheFunctionBesideTheRegistry) {
   ASSERT_TRUE(json.contains("plugins")) << run.out;
   EXPECT_EQ(json["plugins"][0]["id"], "python/numpy_rope.apply");
   EXPECT_EQ(json["plugins"][0]["python"]["target"], py_example("numpy_rope.py:apply"));
+}
+
+// The declared axis modes, in list's JSON and in its text's AXES column.
+TEST(PythonCli, ListShowsTheDeclaredAxisModes) {
+  REQUIRE_NUMPY_PYTHON();
+  const auto run = spawn({ROPECHECK_CLI_PATH, "list", "--json", "--python", py_example("mrope_rope.py:apply"),
+                          "--python", py_example("numpy_rope.py:apply"), "--python-exe", kPython});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  ASSERT_EQ(json.at("plugins").size(), 2u) << run.out;
+  EXPECT_EQ(json["plugins"][0]["capabilities"]["axis_modes"],
+            (std::vector<std::string>{"none", "mrope", "imrope", "vision"}));
+  EXPECT_EQ(json["plugins"][0]["python"]["declaration"]["axes"],
+            (std::vector<std::string>{"mrope", "imrope", "vision"}));
+  EXPECT_EQ(json["plugins"][1]["capabilities"]["axis_modes"], std::vector<std::string>{"none"});
+  const auto text = spawn({ROPECHECK_CLI_PATH, "list", "--python", py_example("mrope_rope.py:apply"), "--python-exe",
+                           kPython});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("SCALING +AXES +PATH"))) << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("python/mrope_rope.apply .* none +none,mrope,imrope,vision ")))
+      << text.out;
 }
 
 // bench times the function in its interpreter, with the same-run probe over the same bytes.

@@ -1,5 +1,5 @@
 // One small RoPE call for the tests of outside implementations (plugins and Python callables):
-// 4 tokens at positions {0, 7, 4096, -3}, 4 q heads and 2 k heads of smooth values, and the
+// 4 tokens at positions {0, 7, 4096, -3} (or on several axes: set_axes), 4 q heads and 2 k heads of smooth values, and the
 // PluginFailure an apply of it throws (plugin_test, python_test).
 #pragma once
 
@@ -32,8 +32,20 @@ struct Problem {
     for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::sin(static_cast<float>(i) + 0.5f);
     for (std::size_t i = 0; i < k.size(); ++i) k[i] = std::cos(static_cast<float>(i) * 0.3f);
   }
+  // The same 4 tokens on a multi-axis spec's axes: `per_axis` holds each axis's 4 positions in
+  // turn (axis-major, as one writes them), stored token-major as the spec asks (position_axes.h).
+  void set_axes(PositionAxes axes, const std::vector<std::vector<std::int64_t>>& per_axis) {
+    spec.axes = axes;
+    const std::size_t count = static_cast<std::size_t>(axis_count(axes));
+    EXPECT_EQ(per_axis.size(), count) << "one list of positions per axis";
+    positions.assign(4 * count, 0);
+    for (std::size_t a = 0; a < count && a < per_axis.size(); ++a) {
+      for (std::size_t t = 0; t < 4 && t < per_axis[a].size(); ++t) positions[t * count + a] = per_axis[a][t];
+    }
+  }
+  std::int64_t tokens() const { return static_cast<std::int64_t>(positions.size()) / axis_count(spec); }
   void apply(const RopeImpl& impl) {
-    const auto tokens = static_cast<std::int64_t>(positions.size());
+    const std::int64_t tokens = this->tokens();
     impl.apply(spec, HeadTensor{q, tokens, q_heads, spec.head_dim},
                HeadTensor{k, tokens, k_heads, spec.head_dim}, positions);
   }
@@ -42,7 +54,7 @@ struct Problem {
 // Applies impl to p and expects its q and k within 1e-5 of the float64 oracle's (the problem's
 // values are smooth and of order 1: a correct fp32 rotation is far inside that).
 inline void expect_matches_oracle(const RopeImpl& impl, Problem& p) {
-  const auto tokens = static_cast<std::int64_t>(p.positions.size());
+  const std::int64_t tokens = p.tokens();
   const auto want_q = oracle_rope(p.spec, p.q, tokens, p.q_heads, p.positions);
   const auto want_k = oracle_rope(p.spec, p.k, tokens, p.k_heads, p.positions);
   p.apply(impl);

@@ -134,7 +134,7 @@ bool is_nearest_fp16(Fp16 h, double x) {
 TEST_F(Vectors, SummaryAndManifestListEveryCase) {
   const auto expected = golden_rope_cases().size() + golden_sinusoidal_cases().size();
   ASSERT_EQ(manifest()["cases"].size(), expected);
-  EXPECT_EQ(manifest()["format"], "ropecheck.vectors/2");
+  EXPECT_EQ(manifest()["format"], "ropecheck.vectors/3");
   EXPECT_NE(summary_->find(std::to_string(expected) + " golden cases"), std::string::npos) << *summary_;
   std::uintmax_t bytes = 0;
   for (const auto& entry : fs::recursive_directory_iterator(root())) {
@@ -154,7 +154,8 @@ class ManifestBound {
                 std::vector<double> theta)
       : c_(c), spec_(spec), positions_(std::move(positions)), theta_(std::move(theta)),
         units_(c["tolerance"]["rotation_bound_units"]),
-        floor_(c["tolerance"]["pair_norm_floor"].get<double>()) {}
+        floor_(c["tolerance"]["pair_norm_floor"].get<double>()),
+        axes_(static_cast<std::size_t>(axis_count(spec))), axis_of_(pair_axes(spec.axes, spec.rotary_dim)) {}
 
   double check(const std::vector<float>& got, const std::vector<float>& in,
                const std::vector<double>& want, std::size_t heads, AnglePrecision angles,
@@ -172,7 +173,8 @@ class ManifestBound {
         return worst;  // one message per run, not thousands
       }
       const Pair p = pair_of(spec_, f);
-      const std::int64_t m = positions_[j / (heads * dim)];
+      // The pair's own axis's position (token-major, axis_count(spec) per token).
+      const std::int64_t m = positions_[j / (heads * dim) * axes_ + static_cast<std::size_t>(axis_of_[static_cast<std::size_t>(p.i)])];
       double bound = flat;
       if (angles == AnglePrecision::fp32) {
         const double theta_i = theta_[static_cast<std::size_t>(p.i)];
@@ -218,6 +220,8 @@ class ManifestBound {
   std::vector<double> theta_;
   const Json& units_;
   double floor_;
+  std::size_t axes_;
+  std::vector<int> axis_of_;
 };
 
 // (1) The manifest's tolerance, as a porter applies it, holds for every real implementation:
@@ -234,7 +238,7 @@ TEST_F(Vectors, EveryImplementationMeetsTheManifestTolerance) {
                          (units["rounding"].get<double>() + units["storage"].get<double>()),
                      units["fp64_angles"].get<double>()) << c["name"];
     const auto positions = file(c, "positions").as_int64();
-    const auto tokens = static_cast<std::int64_t>(positions.size());
+    const auto tokens = static_cast<std::int64_t>(positions.size()) / axis_count(golden);
     const ManifestBound bound(c, golden, positions, file(c, "theta").as_float64());
     const auto q_in = input(c, "q"), k_in = input(c, "k");
     const auto q_want = file(c, "q_expected").as_float64(), k_want = file(c, "k_expected").as_float64();
@@ -375,7 +379,8 @@ TEST_F(Vectors, HandComputedValues) {
       }
       continue;
     }
-    if (scaled(c)) continue;
+    // Scaled cases: recompute_scaled_vectors.py; multi-axis ones: axes_vectors_test.cc.
+    if (scaled(c) || c["spec"]["axes"]["mode"] != "none") continue;
     const RopeSpec spec = spec_of(c);
     const auto theta = file(c, "theta").as_float64();
     ASSERT_EQ(theta.size(), static_cast<std::size_t>(spec.rotary_dim / 2));
