@@ -22,6 +22,8 @@ Json capabilities_json(const RopeCapabilities& caps) {
   for (const auto precision : caps.angle_precisions) precisions.emplace_back(to_string(precision));
   std::vector<std::string> scaling_kinds;
   for (const auto kind : caps.scaling_kinds) scaling_kinds.emplace_back(to_string(kind));
+  std::vector<std::string> axis_modes;
+  for (const auto mode : caps.axis_modes) axis_modes.emplace_back(to_string(mode));
   return {{"layouts", layouts},
           {"angle_precisions", precisions},
           {"storage", std::string(to_string(caps.storage))},
@@ -29,6 +31,8 @@ Json capabilities_json(const RopeCapabilities& caps) {
           {"max_head_dim", caps.max_head_dim},
           {"frequency_scaling", caps.scaling_kinds.size() > 1},
           {"scaling_kinds", scaling_kinds},
+          {"multi_axis", caps.axis_modes.size() > 1},
+          {"axis_modes", axis_modes},
           {"max_position", caps.max_position},
           {"out_of_process", caps.out_of_process},
           {"isa", caps.isa},

@@ -32,8 +32,10 @@ struct Problem {
     for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::sin(static_cast<float>(i) + 0.5f);
     for (std::size_t i = 0; i < k.size(); ++i) k[i] = std::cos(static_cast<float>(i) * 0.3f);
   }
+  // axis_count(spec) positions a token (token-major): set spec.axes, then positions to match.
+  std::int64_t tokens() const { return static_cast<std::int64_t>(positions.size()) / axis_count(spec); }
   void apply(const RopeImpl& impl) {
-    const auto tokens = static_cast<std::int64_t>(positions.size());
+    const auto tokens = this->tokens();
     impl.apply(spec, HeadTensor{q, tokens, q_heads, spec.head_dim},
                HeadTensor{k, tokens, k_heads, spec.head_dim}, positions);
   }
@@ -42,7 +44,7 @@ struct Problem {
 // Applies impl to p and expects its q and k within 1e-5 of the float64 oracle's (the problem's
 // values are smooth and of order 1: a correct fp32 rotation is far inside that).
 inline void expect_matches_oracle(const RopeImpl& impl, Problem& p) {
-  const auto tokens = static_cast<std::int64_t>(p.positions.size());
+  const auto tokens = p.tokens();
   const auto want_q = oracle_rope(p.spec, p.q, tokens, p.q_heads, p.positions);
   const auto want_k = oracle_rope(p.spec, p.k, tokens, p.k_heads, p.positions);
   p.apply(impl);
