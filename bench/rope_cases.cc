@@ -367,8 +367,8 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
         };
         const std::string name = name_of(impl->id());
         if (plugin_timer(*impl) != nullptr) {
-          // Timed in its worker at each thread count as the call's (ABI 2's call->threads; ABI 1
-          // has none: one): <name>/threads:N/manual_time (case_name.h).
+          // Timed in its worker at each thread count as the call's (ABI 2 and 3's call->threads;
+          // ABI 1 has none: one): <name>/threads:N/manual_time (case_name.h).
           auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_rope, &c)->UseManualTime()->ArgName("threads");
           // A Python function (no PluginInfo) is timed at one thread, as ABI 1.
           const PluginInfo* info = plugin_info(*impl);

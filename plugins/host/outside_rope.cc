@@ -18,12 +18,24 @@
 namespace ropecheck {
 namespace {
 
-// "[0, 7, 4096]", the first 16 and a count beyond them.
-std::string positions_text(PositionIds positions) {
+// What a multi-axis token's positions are, as counterexamples name them: "(t,h,w)" (mrope, imrope),
+// "(row,column)" (vision), "" for one axis.
+std::string axis_names(int axes) { return axes == 3 ? "(t,h,w)" : axes == 2 ? "(row,column)" : ""; }
+
+// "positions [0, 7, 4096]", the first 16 and a count beyond them; a multi-axis call's one tuple a
+// token, named by its axes: "positions (t,h,w) [(0,0,0), (1,3,5)]".
+std::string positions_text(PositionIds positions, int axes) {
   constexpr std::size_t kShown = 16;
-  const std::size_t shown = std::min(positions.size(), kShown);
-  std::string text = fmt::format("[{}", fmt::join(positions.first(shown), ", "));
-  if (positions.size() > shown) text += fmt::format(", ... {} in all", positions.size());
+  const auto per_token = static_cast<std::size_t>(axes);
+  const std::size_t tokens = positions.size() / per_token;
+  const std::size_t shown = std::min(tokens, kShown);
+  std::vector<std::string> items;
+  for (std::size_t t = 0; t < shown; ++t) {
+    const auto token = positions.subspan(t * per_token, per_token);
+    items.push_back(axes == 1 ? fmt::format("{}", token[0]) : fmt::format("({})", fmt::join(token, ",")));
+  }
+  std::string text = fmt::format("positions {}{}[{}", axis_names(axes), axes == 1 ? "" : " ", fmt::join(items, ", "));
+  if (tokens > shown) text += fmt::format(", ... {} {} in all", tokens, axes == 1 ? "positions" : "tokens");
   return text + "]";
 }
 
@@ -54,6 +66,9 @@ ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
     case AnglePrecision::fp32_recurrence: s.angle_precision = ROPECHECK_ANGLES_FP32_RECURRENCE; break;
   }
   s.base = spec.base;
+  // ABI 3's axes (the worker hides them from an ABI 2 plugin, which only ever gets none).
+  s.axis_mode = static_cast<std::int32_t>(spec.axes.mode);
+  for (int a = 0; a < kMaxAxes; ++a) s.sections[a] = spec.axes.sections[static_cast<std::size_t>(a)];
   const RopeScaling& scaling = spec.scaling;
   const ScalingKind kind = scaling.kind;
   s.scaling_kind = static_cast<std::int32_t>(kind);
@@ -71,9 +86,6 @@ ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
     s.low_freq_factor = scaling.low_freq_factor;
     s.high_freq_factor = scaling.high_freq_factor;
   }
-  // ABI 3's position axes; an implementation that declares none is never given a multi-axis spec.
-  s.axis_mode = static_cast<std::int32_t>(spec.axes.mode);
-  for (int a = 0; a < kMaxAxes; ++a) s.sections[a] = spec.axes.sections[static_cast<std::size_t>(a)];
   return s;  // the LongRoPE factor arrays travel in shared memory (call())
 }
 
@@ -152,8 +164,8 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
             HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) const {
     const std::lock_guard lock(mutex_);  // one worker, one request in flight
     const auto* plugin = std::get_if<PluginInfo>(&identity_.info);
-    // An ABI 2 plugin and a Python function have one apply for every dtype.
-    if (plugin == nullptr || plugin->abi_version == ROPECHECK_PLUGIN_ABI_V2) function = "apply";
+    // An ABI 2 or 3 plugin and a Python function have one apply for every dtype.
+    if (plugin == nullptr || plugin->abi_version != ROPECHECK_PLUGIN_ABI_V1) function = "apply";
     stage_locked(dtype, spec, std::as_bytes(q.data), q.tokens, q.heads, std::as_bytes(k.data), k.heads, positions);
     exchange_locked(staged_, function);
     copy_bytes(q.data.data(), memory_->data(GuardedBuffers::q), q.data.size_bytes());
@@ -187,6 +199,7 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
     message.dtype = dtype;
     message.threads = call_threads_;
     message.spec = to_plugin_spec(spec);
+    message.axes = axis_count(spec);
     message.factors_offset = memory_->offset(GuardedBuffers::factors);
     message.factors_count = staged_factors_.size() / 2;
     message.tokens = tokens;
@@ -214,9 +227,9 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
     } catch (const PluginHang& e) {
       worker_.reset();  // killed: the next call starts a fresh worker
       // The input that hung, in the message: the property harness reports it unshrunk.
-      throw PluginHang(fmt::format("{}; the call: {}, tokens {}, q_heads {}, k_heads {}, positions {}",
-                                   e.what(), describe(spec), message.tokens, message.q_heads, message.k_heads,
-                                   positions_text(staged_positions_)));
+      throw PluginHang(fmt::format("{}; the call: {}, tokens {}, q_heads {}, k_heads {}, {}", e.what(),
+                                   describe(spec), message.tokens, message.q_heads, message.k_heads,
+                                   positions_text(staged_positions_, message.axes)));
     } catch (const PluginFailure&) {
       worker_.reset();  // spent: the next call starts a fresh worker
       throw;
@@ -228,7 +241,8 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
       damage += fmt::format("{}modified {} (read-only)", damage.empty() ? "" : "; ", name);
     };
     read_only_changed(GuardedBuffers::positions, staged_positions_.data(),
-                      staged_positions_.size() * sizeof(std::int64_t), "positions");
+                      staged_positions_.size() * sizeof(std::int64_t),
+                      fmt::format("positions{}", message.axes == 1 ? "" : " " + axis_names(message.axes)));
     read_only_changed(GuardedBuffers::factors, staged_factors_.data(), staged_factors_.size() * sizeof(double),
                       "the LongRoPE factors");
     if (!damage.empty()) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <type_traits>
 #include <variant>
 
 #include "core/errors.h"
@@ -29,6 +30,7 @@ constexpr std::uint32_t kKnownAngles = (1u << ROPECHECK_ANGLES_FP32) | (1u << RO
 constexpr std::uint32_t kKnownDtypes =
     ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_BF16 | ROPECHECK_DTYPE_FP16;
 constexpr std::uint32_t kKnownScalingKinds = (1u << (ROPECHECK_SCALING_LONGROPE + 1)) - 1;
+constexpr std::uint32_t kKnownAxisModes = (1u << (ROPECHECK_AXES_VISION + 1)) - 1;
 
 // The ABI's scaling kinds are ScalingKind's values (core/scaling.h), in its order.
 static_assert(ROPECHECK_SCALING_NONE == static_cast<int>(ScalingKind::none));
@@ -38,6 +40,12 @@ static_assert(ROPECHECK_SCALING_DYNAMIC_NTK == static_cast<int>(ScalingKind::dyn
 static_assert(ROPECHECK_SCALING_YARN == static_cast<int>(ScalingKind::yarn));
 static_assert(ROPECHECK_SCALING_LLAMA3 == static_cast<int>(ScalingKind::llama3));
 static_assert(ROPECHECK_SCALING_LONGROPE == static_cast<int>(ScalingKind::longrope));
+// The ABI's axis modes are AxisMode's values (core/position_axes.h), in its order.
+static_assert(ROPECHECK_AXES_NONE == static_cast<int>(AxisMode::none));
+static_assert(ROPECHECK_AXES_MROPE == static_cast<int>(AxisMode::mrope));
+static_assert(ROPECHECK_AXES_IMROPE == static_cast<int>(AxisMode::imrope));
+static_assert(ROPECHECK_AXES_VISION == static_cast<int>(AxisMode::vision));
+static_assert(kMaxAxes == std::extent_v<decltype(ropecheck_plugin_spec::sections)>);
 
 // ABI 2 grew the spec after ABI 1's last field and named capability words that were reserved:
 // what an ABI 1 library reads stays where it was.
@@ -45,6 +53,15 @@ static_assert(offsetof(ropecheck_plugin_spec, scaling) == 32);
 static_assert(offsetof(ropecheck_plugin_spec, factor) == 64);  // ABI 1's sizeof
 static_assert(offsetof(ropecheck_plugin_capabilities, scaling_kinds) == 24);  // old reserved[0]
 static_assert(sizeof(ropecheck_plugin_capabilities) == 64);
+// ABI 3 did the same to ABI 2: axis_modes and call->axes took reserved words of the same size
+// at the same offsets, and the spec grew past ABI 2's last field (attention_factor), whose end
+// is the struct_size an ABI 2 plugin gets (plugin_protocol::kSpecSizeV2).
+static_assert(offsetof(ropecheck_plugin_capabilities, axis_modes) == 28);  // ABI 2's reserved0
+static_assert(offsetof(ropecheck_plugin_capabilities, max_position) == 32);
+static_assert(offsetof(ropecheck_plugin_spec, attention_factor) == 144);
+static_assert(plugin_protocol::kSpecSizeV2 == 152);  // ABI 2's sizeof
+static_assert(offsetof(ropecheck_plugin_call, axes) == offsetof(ropecheck_plugin_call, threads) + 4);
+static_assert(offsetof(ropecheck_plugin_call, reserved) == offsetof(ropecheck_plugin_call, threads) + 8);
 
 // ABI 1 is frozen in binary: apply_fp16 took the place of reserved[0], so the size and every
 // earlier offset must stay those of the first version 1 header (abi_version and struct_size,
@@ -75,10 +92,11 @@ std::string judge(const LoadReport& r) {
                          ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::null_entry: return fmt::format("{}() returned NULL", ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::wrong_abi:
-      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {} and {}",
-                         r.abi_version, ROPECHECK_PLUGIN_ABI_V1, ROPECHECK_PLUGIN_ABI_V2);
+      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {}, {} and {}",
+                         r.abi_version, ROPECHECK_PLUGIN_ABI_V1, ROPECHECK_PLUGIN_ABI_V2,
+                         ROPECHECK_PLUGIN_ABI_V3);
     case LoadStage::bad_struct:
-      return r.abi_version == ROPECHECK_PLUGIN_ABI_V2
+      return r.abi_version != ROPECHECK_PLUGIN_ABI_V1
                  ? fmt::format("ropecheck_plugin_v2 is malformed: struct_size {} (at least {} "
                                "needed) or query_capabilities or apply is NULL",
                                r.struct_size, plugin_protocol::kMinStructSizeV2)
@@ -121,6 +139,12 @@ std::string judge(const LoadReport& r) {
     return fmt::format("capabilities: scaling_kinds mask {:#x} (bits 0 to {}: ROPECHECK_SCALING_*)",
                        caps.scaling_kinds, ROPECHECK_SCALING_LONGROPE);
   }
+  // Zero for ABI 1 and 2 (the worker clears what their reserved word holds).
+  if ((caps.axis_modes & ~kKnownAxisModes) != 0) {
+    return fmt::format("capabilities: axis_modes mask {:#x} (bits 0 none, 1 mrope, 2 imrope, 3 vision: "
+                       "ROPECHECK_AXES_*)",
+                       caps.axis_modes);
+  }
   if (caps.max_position < 0) {
     return fmt::format("capabilities: max_position {} (0 for ropecheck's limit, else positive)",
                        caps.max_position);
@@ -157,6 +181,13 @@ RopeCapabilities to_capabilities(const LoadReport& r) {
   for (const ScalingKind kind : kAllScalingKinds) {
     if (kind != ScalingKind::none && (r.caps.scaling_kinds & (1u << static_cast<int>(kind))) != 0) {
       caps.scaling_kinds.push_back(kind);
+    }
+  }
+  // One axis always; the declared modes beside it (none for ABI 1 and 2: the worker zeroes them).
+  caps.axis_modes = {AxisMode::none};
+  for (const AxisMode mode : kAllAxisModes) {
+    if (mode != AxisMode::none && (r.caps.axis_modes & (1u << static_cast<int>(mode))) != 0) {
+      caps.axis_modes.push_back(mode);
     }
   }
   caps.out_of_process = true;  // every call goes to the worker child (plugin_process.h)
@@ -219,8 +250,8 @@ std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
   identity.summary = worker->report().summary[0] != '\0' ? std::string(worker->report().summary)
                                                          : fmt::format("plugin {}", absolute.string());
   identity.capabilities = to_capabilities(worker->report());
-  // ABI 2 passes call->threads (up to init's max_threads); ABI 1 has no such field.
-  if (info.abi_version == ROPECHECK_PLUGIN_ABI_V2) identity.capabilities.max_threads = options.threads;
+  // ABI 2 and 3 pass call->threads (up to init's max_threads); ABI 1 has no such field.
+  if (info.abi_version != ROPECHECK_PLUGIN_ABI_V1) identity.capabilities.max_threads = options.threads;
   identity.noun = "plugin";
   identity.info = info;
   // A new worker after a failure; one that no longer loads is a failure of this call.

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "plugins/host/child_channel.h"
 #include "plugins/host/plugin_protocol.h"
@@ -42,10 +43,11 @@ void copy_bounded(char* out, std::size_t cap, const char* in, std::uint32_t* tru
   std::memcpy(out, in, n > cap ? cap : n);
 }
 
-// The loaded plugin, whichever ABI it speaks (exactly one of v1, v2 is set).
+// The loaded plugin, whichever ABI it speaks (exactly one of v1, v2 is set: ABI 3 is v2's struct).
 struct Plugin {
   const ropecheck_plugin_v1* v1 = nullptr;
   const ropecheck_plugin_v2* v2 = nullptr;
+  bool multi_axis = false;  // ABI 3: the spec's axes and call->axes are the plugin's to read
   void* context = nullptr;  // what an ABI 2 init stored
 };
 
@@ -73,14 +75,16 @@ LoadStage load_v1(const ropecheck_plugin_v1* p, LoadReport& report, Plugin& plug
                   static_cast<int>(status));
     return LoadStage::query_failed;
   }
-  // ABI 1 has no scaling nor position limit: what its reserved words hold means nothing.
+  // ABI 1 has no scaling, axes nor position limit: what its reserved words hold means nothing.
   caps.scaling_kinds = 0;
+  caps.axis_modes = 0;
   caps.max_position = 0;
   report.caps = caps;
   plugin.v1 = p;
   return LoadStage::loaded;
 }
 
+// ABI 2 and ABI 3 (one struct; abi_version says which).
 LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& report, Plugin& plugin) {
   if (p->struct_size < plugin_protocol::kMinStructSizeV2 || p->query_capabilities == nullptr ||
       p->apply == nullptr) {
@@ -112,6 +116,9 @@ LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& rep
                   static_cast<int>(status));
     return LoadStage::query_failed;
   }
+  // axis_modes was ABI 2's reserved0: what an ABI 2 plugin leaves there means nothing.
+  plugin.multi_axis = p->abi_version == ROPECHECK_PLUGIN_ABI_V3;
+  if (!plugin.multi_axis) caps.axis_modes = 0;
   report.caps = caps;
   plugin.v2 = p;
   return LoadStage::loaded;
@@ -149,6 +156,7 @@ LoadReport load(const char* path, int max_threads, Plugin& plugin) {
       report.stage = load_v1(static_cast<const ropecheck_plugin_v1*>(returned), report, plugin);
       break;
     case ROPECHECK_PLUGIN_ABI_V2:
+    case ROPECHECK_PLUGIN_ABI_V3:
       report.stage =
           load_v2(static_cast<const ropecheck_plugin_v2*>(returned), max_threads, report, plugin);
       break;
@@ -189,6 +197,11 @@ std::int32_t apply_v1(const ropecheck_plugin_v1& plugin, const CallMessage& call
 
 std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* base, Data data) {
   ropecheck_plugin_spec spec = call.spec;  // a copy: the plugin cannot alter the host's
+  if (!plugin.multi_axis) {  // the spec ABI 2 was built with: the host never gives it axes
+    spec.struct_size = plugin_protocol::kSpecSizeV2;
+    spec.axis_mode = ROPECHECK_AXES_NONE;
+    std::fill(std::begin(spec.sections), std::end(spec.sections), 0);
+  }
   if (call.factors_count != 0) {
     const auto* factors = reinterpret_cast<const double*>(base + call.factors_offset);
     spec.short_factor = factors;
@@ -205,6 +218,7 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
   c.positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
   c.tokens = call.tokens;
   c.threads = call.threads;
+  c.axes = plugin.multi_axis ? call.axes : 0;  // ABI 2's reserved0: zero
   return plugin.v2->apply(plugin.context, &c);
 }
 

@@ -30,7 +30,7 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
   std::vector<std::string> header = {"ID"};
   if (with_kind) header.emplace_back("KIND");
   header.insert(header.end(), {"ISA", "AVAILABLE", "LAYOUTS", "ANGLES", "STORAGE", "PARTIAL",
-                                 "SUMMARY"});
+                                 "AXES", "SUMMARY"});
   TextTable table(header);
   for (const auto& impl : impls) {
     std::vector<std::string> row = {impl["id"].get<std::string>()};
@@ -39,9 +39,10 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
       const auto& caps = impl["capabilities"];
       row.insert(row.end(), {caps["isa"].get<std::string>(), availability(caps),
                              joined(caps["layouts"]), joined(caps["angle_precisions"]),
-                             caps["storage"].get<std::string>(), caps["partial_rotary"].get<bool>() ? "yes" : "no"});
+                             caps["storage"].get<std::string>(), caps["partial_rotary"].get<bool>() ? "yes" : "no",
+                             joined(caps["axis_modes"])});
     } else {
-      row.insert(row.end(), {"-", "-", "-", "-", "-", "-"});  // only RoPE has a capability record
+      row.insert(row.end(), {"-", "-", "-", "-", "-", "-", "-"});  // only RoPE has a capability record
     }
     row.push_back(impl["summary"].get<std::string>());
     table.add_row(std::move(row));
@@ -53,6 +54,7 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
 void print_plugins(const Json& plugins, std::ostream& out) {
   out << fmt::format("\nPlugins ({}), each run in a child process (python/...: in its interpreter):\n", plugins.size());
   // STORAGE beside DTYPES: which of the declared dtypes the properties judge it as (plugin.h).
+  // AXES: the position axes (ABI 3's multi-axis modes; none alone before it).
   TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "STORAGE", "PARTIAL", "MAX HEAD_DIM",
                    "SCALING", "AXES", "PATH"});
   for (const auto& p : plugins) {

@@ -31,6 +31,7 @@ Json capabilities_json(const RopeCapabilities& caps) {
           {"max_head_dim", caps.max_head_dim},
           {"frequency_scaling", caps.scaling_kinds.size() > 1},
           {"scaling_kinds", scaling_kinds},
+          {"multi_axis", caps.axis_modes.size() > 1},
           {"axis_modes", axis_modes},
           {"max_position", caps.max_position},
           {"out_of_process", caps.out_of_process},

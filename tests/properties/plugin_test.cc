@@ -30,19 +30,21 @@
 #include "core/storage.h"
 #include "core/tolerance.h"
 #include "tests/support/outside_problem.h"
+#include "tests/support/plugin_cli.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
 namespace {
 
-namespace fs = std::filesystem;
 using test::built_plugin;
 using test::failure_of;
 using test::Problem;
-using test::Exited;
 using test::ScratchDir;
-using test::slurp;
 using test::spawn;
+using test::ropecheck_cli;
+using test::rope_property_ids;
+using test::statuses;
+using test::verify_plugin;
 using Json = nlohmann::json;
 
 // ---- in-process: load_plugin() and the implementation it returns ------------------------------
@@ -182,8 +184,8 @@ TEST(PluginLoad, UnloadablePluginsAreInvalidInputNamingTheProblem) {
   EXPECT_NE(load_error(built_plugin("no_such_plugin")).find("no such file"), std::string::npos);
   EXPECT_NE(load_error(built_plugin("not_a_plugin")).find("exports no 'ropecheck_plugin_entry'"),
             std::string::npos);
-  EXPECT_NE(load_error(built_plugin("wrong_abi_rope")).find("speaks plugin ABI version 3; this "
-                                                            "ropecheck speaks versions 1 and 2"),
+  EXPECT_NE(load_error(built_plugin("wrong_abi_rope")).find("speaks plugin ABI version 4; this "
+                                                            "ropecheck speaks versions 1, 2 and 3"),
             std::string::npos);
   EXPECT_NE(load_error(built_plugin("fp16_null_rope")).find("declares fp16 but apply_fp16 is NULL"),
             std::string::npos);
@@ -237,41 +239,6 @@ TEST(PluginIsolation, UnsupportedIsItsOwnOutcome) {
 }
 
 // ---- the CLI: `ropecheck verify|list --plugin` ------------------------------------------------
-
-Exited ropecheck_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), ROPECHECK_CLI_PATH);
-  return spawn(args);
-}
-
-// `ropecheck verify --plugin NAME.so ... --out SCRATCH` and its verify.json.
-struct Verified {
-  Exited run;
-  Json json;
-};
-Verified verify_plugin(const std::string& name, std::vector<std::string> args) {
-  const ScratchDir out;
-  args.insert(args.begin(), {"verify", "--plugin", built_plugin(name), "--out", out.str()});
-  Verified v{ropecheck_cli(args), {}};
-  if (fs::exists(out / "verify.json")) v.json = Json::parse(slurp(out / "verify.json"));
-  return v;
-}
-
-std::vector<std::string> rope_property_ids() {
-  std::vector<std::string> ids;
-  for (const auto& p : property_catalogue()) {
-    if (p.kind == SubjectKind::rope) ids.emplace_back(p.id);
-  }
-  return ids;
-}
-
-// Every result row of verify.json for `subject`: property id -> status.
-std::map<std::string, std::string> statuses(const Json& json, const std::string& subject) {
-  std::map<std::string, std::string> found;
-  for (const auto& r : json.at("results")) {
-    if (r.at("subject") == subject) found[r.at("property")] = r.at("status");
-  }
-  return found;
-}
 
 // `ropecheck verify --plugin NAME.so --cases 30` passes every RoPE property of the catalogue.
 // An ABI 1 plugin carries no frequency scaling: the scaling properties say so by skipping.
@@ -491,7 +458,7 @@ TEST(PluginCli, UnloadablePluginsExit2WithAClearMessage) {
   };
   for (const auto& c : {Case{built_plugin("no_such_plugin"), "no such file"},
                         Case{built_plugin("not_a_plugin"), "exports no 'ropecheck_plugin_entry'"},
-                        Case{built_plugin("wrong_abi_rope"), "speaks plugin ABI version 3"},
+                        Case{built_plugin("wrong_abi_rope"), "speaks plugin ABI version 4"},
                         Case{built_plugin("fp16_null_rope"), "declares fp16 but apply_fp16 is NULL"}}) {
     for (const char* command : {"verify", "list"}) {
       const auto run = ropecheck_cli({command, "--plugin", c.plugin});
