@@ -1,10 +1,8 @@
 // RopeGraph (ggml_rope_graph.h): ggml's public API only (ggml.h, ggml-backend.h).
 #include "ggml_rope_graph.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 
 namespace ropecheck_ggml_peer {
 namespace {
@@ -60,10 +58,8 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   const ggml_type type = call.dtype == ROPECHECK_DTYPE_FP16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
 
   // Positions and factors live in this object's memory, aligned as ggml's buffers want it.
-  // ggml_rope_multi takes four positions a token, axis-major.
-  const std::int64_t position_count = p.multi ? kGgmlAxes * call.tokens : call.tokens;
-  positions_.assign(static_cast<std::size_t>(position_count) + kAlignment / sizeof(std::int32_t), 0);
-  ggml_tensor* positions = ggml_new_tensor_1d(context_, GGML_TYPE_I32, position_count);
+  positions_.assign(static_cast<std::size_t>(call.tokens) + kAlignment / sizeof(std::int32_t), 0);
+  ggml_tensor* positions = ggml_new_tensor_1d(context_, GGML_TYPE_I32, call.tokens);
   ggml_tensor* factors = nullptr;
   const auto aligned = [](auto& v) {
     auto at = reinterpret_cast<std::uintptr_t>(v.data());
@@ -83,15 +79,9 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   const auto rope = [&](void* data, std::int64_t heads, ggml_backend_buffer_t& buffer) -> bool {
     ggml_tensor* x = ggml_new_tensor_3d(context_, type, spec.head_dim, heads, call.tokens);
     if (!place(x, data, buffer)) return false;
-    int sections[kGgmlAxes];
-    std::copy(std::begin(p.sections), std::end(p.sections), sections);
-    ggml_tensor* rotated =
-        p.multi ? ggml_rope_multi_inplace(context_, x, positions, factors, p.n_dims, sections, p.mode, p.n_ctx_orig,
-                                          p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast,
-                                          p.beta_slow)
-                : ggml_rope_ext_inplace(context_, x, positions, factors, p.n_dims, p.mode, p.n_ctx_orig,
-                                        p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast,
-                                        p.beta_slow);
+    ggml_tensor* rotated = ggml_rope_ext_inplace(context_, x, positions, factors, p.n_dims, p.mode, p.n_ctx_orig,
+                                                 p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor,
+                                                 p.beta_fast, p.beta_slow);
     if (ggml_backend_view_init(rotated) != GGML_STATUS_SUCCESS) return false;
     ggml_build_forward_expand(graph_, rotated);
     return true;
@@ -107,7 +97,6 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   q_heads_ = call.q_heads;
   k_heads_ = call.k_heads;
   tokens_ = call.tokens;
-  axes_ = p.multi ? (call.axes > 0 ? call.axes : 1) : 0;
   return "";
 }
 
@@ -124,15 +113,7 @@ bool RopeGraph::compute(ggml_backend_t backend, const ropecheck_plugin_call& cal
   // The positions tensor was placed at the first aligned int32 of positions_.
   auto at = reinterpret_cast<std::uintptr_t>(positions_.data());
   auto* positions = reinterpret_cast<std::int32_t*>((at + kAlignment - 1) / kAlignment * kAlignment);
-  if (axes_ == 0) {
-    for (std::int64_t t = 0; t < call.tokens; ++t) positions[t] = static_cast<std::int32_t>(call.positions[t]);
-  } else {  // ropecheck's token-major axes into ggml's four axis-major runs, the unused ones 0
-    const std::int64_t n = call.tokens;
-    std::fill(positions, positions + kGgmlAxes * n, 0);
-    for (std::int64_t t = 0; t < n; ++t) {
-      for (int a = 0; a < axes_; ++a) positions[a * n + t] = static_cast<std::int32_t>(call.positions[t * axes_ + a]);
-    }
-  }
+  for (std::int64_t t = 0; t < call.tokens; ++t) positions[t] = static_cast<std::int32_t>(call.positions[t]);
   return ggml_backend_graph_compute(backend, graph_) == GGML_STATUS_SUCCESS;
 }
 

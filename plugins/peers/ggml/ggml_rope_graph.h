@@ -1,4 +1,4 @@
-// One call's ggml graph (ggml_rope_multi's for a multi-axis spec), built as a user of ggml builds it: a context holding tensor metadata,
+// One call's ggml graph, built as a user of ggml builds it: a context holding tensor metadata,
 // q and k as [head_dim, heads, tokens] tensors over the caller's memory (ggml_backend_cpu_buffer_
 // from_ptr: no copy in or out), the positions as an int32 tensor, ggml_rope_ext_inplace on each
 // (ggml_rope_ext's very op, its result a view of its input: the ABI rotates in place, llama.cpp
@@ -50,7 +50,6 @@ class RopeGraph {
   void* q_ = nullptr;
   void* k_ = nullptr;
   std::int64_t q_heads_ = 0, k_heads_ = 0, tokens_ = 0;
-  int axes_ = 0;  // a multi-axis call's positions per token; 0: ggml_rope_ext's one
 };
 
 }  // namespace ropecheck_ggml_peer

@@ -39,24 +39,6 @@ double llama3_divisor(const ropecheck_plugin_spec& s, int i) {
 
 bool fits_int(std::int64_t v) { return v > 0 && v <= std::numeric_limits<int>::max(); }
 
-// ggml_rope_multi's mode, n_dims and sections for an ABI 3 spec's axes.
-std::string multi_axis_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
-  if (s.layout != ROPECHECK_LAYOUT_HALF_SPLIT) return "ggml's multi-axis RoPE has NEOX ordering only";
-  p.multi = true;
-  for (int a = 0; a < 3; ++a) p.sections[a] = s.sections[a];
-  switch (s.axis_mode) {
-    case ROPECHECK_AXES_MROPE: p.mode = GGML_ROPE_TYPE_MROPE; return "";
-    case ROPECHECK_AXES_IMROPE: p.mode = GGML_ROPE_TYPE_IMROPE; return "";
-    case ROPECHECK_AXES_VISION:
-      // "for VISION, n_dims must be head_size/2": the pairs (i, i + head_dim/2) of the whole head.
-      if (s.rotary_dim != s.head_dim) return "ggml's vision RoPE rotates the whole head";
-      p.mode = GGML_ROPE_TYPE_VISION;
-      p.n_dims = s.head_dim / 2;
-      return "";
-    default: return "an axis mode this peer does not know";
-  }
-}
-
 }  // namespace
 
 std::string rope_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
@@ -65,9 +47,6 @@ std::string rope_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
   p.mode = s.layout == ROPECHECK_LAYOUT_INTERLEAVED ? GGML_ROPE_TYPE_NORMAL : GGML_ROPE_TYPE_NEOX;
   p.freq_base = static_cast<float>(s.base);
   p.attn_factor = static_cast<float>(s.attention_factor > 0 ? s.attention_factor : 1.0);
-  if (s.struct_size >= sizeof(ropecheck_plugin_spec) && s.axis_mode != ROPECHECK_AXES_NONE) {
-    if (const auto why = multi_axis_parameters(s, p); !why.empty()) return why;
-  }
   const int half = s.rotary_dim / 2;
   switch (s.scaling_kind) {
     case ROPECHECK_SCALING_NONE: return "";

@@ -16,13 +16,6 @@
 //   llama3       freq_factors[i] = theta_i / theta'_i (the band's smooth mix), as llama.cpp's
 //   longrope     converters store rope_freqs; longrope: the long or the short factors
 //   attention    attn_factor (cos and sin times it)
-//   axes (ABI 3) ggml_rope_multi: mrope -> GGML_ROPE_TYPE_MROPE, imrope -> GGML_ROPE_TYPE_IMROPE
-//                (n_dims = rotary_dim, sections [s_t, s_h, s_w, 0]), vision ->
-//                GGML_ROPE_TYPE_VISION (n_dims = head_dim / 2, the whole head rotated, sections
-//                [s_row, s_column, 0, 0]); all three in NEOX ordering only (ggml.h): an
-//                interleaved multi-axis spec is UNSUPPORTED, as is a partial vision one.
-//                Positions go in axis-major, four a token (ggml's [t..., h..., w..., e...]), the
-//                fourth axis 0 as llama.cpp fills it.
 // Positions are int32 in ggml: |m| < 2^31 (ropecheck's limit, 2^24, is smaller).
 #pragma once
 
@@ -40,19 +33,10 @@ inline constexpr std::uint32_t kScalingKinds =
     (1u << ROPECHECK_SCALING_DYNAMIC_NTK) | (1u << ROPECHECK_SCALING_YARN) |
     (1u << ROPECHECK_SCALING_LLAMA3) | (1u << ROPECHECK_SCALING_LONGROPE);
 
-// The position axes that map (capabilities.axis_modes).
-inline constexpr std::uint32_t kAxisModes =
-    (1u << ROPECHECK_AXES_MROPE) | (1u << ROPECHECK_AXES_IMROPE) | (1u << ROPECHECK_AXES_VISION);
-
-// ggml_rope_multi's positions per token.
-inline constexpr int kGgmlAxes = 4;
-
 struct RopeParameters {
   int n_dims = 0, mode = 0, n_ctx_orig = 0;
   float freq_base = 0, freq_scale = 1, ext_factor = 0, attn_factor = 1, beta_fast = 0, beta_slow = 0;
   std::vector<float> freq_factors;  // empty: none (ggml's c argument NULL)
-  bool multi = false;                // ggml_rope_multi, with these sections
-  int sections[kGgmlAxes] = {};
 };
 
 // The parameters of `spec`, or "" replaced by why the spec does not map (then UNSUPPORTED).

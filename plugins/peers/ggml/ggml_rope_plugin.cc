@@ -88,7 +88,6 @@ int32_t query_capabilities(void*, ropecheck_plugin_capabilities* caps) {
   caps->max_head_dim = 0;
   caps->partial_rotary = 1;
   caps->scaling_kinds = kScalingKinds;
-  caps->axis_modes = kAxisModes;  // ggml_rope_multi (ABI 3)
   caps->max_position = std::numeric_limits<std::int32_t>::max();  // ggml's positions are int32
   return ROPECHECK_PLUGIN_OK;
 }
@@ -108,8 +107,7 @@ int32_t apply(void* context, const ropecheck_plugin_call* call) {
   if (call->dtype != ROPECHECK_DTYPE_FP32 && call->dtype != ROPECHECK_DTYPE_FP16) return ROPECHECK_PLUGIN_UNSUPPORTED;
   RopeParameters parameters;
   if (!rope_parameters(*call->spec, parameters).empty()) return ROPECHECK_PLUGIN_UNSUPPORTED;
-  const std::int64_t axes = call->axes > 0 ? call->axes : 1;
-  for (std::int64_t t = 0; t < call->tokens * axes; ++t) {
+  for (std::int64_t t = 0; t < call->tokens; ++t) {
     const std::int64_t m = call->positions[t];
     if (m < std::numeric_limits<std::int32_t>::min() || m > std::numeric_limits<std::int32_t>::max()) {
       return ROPECHECK_PLUGIN_UNSUPPORTED;  // beyond the declared max_position: never sent
@@ -145,17 +143,17 @@ int32_t apply(void* context, const ropecheck_plugin_call* call) {
 #ifdef ROPECHECK_GGML_REUSE_GRAPH
 constexpr const char* kName = "ggml_compute";
 constexpr const char* kSummary =
-    "llama.cpp's ggml_rope_ext and ggml_rope_multi on ggml's CPU backend, the graph reused while the "
-    "call is the same (graph_compute alone)";
+    "llama.cpp's ggml_rope_ext on ggml's CPU backend, the graph reused while the call is the same "
+    "(graph_compute alone)";
 #else
 constexpr const char* kName = "ggml";
 constexpr const char* kSummary =
-    "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split) and ggml_rope_multi (MROPE, IMROPE, "
-    "VISION) on ggml's CPU backend, context and graph built per call";
+    "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split) on ggml's CPU backend, context and "
+    "graph built per call";
 #endif
 
 const ropecheck_plugin_v2 kPlugin = {
-    ROPECHECK_PLUGIN_ABI_V3, sizeof(ropecheck_plugin_v2), kName, kSummary, init, query_capabilities,
+    ROPECHECK_PLUGIN_ABI_V2, sizeof(ropecheck_plugin_v2), kName, kSummary, init, query_capabilities,
     apply, teardown, {nullptr, nullptr, nullptr, nullptr}};
 
 }  // namespace
