@@ -1,7 +1,9 @@
 // RopeGraph (ggml_rope_graph.h): ggml's public API only (ggml.h, ggml-backend.h).
 #include "ggml_rope_graph.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <cstring>
 
 namespace ropecheck_ggml_peer {
@@ -57,9 +59,11 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   if (context_ == nullptr) return "ggml_init failed";
   const ggml_type type = call.dtype == ROPECHECK_DTYPE_FP16 ? GGML_TYPE_F16 : GGML_TYPE_F32;
 
-  // Positions and factors live in this object's memory, aligned as ggml's buffers want it.
-  positions_.assign(static_cast<std::size_t>(call.tokens) + kAlignment / sizeof(std::int32_t), 0);
-  ggml_tensor* positions = ggml_new_tensor_1d(context_, GGML_TYPE_I32, call.tokens);
+  // Positions and factors live in this object's memory, aligned as ggml's buffers want it;
+  // ggml_rope_multi takes kGgmlAxes a token.
+  const std::int64_t position_count = call.tokens * (p.multi ? kGgmlAxes : 1);
+  positions_.assign(static_cast<std::size_t>(position_count) + kAlignment / sizeof(std::int32_t), 0);
+  ggml_tensor* positions = ggml_new_tensor_1d(context_, GGML_TYPE_I32, position_count);
   ggml_tensor* factors = nullptr;
   const auto aligned = [](auto& v) {
     auto at = reinterpret_cast<std::uintptr_t>(v.data());
@@ -79,9 +83,14 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   const auto rope = [&](void* data, std::int64_t heads, ggml_backend_buffer_t& buffer) -> bool {
     ggml_tensor* x = ggml_new_tensor_3d(context_, type, spec.head_dim, heads, call.tokens);
     if (!place(x, data, buffer)) return false;
-    ggml_tensor* rotated = ggml_rope_ext_inplace(context_, x, positions, factors, p.n_dims, p.mode, p.n_ctx_orig,
-                                                 p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor,
-                                                 p.beta_fast, p.beta_slow);
+    int sections[kGgmlAxes];  // ggml_rope_multi takes them as a non-const int*
+    std::copy(std::begin(p.sections), std::end(p.sections), sections);
+    ggml_tensor* rotated =
+        p.multi ? ggml_rope_multi_inplace(context_, x, positions, factors, p.n_dims, sections, p.mode, p.n_ctx_orig,
+                                          p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast,
+                                          p.beta_slow)
+                : ggml_rope_ext_inplace(context_, x, positions, factors, p.n_dims, p.mode, p.n_ctx_orig, p.freq_base,
+                                        p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast, p.beta_slow);
     if (ggml_backend_view_init(rotated) != GGML_STATUS_SUCCESS) return false;
     ggml_build_forward_expand(graph_, rotated);
     return true;
@@ -97,6 +106,7 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   q_heads_ = call.q_heads;
   k_heads_ = call.k_heads;
   tokens_ = call.tokens;
+  multi_ = p.multi;
   return "";
 }
 
@@ -113,7 +123,18 @@ bool RopeGraph::compute(ggml_backend_t backend, const ropecheck_plugin_call& cal
   // The positions tensor was placed at the first aligned int32 of positions_.
   auto at = reinterpret_cast<std::uintptr_t>(positions_.data());
   auto* positions = reinterpret_cast<std::int32_t*>((at + kAlignment - 1) / kAlignment * kAlignment);
-  for (std::int64_t t = 0; t < call.tokens; ++t) positions[t] = static_cast<std::int32_t>(call.positions[t]);
+  if (!multi_) {
+    for (std::int64_t t = 0; t < call.tokens; ++t) positions[t] = static_cast<std::int32_t>(call.positions[t]);
+  } else {
+    // ropecheck's token-major call->axes a token into ggml's axis-major four: {t...}, {h...},
+    // {w...}, {e...}; the axes a mode lacks (vision's last two, every mode's fourth) are 0.
+    const std::int64_t axes = call.axes;
+    for (std::int64_t a = 0; a < kGgmlAxes; ++a) {
+      for (std::int64_t t = 0; t < call.tokens; ++t) {
+        positions[a * call.tokens + t] = a < axes ? static_cast<std::int32_t>(call.positions[t * axes + a]) : 0;
+      }
+    }
+  }
   return ggml_backend_graph_compute(backend, graph_) == GGML_STATUS_SUCCESS;
 }
 

@@ -3,7 +3,8 @@
 // from_ptr: no copy in or out), the positions as an int32 tensor, ggml_rope_ext_inplace on each
 // (ggml_rope_ext's very op, its result a view of its input: the ABI rotates in place, llama.cpp
 // builds the out-of-place form into a fresh tensor), one graph for both, computed by the CPU
-// backend.
+// backend. A multi-axis call (ABI 3) is ggml_rope_multi_inplace's instead, on kGgmlAxes positions a
+// token (ggml_rope_parameters.h).
 //   RopeGraph::build(...) every call: what a user of the API pays per call (the "ggml" plugin);
 //   RopeGraph::matches(...) then compute() alone: the graph reused while the spec, shape, dtype
 //   and buffers are the same (the "ggml_compute" plugin: the kernel's own time).
@@ -50,6 +51,7 @@ class RopeGraph {
   void* q_ = nullptr;
   void* k_ = nullptr;
   std::int64_t q_heads_ = 0, k_heads_ = 0, tokens_ = 0;
+  bool multi_ = false;  // ggml_rope_multi: positions axis-major, kGgmlAxes a token
 };
 
 }  // namespace ropecheck_ggml_peer

@@ -4,6 +4,7 @@
 #include "ggml_rope_parameters.h"
 
 #include <cmath>
+#include <cstddef>
 #include <limits>
 
 #include "ggml.h"
@@ -39,7 +40,24 @@ double llama3_divisor(const ropecheck_plugin_spec& s, int i) {
 
 bool fits_int(std::int64_t v) { return v > 0 && v <= std::numeric_limits<int>::max(); }
 
+// ggml_rope_multi's mode, n_dims and sections for a multi-axis spec (ggml.h: NEOX ordering).
+void multi_axis_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
+  p.multi = true;
+  const int mode = axis_mode(s);
+  p.mode = mode == ROPECHECK_AXES_MROPE    ? GGML_ROPE_TYPE_MROPE
+           : mode == ROPECHECK_AXES_IMROPE ? GGML_ROPE_TYPE_IMROPE
+                                           : GGML_ROPE_TYPE_VISION;
+  // VISION's n_dims is half the rotated features: its theta_scale is base^(-2 / n_dims), the
+  // section's own exponent 2j / (rotary_dim / 2), and it rotates pairs (i, i + n_dims).
+  if (mode == ROPECHECK_AXES_VISION) p.n_dims = s.rotary_dim / 2;
+  for (int a = 0; a < 3; ++a) p.sections[a] = s.sections[a];
+}
+
 }  // namespace
+
+int axis_mode(const ropecheck_plugin_spec& spec) {
+  return spec.struct_size >= offsetof(ropecheck_plugin_spec, sections) ? spec.axis_mode : ROPECHECK_AXES_NONE;
+}
 
 std::string rope_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
   p = RopeParameters{};
@@ -48,6 +66,12 @@ std::string rope_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
   p.freq_base = static_cast<float>(s.base);
   p.attn_factor = static_cast<float>(s.attention_factor > 0 ? s.attention_factor : 1.0);
   const int half = s.rotary_dim / 2;
+  // ggml-cpu asserts n_dims % 2 == 0 for VISION (and aborts the process): an odd pair count does
+  // not map. Real vision towers have even ones (Qwen2-VL's head_dim 80: 40 pairs).
+  if (axis_mode(s) == ROPECHECK_AXES_VISION && half % 2 != 0) {
+    return "vision with an odd number of rotary pairs: ggml-cpu asserts n_dims % 2 == 0";
+  }
+  if (axis_mode(s) != ROPECHECK_AXES_NONE) multi_axis_parameters(s, p);
   switch (s.scaling_kind) {
     case ROPECHECK_SCALING_NONE: return "";
     case ROPECHECK_SCALING_LINEAR:

@@ -1,5 +1,6 @@
-// The ggml peer (issue 17): llama.cpp's ggml RoPE (ggml_rope_ext on the CPU backend) as an ABI 2
-// plugin (plugins/include/ropecheck/plugin.h), verified and benchmarked beside ropecheck's kernels.
+// The ggml peer (issue 17): llama.cpp's ggml RoPE (ggml_rope_ext on the CPU backend; ggml_rope_multi
+// for multi-axis specs: MROPE, IMROPE, VISION) as an ABI 3 plugin (plugins/include/ropecheck/
+// plugin.h), verified and benchmarked beside ropecheck's kernels.
 // Built twice from this file (CMakeLists.txt):
 //   ggml.so          plugin/ggml: every call builds its context and graph, then computes it: what a
 //                    caller of the API pays per call
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "ggml_cpu_backend.h"
+#include "ggml_neox_rows.h"
 #include "ggml_rope_graph.h"
 #include "ggml_rope_parameters.h"
 #include "ropecheck/plugin.h"
@@ -88,6 +90,7 @@ int32_t query_capabilities(void*, ropecheck_plugin_capabilities* caps) {
   caps->max_head_dim = 0;
   caps->partial_rotary = 1;
   caps->scaling_kinds = kScalingKinds;
+  caps->axis_modes = kAxisModes;
   caps->max_position = std::numeric_limits<std::int32_t>::max();  // ggml's positions are int32
   return ROPECHECK_PLUGIN_OK;
 }
@@ -102,18 +105,48 @@ int32_t rotate(Peer& peer, const ropecheck_plugin_call& call, const RopeParamete
   return peer.graph.compute(peer.backend.backend(), call) ? ROPECHECK_PLUGIN_OK : ROPECHECK_PLUGIN_ERROR;
 }
 
+// A multi-axis call ggml takes only in NEOX ordering over whole rows (ggml_neox_rows.h): its rotary
+// features repacked into aligned staging rows, rotated there as half-split rows of rotary_dim
+// features, and copied back into place.
+int32_t rotate_repacked(Peer& peer, const ropecheck_plugin_call& call, const RopeParameters& parameters) {
+  const ropecheck_plugin_spec& spec = *call.spec;
+  const std::size_t element = call.dtype == ROPECHECK_DTYPE_FP16 ? 2 : 4;
+  const auto rows = [&](std::int64_t heads) { return static_cast<std::size_t>(call.tokens * heads); };
+  const std::size_t row_bytes = static_cast<std::size_t>(spec.rotary_dim) * element;
+  const std::size_t q_room = (rows(call.q_heads) * row_bytes + 31) / 32 * 32;
+  peer.staging.resize(q_room + rows(call.k_heads) * row_bytes + 32);
+  auto base = reinterpret_cast<std::uintptr_t>(peer.staging.data());
+  auto* q = reinterpret_cast<unsigned char*>((base + 31) / 32 * 32);
+  unsigned char* k = q + q_room;
+  pack_neox_rows(spec, element, rows(call.q_heads), static_cast<const unsigned char*>(call.q), q);
+  pack_neox_rows(spec, element, rows(call.k_heads), static_cast<const unsigned char*>(call.k), k);
+  ropecheck_plugin_spec packed = spec;
+  packed.head_dim = spec.rotary_dim;
+  packed.layout = ROPECHECK_LAYOUT_HALF_SPLIT;
+  ropecheck_plugin_call staged = call;
+  staged.spec = &packed;
+  staged.q = q;
+  staged.k = k;
+  const int32_t status = rotate(peer, staged, parameters);
+  unpack_neox_rows(spec, element, rows(call.q_heads), q, static_cast<unsigned char*>(call.q));
+  unpack_neox_rows(spec, element, rows(call.k_heads), k, static_cast<unsigned char*>(call.k));
+  return status;
+}
+
 int32_t apply(void* context, const ropecheck_plugin_call* call) {
   auto& peer = *static_cast<Peer*>(context);
   if (call->dtype != ROPECHECK_DTYPE_FP32 && call->dtype != ROPECHECK_DTYPE_FP16) return ROPECHECK_PLUGIN_UNSUPPORTED;
   RopeParameters parameters;
   if (!rope_parameters(*call->spec, parameters).empty()) return ROPECHECK_PLUGIN_UNSUPPORTED;
-  for (std::int64_t t = 0; t < call->tokens; ++t) {
+  const std::int64_t axes = axis_mode(*call->spec) == ROPECHECK_AXES_NONE ? 1 : call->axes;
+  for (std::int64_t t = 0; t < call->tokens * axes; ++t) {
     const std::int64_t m = call->positions[t];
     if (m < std::numeric_limits<std::int32_t>::min() || m > std::numeric_limits<std::int32_t>::max()) {
       return ROPECHECK_PLUGIN_UNSUPPORTED;  // beyond the declared max_position: never sent
     }
   }
   try {
+    if (needs_neox_rows(*call->spec)) return rotate_repacked(peer, *call, parameters);
     if (aligned(call->q) && (call->k_heads == 0 || aligned(call->k))) return rotate(peer, *call, parameters);
     // ggml wraps only 32-byte aligned memory (ropecheck's shared memory is page aligned; an
     // in-process caller's may not be): rotate aligned copies, then copy back.
@@ -143,17 +176,17 @@ int32_t apply(void* context, const ropecheck_plugin_call* call) {
 #ifdef ROPECHECK_GGML_REUSE_GRAPH
 constexpr const char* kName = "ggml_compute";
 constexpr const char* kSummary =
-    "llama.cpp's ggml_rope_ext on ggml's CPU backend, the graph reused while the call is the same "
-    "(graph_compute alone)";
+    "llama.cpp's ggml_rope_ext (ggml_rope_multi for MROPE, IMROPE, VISION) on ggml's CPU backend, the graph "
+    "reused while the call is the same (graph_compute alone)";
 #else
 constexpr const char* kName = "ggml";
 constexpr const char* kSummary =
-    "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split) on ggml's CPU backend, context and "
-    "graph built per call";
+    "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split; ggml_rope_multi for MROPE, IMROPE, VISION) "
+    "on ggml's CPU backend, context and graph built per call";
 #endif
 
 const ropecheck_plugin_v2 kPlugin = {
-    ROPECHECK_PLUGIN_ABI_V2, sizeof(ropecheck_plugin_v2), kName, kSummary, init, query_capabilities,
+    ROPECHECK_PLUGIN_ABI_V3, sizeof(ropecheck_plugin_v2), kName, kSummary, init, query_capabilities,
     apply, teardown, {nullptr, nullptr, nullptr, nullptr}};
 
 }  // namespace
