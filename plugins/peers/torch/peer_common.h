@@ -6,6 +6,8 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <sched.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -23,11 +25,22 @@ namespace ropecheck_torch_peer {
 // inherited by the worker. Read on every call (getenv is a few ns); unset or invalid: 1. Both
 // torch's intra-op pool (OpenMP in Debian's build) and OpenBLAS's are pinned to it, and only in
 // the worker: the host never loads libtorch, so torch's pool is first created after the fork.
-// An ABI 2 or 3 peer passes its call's thread count instead (call->threads).
+// The CPUs this process may run on: torch's OpenMP threads spin at their barriers, so a team
+// larger than the CPUs (verify draws up to 32 threads a call on any machine) turns a call of
+// milliseconds into seconds; plugin.h's "at most" lets the peer take fewer.
+inline int usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  const int n = CPU_COUNT(&set);
+  return n >= 1 ? n : 1;
+}
+
+// An ABI 2 or 3 peer passes its call's thread count instead (call->threads), kept to the CPUs.
 inline void pin_threads(int call_threads = 0) {
   int wanted = 1;
   if (call_threads >= 1) {
-    wanted = call_threads;
+    static const int cpus = usable_cpus();
+    wanted = call_threads < cpus ? call_threads : cpus;
   } else if (const char* env = std::getenv("ROPECHECK_PLUGIN_THREADS")) {
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
