@@ -58,9 +58,11 @@ constexpr const char* kShortBenchFilter =
     "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved"
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"
+    // Multi-axis RoPE: Qwen2-VL's MRoPE beside its 1D twin, HF's layout (the report's table)
+    "|kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16)/qwen2vl_7b(_mrope)?_prefill512/half_split"
     // Peers beside the kernels on the same shapes (the HF form is half-split only).
-    "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095)/"
-    "|plugin/ggml(_compute)?/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/"
+    "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)/"
+    "|plugin/ggml(_compute)?/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)/"
     "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/half_split)";
 
 // The peers built beside this binary (plugins/peers/*/CMakeLists.txt write them to <build>/plugins/,
@@ -70,7 +72,7 @@ std::vector<std::filesystem::path> built_peers() {
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) return {};
   std::vector<std::filesystem::path> peers;
-  for (const char* name : {"ggml.so", "ggml_compute.so", "torch_hf.so", "torch_llama.so"}) {
+  for (const char* name : {"ggml.so", "ggml_compute.so", "torch_hf.so", "torch_llama.so", "torch_hf_mrope.so"}) {
     const auto path = self.parent_path() / "plugins" / name;
     if (std::filesystem::is_regular_file(path, error)) peers.push_back(path);
   }

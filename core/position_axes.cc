@@ -69,6 +69,13 @@ void validate(const PositionAxes& axes, int rotary_dim) {
     throw InvalidInput(fmt::format("vision RoPE has two axes (row, column): sections {},{},{} "
                                    "give a third", s[0], s[1], s[2]));
   }
+  // Its frequencies are a half-width RoPE's over rotary_dim/2 features, which come in pairs: HF's
+  // VisionRotaryEmbedding(rotary_dim/2) makes rotary_dim/4 of them, ggml's VISION asserts an
+  // even n_dims (= rotary_dim/2).
+  if (axes.mode == AxisMode::vision && rotary_dim % 4 != 0) {
+    throw InvalidInput(fmt::format("vision RoPE needs rotary_dim a multiple of 4 (an even number of "
+                                   "pairs), got {}", rotary_dim));
+  }
   if (s[0] + s[1] + s[2] != rotary_dim / 2) {
     throw InvalidInput(fmt::format("{} sections {},{},{} add up to {} pairs; rotary_dim {} has {} "
                                    "(sections count pairs, not features)",

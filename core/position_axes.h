@@ -12,7 +12,8 @@
 //   imrope  Qwen3-VL (ggml IMROPE): the axes alternate over the pairs: pair i takes h when
 //           i mod 3 = 1 and i < 3 s_h, w when i mod 3 = 2 and i < 3 s_w, else t.
 //   vision  the Qwen2-VL vision tower (ggml VISION): axes row, column; pairs [0, s_0) take the
-//           row, [s_0, s_0 + s_1) the column, s_0 + s_1 = d/2, and each section restarts the
+//           row, [s_0, s_0 + s_1) the column, s_0 + s_1 = d/2 (an even number of pairs: d a
+//           multiple of 4, as in every vision tower), and each section restarts the
 //           frequencies: the j-th pair of a section has theta_j = base^(-2j / (d/2)) (HF's
 //           VisionRotaryEmbedding(head_dim/2) indexed by row and column).
 // Frequency scaling composes with mrope and imrope (theta_i scaled as in 1D RoPE); no vision

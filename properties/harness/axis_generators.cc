@@ -39,7 +39,7 @@ rc::Gen<PositionAxes> sections_of(AxisMode mode, int pairs) {
 rc::Gen<PositionAxes> position_axes(const RopeCapabilities& caps, int rotary_dim, bool scaled) {
   std::vector<AxisMode> modes;  // the multi-axis modes it implements and this spec can take
   for (const AxisMode mode : caps.axis_modes) {
-    if (mode == AxisMode::none || (mode == AxisMode::vision && scaled)) continue;
+    if (mode == AxisMode::none || (mode == AxisMode::vision && (scaled || rotary_dim % 4 != 0))) continue;
     modes.push_back(mode);
   }
   if (modes.empty()) return rc::gen::just(PositionAxes{});

@@ -35,7 +35,8 @@ void take_model_shape(QkCase& c, const RopeCapabilities& caps, Rotary rotary,
   // The shape's own axes: one, or a vision-language model's sections (whose vision tower takes
   // no frequency scaling); one axis where the caller's capabilities leave them out (scalable()).
   ModelShape as_run = shape;
-  if (!caps.implements(shape.axes.mode)) as_run.axes = {};
+  // A partial rotary_dim drawn for a vision shape must keep its pair count even (position_axes.h).
+  if (!caps.implements(shape.axes.mode) || (shape.axes.mode == AxisMode::vision && r % 4 != 0)) as_run.axes = {};
   as_run.axes = sections_for(as_run.axes, r);  // a drawn partial rotary_dim: the same proportions
   c.spec.axes = as_run.axes;
   if (as_run.axes.mode == AxisMode::vision) c.spec.scaling = RopeScaling{};

@@ -58,7 +58,7 @@
  *   IMROPE  Qwen3-VL: axis h when i mod 3 = 1 and i < 3 s1, w when i mod 3 = 2 and i < 3 s2, else t
  *   VISION  Qwen2-VL's vision tower: axes row, column; pairs [0, s0) the row, the rest (s1 of
  *           them) the column, s2 = 0; each section restarts the frequencies: its j-th pair has
- *           theta_j = base^(-2j / (rotary_dim/2)); never scaled
+ *           theta_j = base^(-2j / (rotary_dim/2)); never scaled; rotary_dim a multiple of 4
  * theta_i otherwise as above (frequency scaling composes with MROPE and IMROPE).
  *
  * Versioning: abi_version is the first field of every version of the entry struct, struct_size

@@ -6,8 +6,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <sched.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -25,23 +23,9 @@ namespace ropecheck_torch_peer {
 // inherited by the worker. Read on every call (getenv is a few ns); unset or invalid: 1. Both
 // torch's intra-op pool (OpenMP in Debian's build) and OpenBLAS's are pinned to it, and only in
 // the worker: the host never loads libtorch, so torch's pool is first created after the fork.
-// The CPUs this process may run on: torch's OpenMP threads spin at their barriers, so a team
-// larger than the CPUs (verify draws up to 32 threads a call on any machine) turns a call of
-// milliseconds into seconds; plugin.h's "at most" lets the peer take fewer.
-inline int usable_cpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  const int n = CPU_COUNT(&set);
-  return n >= 1 ? n : 1;
-}
-
-// An ABI 2 or 3 peer passes its call's thread count instead (call->threads), kept to the CPUs.
-inline void pin_threads(int call_threads = 0) {
+inline void pin_threads() {
   int wanted = 1;
-  if (call_threads >= 1) {
-    static const int cpus = usable_cpus();
-    wanted = call_threads < cpus ? call_threads : cpus;
-  } else if (const char* env = std::getenv("ROPECHECK_PLUGIN_THREADS")) {
+  if (const char* env = std::getenv("ROPECHECK_PLUGIN_THREADS")) {
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
     if (end != env && *end == '\0' && n >= 1 && n <= 256) wanted = static_cast<int>(n);
@@ -72,17 +56,6 @@ template <typename Body>
 std::int32_t guarded(Body body) noexcept {
   try {
     pin_threads();
-    return body();
-  } catch (...) {
-    return ROPECHECK_PLUGIN_ERROR;
-  }
-}
-
-// The same for a call that says its thread count (ABI 2 and 3).
-template <typename Body>
-std::int32_t guarded(int call_threads, Body body) noexcept {
-  try {
-    pin_threads(call_threads);
     return body();
   } catch (...) {
     return ROPECHECK_PLUGIN_ERROR;

@@ -12,7 +12,10 @@
 // forms it from a table indexed by row and column whose two halves are equal by construction,
 // so it cannot take the sections the ABI allows; the ggml peer's VISION mode covers that form.
 //
-// Threads: peer_common.h (the call's thread count). Buffers: the caller's q and k are wrapped
+// Threads: one, as the other torch peers (peer_common.h, ROPECHECK_PLUGIN_THREADS), whatever the
+// call allows (plugin.h: "at most"). At the call's count PyTorch's results move by an ulp from one
+// thread count to another (docs/findings.md): call_history_independence then fails on every run,
+// and shrinking its model-shape case took seven minutes. Buffers: the caller's q and k are wrapped
 // with from_blob (no copy in); HF returns new tensors, which are copied back into them.
 #include "peer_common.h"
 
@@ -94,7 +97,7 @@ void rotate(at::Tensor states /* [1, T, H, D] */, const at::Tensor& cos, const a
 }
 
 std::int32_t apply(void*, const ropecheck_plugin_call* call) {
-  return guarded(call->threads, [&] {
+  return guarded([&] {
     const ropecheck_plugin_spec* spec = call->spec;
     if (call->dtype != ROPECHECK_DTYPE_FP32 || spec->scaling_kind != ROPECHECK_SCALING_NONE ||
         spec->layout != ROPECHECK_LAYOUT_HALF_SPLIT || spec->angle_precision != ROPECHECK_ANGLES_FP32 ||
