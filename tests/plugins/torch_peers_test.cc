@@ -20,6 +20,7 @@
 #include <iostream>
 #include <map>
 #include <regex>
+#include <set>
 #include <stdexcept>
 #include <span>
 #include <string>
@@ -139,6 +140,29 @@ TEST(TorchPeersVerify, EveryPropertyVerdictIsThePinnedOne) {
 
 // What the peers declare (ropecheck list): fp32 angles only, each its framework's layout, partial
 // rotary for HF only.
+// The multi-axis peer (torch_hf_mrope.cc, ABI 3): HF's Qwen2-VL MRoPE and Qwen3-VL interleaved
+// MRoPE op for op. Every property it can be given passes, the multi-axis ones included, on the
+// multi-axis specs drawn half the time; what it cannot be given is skipped by name: partial
+// rotary (Qwen-VL rotates whole heads), the interleaved layout, frequency scaling.
+TEST(TorchMropePeerVerify, EveryPropertyPassesOrIsOutsideItsDeclaration) {
+  const ScratchDir out("torch_mrope_verify");
+  const auto run = spawn({ROPECHECK_CLI_PATH, "verify", "--plugin", test::built_plugin("torch_hf_mrope"),
+                          "--out", out.str()});
+  ASSERT_TRUE(fs::exists(out / "verify.json")) << run.out << run.err;
+  EXPECT_EQ(run.code, 0) << run.out;
+  const Json json = Json::parse(slurp(out / "verify.json"));
+  const std::set<std::string> outside = {"tail_untouched", "layout_equivalence", "linear_scaling_interpolates",
+                                         "scaling_boundary"};
+  std::set<std::string> passed;
+  for (const auto& r : json.at("results")) {
+    const std::string property = r.at("property");
+    EXPECT_EQ(r.at("status"), outside.count(property) != 0 ? "SKIPPED" : "PASSED") << r.dump(2);
+    if (r.at("status") == "PASSED") passed.insert(property);
+  }
+  // The multi-axis properties ran on it (not skipped for want of a mode).
+  EXPECT_TRUE(passed.count("axes_equal_is_1d") && passed.count("section_locality")) << run.out;
+}
+
 TEST(TorchPeersVerify, CapabilitiesAreWhatTheFrameworkCodeDoes) {
   const auto hf = load_plugin(hf_path());
   const auto meta = load_plugin(meta_path());

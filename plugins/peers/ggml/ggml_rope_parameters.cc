@@ -3,6 +3,7 @@
 // theta / freq_factors[i], freq_scale times that, the YaRN ramp by pair index).
 #include "ggml_rope_parameters.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -39,6 +40,19 @@ double llama3_divisor(const ropecheck_plugin_spec& s, int i) {
 }
 
 bool fits_int(std::int64_t v) { return v > 0 && v <= std::numeric_limits<int>::max(); }
+
+// YaRN's divisor of pair i without the floor and ceil of its correction dims (plugin.h):
+// theta_i / theta'_i, theta'_i = theta_i / factor * r_i + theta_i * (1 - r_i).
+double yarn_divisor(const ropecheck_plugin_spec& s, int i) {
+  const double d = s.rotary_dim;
+  const auto dim_for = [&](double rotations) {
+    return d * std::log(static_cast<double>(s.original_max_position) / (rotations * 2 * kPi)) / (2 * std::log(s.base));
+  };
+  const double low = std::max(dim_for(s.beta_fast), 0.0), high = std::min(dim_for(s.beta_slow), d - 1);
+  const double width = high == low ? 0.001 : high - low;
+  const double r = std::clamp((i - low) / width, 0.0, 1.0);
+  return 1.0 / (r / s.factor + (1.0 - r));
+}
 
 // ggml_rope_multi's mode, n_dims and sections for a multi-axis spec (ggml.h: NEOX ordering).
 void multi_axis_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
@@ -83,7 +97,11 @@ std::string rope_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
       return "";
     case ROPECHECK_SCALING_YARN:
       if (s.yarn_truncate == 0) {
-        return "yarn without truncation: ggml always floors and ceils the correction dims";
+        // ggml's YaRN always floors and ceils the correction dims; an unfloored ramp (GPT-OSS's
+        // truncate: false) goes in as rope_freqs, as Llama 3's band does: each pair's divisor
+        // theta_i / theta'_i, no ext_factor, the attention factor as attn_factor.
+        for (int i = 0; i < half; ++i) p.freq_factors.push_back(static_cast<float>(yarn_divisor(s, i)));
+        return "";
       }
       if (!fits_int(s.original_max_position)) return "yarn: original_max_position exceeds ggml's int n_ctx_orig";
       p.freq_scale = static_cast<float>(1.0 / s.factor);

@@ -11,8 +11,10 @@
 //                attn_factor = 1: ggml multiplies in YaRN's own 1 + 0.1 ln(1/freq_scale) itself
 //                when ext_factor != 0. Not exact: another attention factor (an override) goes in
 //                as attn_factor = it / (1 + 0.1 ln factor), llama.cpp's way, an ulp off after
-//                ggml's product; yarn_truncate = 0 is UNSUPPORTED (ggml always floors and ceils
-//                the correction dims, ggml_rope_yarn_corr_dims). n_ctx_orig is an int.
+//                ggml's product. yarn_truncate = 0: ggml always floors and ceils the correction
+//                dims (ggml_rope_yarn_corr_dims), so the unfloored ramp goes in as freq_factors
+//                (each pair's theta_i / theta'_i) with the attention factor as attn_factor and
+//                no ext_factor. n_ctx_orig is an int.
 //   llama3       freq_factors[i] = theta_i / theta'_i (the band's smooth mix), as llama.cpp's
 //   longrope     converters store rope_freqs; longrope: the long or the short factors
 //   attention    attn_factor (cos and sin times it)
