@@ -131,6 +131,20 @@ void form_rows(const Args& p, std::int64_t first, std::int64_t count, float* tab
   }
 }
 
+// Token t's q and k heads, with the row at p.table (one pass where the level rotates a token's
+// q and k at once).
+template <typename Level, typename Args>
+void rotate_token_heads(const Args& p, std::int64_t t) {
+  auto* q = p.q + t * p.q_heads * p.head_dim;
+  auto* k = p.k + t * p.k_heads * p.head_dim;
+  if constexpr (requires { Level::rotate_token(p, q, p.q_heads, k, p.k_heads); }) {
+    Level::rotate_token(p, q, p.q_heads, k, p.k_heads);
+  } else {
+    Level::rotate(p, q, p.q_heads);
+    Level::rotate(p, k, p.k_heads);
+  }
+}
+
 // One multi-axis row from its axes' rows: float j from rows[row_axis[j]], a vector at a time in
 // GCC's vector types, as wide as the level's flags allow (one AVX-512 or AVX2 register; scalar
 // code at the scalar level). Written as a plain loop, GCC at -O2 left it scalar: a fifth of an
@@ -210,14 +224,7 @@ void run_multi_axis_tokens(const Args& p) {
       assemble_row(rows, p.row_axis, floats, p.table);
       with_row.table = p.table;
     }
-    auto* q = p.q + t * p.q_heads * p.head_dim;
-    auto* k = p.k + t * p.k_heads * p.head_dim;
-    if constexpr (requires { Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads); }) {
-      Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads);
-    } else {
-      Level::rotate(with_row, q, p.q_heads);
-      Level::rotate(with_row, k, p.k_heads);
-    }
+    rotate_token_heads<Level>(with_row, t);
   }
 }
 
@@ -258,14 +265,7 @@ void run_tokens(const Args& p) {
       in_scratch = m;
       scratch_valid = true;
     }
-    auto* q = p.q + t * p.q_heads * p.head_dim;
-    auto* k = p.k + t * p.k_heads * p.head_dim;
-    if constexpr (requires { Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads); }) {
-      Level::rotate_token(with_row, q, p.q_heads, k, p.k_heads);
-    } else {
-      Level::rotate(with_row, q, p.q_heads);
-      Level::rotate(with_row, k, p.k_heads);
-    }
+    rotate_token_heads<Level>(with_row, t);
   }
 }
 
