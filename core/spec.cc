@@ -58,6 +58,16 @@ std::string_view to_string(AnglePrecision precision) {
   return "?";
 }
 
+std::string_view to_string(Pass pass) {
+  return pass == Pass::forward ? "forward" : "backward";
+}
+
+Pass parse_pass(std::string_view text) {
+  if (text == "forward") return Pass::forward;
+  if (text == "backward") return Pass::backward;
+  throw InvalidInput(fmt::format("unknown pass '{}' (forward, backward)", text));
+}
+
 Layout parse_layout(std::string_view text) {
   if (text == "interleaved") return Layout::interleaved;
   if (text == "half_split") return Layout::half_split;
@@ -113,6 +123,7 @@ std::string describe(const RopeSpec& spec) {
     text += " " + describe(spec.scaling);
   }
   if (spec.axes.mode != AxisMode::none) text += " " + describe(spec.axes);
+  if (spec.pass == Pass::backward) text += " pass=backward";
   return text;
 }
 

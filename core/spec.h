@@ -8,6 +8,7 @@
 // Features [rotary_dim, head_dim) pass through unchanged, bit for bit.
 // Multi-axis RoPE (spec.axes, position_axes.h) gives a token one position per axis and each pair
 // the position of its axis (and, for vision, its section's frequency).
+// The backward pass (spec.pass) is the same rotation transposed: see Pass.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,17 @@ enum class AnglePrecision {
   fp32_recurrence,
 };
 
+// Which pass of RoPE a call computes. The forward rotates x: y = a R(m) x on the rotary features,
+// the tail copied. The backward takes the gradient of the loss with respect to y in q and k and
+// returns the one with respect to x: dx = a R(m)^T dy = a R(-m) dy (R is orthogonal), for every
+// scaling form and axis mode alike; the attention factor a multiplies the gradient too, and the
+// tail's gradient passes through unchanged. One rotation, so one set of bounds (tolerance.h).
+enum class Pass {
+  forward,
+  backward,
+};
+inline constexpr Pass kAllPasses[] = {Pass::forward, Pass::backward};
+
 struct RopeSpec {
   int head_dim = 128;
   int rotary_dim = 128;
@@ -42,6 +54,7 @@ struct RopeSpec {
   AnglePrecision angle_precision = AnglePrecision::fp64;
   RopeScaling scaling;  // frequency scaling (scaling.h); none by default
   PositionAxes axes;    // positions on several axes (position_axes.h); one axis by default
+  Pass pass = Pass::forward;  // the rotation, or its gradient (above)
 };
 
 // Positions per token: 1, or the multi-axis mode's axes (position_axes.h).
@@ -59,8 +72,10 @@ void validate(const RopeSpec& spec);
 
 std::string_view to_string(Layout layout);
 std::string_view to_string(AnglePrecision precision);
+std::string_view to_string(Pass pass);
 Layout parse_layout(std::string_view text);                     // throws InvalidInput
 AnglePrecision parse_angle_precision(std::string_view text);    // throws InvalidInput
+Pass parse_pass(std::string_view text);                          // throws InvalidInput
 std::string describe(const RopeSpec& spec);
 std::string describe(const RopeScaling& scaling);  // "scaling=yarn factor=4 ..."  // one line, for counterexamples and logs
 

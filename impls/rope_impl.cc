@@ -22,6 +22,10 @@ bool RopeCapabilities::implements(AxisMode mode) const {
   return std::find(axis_modes.begin(), axis_modes.end(), mode) != axis_modes.end();
 }
 
+bool RopeCapabilities::implements(Pass pass) const {
+  return std::find(passes.begin(), passes.end(), pass) != passes.end();
+}
+
 std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
   if (!available) return fmt::format("not available on this CPU: {}", unavailable_reason);
   if (std::find(layouts.begin(), layouts.end(), spec.layout) == layouts.end()) {
@@ -37,6 +41,7 @@ std::string RopeCapabilities::why_unsupported(const RopeSpec& spec) const {
   if (!implements(spec.axes.mode)) {
     return fmt::format("{} position axes not supported", to_string(spec.axes.mode));
   }
+  if (!implements(spec.pass)) return fmt::format("the {} pass not implemented", to_string(spec.pass));
   if (spec.head_dim > max_head_dim) {
     return fmt::format("head_dim {} above its maximum {}", spec.head_dim, max_head_dim);
   }

@@ -1,7 +1,8 @@
 // The interface every RoPE implementation satisfies, and its capability record.
 //
 // apply() rotates q and k in place: for token t at position m = positions[t], every head's
-// rotary pairs are rotated by m * theta_i (see spec.h for pairs and theta_i). A multi-axis spec
+// rotary pairs are rotated by m * theta_i (see spec.h for pairs and theta_i); a backward spec
+// (spec.pass) rotates the gradients in q and k by the transpose. A multi-axis spec
 // (position_axes.h) gives each token axis_count(spec) positions, positions[t * axes + a], and
 // pair i the position of its axis. q and k may have
 // different head counts (GQA). apply() validates everything first and throws InvalidInput on bad
@@ -40,6 +41,9 @@ struct RopeCapabilities {
   // The position axes (position_axes.h) it implements: one axis only unless it says more (the
   // oracle, the kernels and the HF form do every mode; a plugin declares them, ABI 3).
   std::vector<AxisMode> axis_modes{AxisMode::none};
+  // The passes (spec.h) it computes: the forward only unless it says more (every built-in does
+  // both; a plugin with a backward entry, ABI 4; a Python function with a backward or autograd).
+  std::vector<Pass> passes{Pass::forward};
   // Largest |position| it handles (the position generators stay within it; a plugin declares one).
   std::int64_t max_position = kMaxAbsPosition;
   // Runs in another process (a plugin's worker): its work is not this thread's CPU time, so the
@@ -53,6 +57,7 @@ struct RopeCapabilities {
   bool supports(const RopeSpec& spec) const;
   bool implements(ScalingKind kind) const;  // kind is in scaling_kinds
   bool implements(AxisMode mode) const;     // mode is in axis_modes
+  bool implements(Pass pass) const;         // pass is in passes
   std::string why_unsupported(const RopeSpec& spec) const;  // "" when supported
 };
 

@@ -19,6 +19,7 @@ std::span<const Property> layout_equivalence_properties();     // layout_equival
 std::span<const Property> scaling_properties();                // scaling_properties.cc
 std::span<const Property> long_range_decay_properties();       // long_range_decay_property.cc
 std::span<const Property> multi_axis_properties();             // multi_axis_properties.cc
+std::span<const Property> backward_properties();               // backward_properties.cc
 // The other encodings and attention:
 std::span<const Property> sinusoidal_properties();  // sinusoidal_properties.cc
 std::span<const Property> attention_properties();   // attention_properties.cc

@@ -1,5 +1,6 @@
 // RoPE properties of one rotation: agreement with the oracle, norm preservation, identity at
-// position 0, and the untouched pass-through tail.
+// position 0, and the untouched pass-through tail. The first, second and fourth are also run on
+// the backward pass's gradient (pointwise_checks.h, backward_properties.cc).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "properties/harness/rope_cases.h"
 #include "properties/harness/rope_harness.h"
 #include "properties/catalogue.h"
+#include "properties/pointwise_checks.h"
 #include "core/frequency.h"
 #include "core/tolerance.h"
 
@@ -25,10 +27,10 @@ void apply_qk(const RopeImpl& impl, const QkCase& c, std::vector<float>& q, std:
 
 }  // namespace
 
-PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config) {
+PropertyResult check_oracle_agreement(const Subject& subject, const RunConfig& config, Pass pass) {
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
-    const QkCase c = pick_qk_case(caps, Rotary::any);
+    const QkCase c = pick_qk_case(caps, Rotary::any, pass);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);
     const auto [worst, tensor] = worst_against_oracle(c, q, k);
@@ -37,13 +39,14 @@ PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config)
   });
 }
 
-PropertyResult norm_preservation(const Subject& subject, const RunConfig& config) {
+PropertyResult check_norm_preservation(const Subject& subject, const RunConfig& config, Pass pass) {
   return check_rope_property(subject, config, kPairUnits,
                              [&](auto& impl, auto& caps, auto& tracker) {
-    const QkCase c = pick_qk_case(caps, Rotary::any);
+    const QkCase c = pick_qk_case(caps, Rotary::any, pass);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);
-    // |R_m x| = a |x|, a the attention factor (1 unless YaRN/LongRoPE or an override scale it).
+    // |R_m x| = a |x|, a the attention factor (1 unless YaRN/LongRoPE or an override scale it);
+    // the gradient's |R_m^T dy| = a |dy| likewise.
     const double a = attention_factor(c.spec);
     const auto before = pair_norms(c.spec, c.q);
     const auto unit = unit_pair_norms(c.spec, c.storage, c.q);
@@ -89,13 +92,13 @@ PropertyResult identity_at_zero(const Subject& subject, const RunConfig& config)
   });
 }
 
-PropertyResult tail_untouched(const Subject& subject, const RunConfig& config) {
+PropertyResult check_tail_untouched(const Subject& subject, const RunConfig& config, Pass pass) {
   if (!subject.rope->capabilities().partial_rotary) {
     return skipped_result(subject, config, "partial rotary not supported");
   }
   return check_rope_property(subject, config, "changed bits",
                              [&](auto& impl, auto& caps, auto& tracker) {
-    const QkCase c = pick_qk_case(caps, Rotary::partial);
+    const QkCase c = pick_qk_case(caps, Rotary::partial, pass);
     std::vector<float> q, k;
     apply_qk(impl, c, q, k);
     for (const auto& [in, out, heads] : {std::tuple{&c.q, &q, c.q_heads}, {&c.k, &k, c.k_heads}}) {
@@ -105,6 +108,20 @@ PropertyResult tail_untouched(const Subject& subject, const RunConfig& config) {
     }
   });
 }
+
+namespace {
+
+PropertyResult oracle_agreement(const Subject& subject, const RunConfig& config) {
+  return check_oracle_agreement(subject, config, Pass::forward);
+}
+PropertyResult norm_preservation(const Subject& subject, const RunConfig& config) {
+  return check_norm_preservation(subject, config, Pass::forward);
+}
+PropertyResult tail_untouched(const Subject& subject, const RunConfig& config) {
+  return check_tail_untouched(subject, config, Pass::forward);
+}
+
+}  // namespace
 
 // This family's properties, in catalogue order (catalogue.cc lists the families).
 std::span<const Property> pointwise_properties() {

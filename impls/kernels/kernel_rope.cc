@@ -2,6 +2,10 @@
 // impls/kernels/rope_kernel.h at each ISA level, on fp32, bf16 and fp16 storage, one registry
 // entry per (storage, level) so that every property runs on every level this CPU has (the others
 // are listed as unavailable, with the reason). Angles are formed in double (fp64 angle precision: error flat in position).
+// The backward pass runs the same level's kernel on the negated frequencies: a R(m)^T = a R(-m),
+// and m * (-theta_i) is -(m * theta_i) exactly, so its rows are the forward's with the sine
+// negated and its bounds the forward's. Each pass keeps its own rows (a training step alternates
+// forward and backward on the same positions).
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -68,6 +72,9 @@ struct KernelScratch {
       return;
     }
     theta = inverse_frequencies(spec);
+    if (spec.pass == Pass::backward) {
+      for (double& t : theta) t = -t;
+    }
     scale = attention_factor(spec);
     // One row, as a kept one (TableRows::row_bytes: the table and its slack).
     table.assign(TableRows::row_bytes(spec.rotary_dim) / sizeof(float), 0.0f);
@@ -103,7 +110,8 @@ struct KernelScratch {
 template <typename Element>
 void run_kernel(void (*kernel)(const kernels::RopeKernelArgs<Element>&), const RopeSpec& spec,
                 HeadTensorOf<Element> q, HeadTensorOf<Element> k, PositionIds positions) {
-  thread_local KernelScratch scratch;
+  thread_local KernelScratch scratch_of_pass[std::size(kAllPasses)];
+  KernelScratch& scratch = scratch_of_pass[static_cast<std::size_t>(spec.pass)];
   scratch.prepare(reinterpret_cast<AnyKernel>(kernel), spec);
   const kernels::TableRowCache rows = scratch.rows.cache();
   kernel({q.data.data(), k.data.data(), q.tokens, q.heads, k.heads, spec.head_dim, spec.rotary_dim,
@@ -146,6 +154,7 @@ class KernelRope final : public RopeImpl {
     caps.storage = storage();
     caps.max_threads = kMaxCallThreads;  // the tokens split over threads (rope_impl.h)
     caps.axis_modes.assign(std::begin(kAllAxisModes), std::end(kAllAxisModes));
+    caps.passes.assign(std::begin(kAllPasses), std::end(kAllPasses));
     return caps;
   }
 

@@ -20,7 +20,7 @@ std::vector<long double> oracle_inverse_frequencies(const RopeSpec& spec);
 long double oracle_attention_factor(const RopeSpec& spec);
 
 // x is a [tokens][heads][head_dim] fp32 tensor (read only); returns the rotated tensor in double,
-// same shape. Validates like RopeImpl::apply (throws InvalidInput).
+// same shape: R x, or for a backward spec the gradient R^T x, the 2x2 blocks transposed. Validates like RopeImpl::apply (throws InvalidInput).
 std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
                                 std::int64_t tokens, std::int64_t heads, PositionIds positions);
 

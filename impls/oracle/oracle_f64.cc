@@ -270,8 +270,13 @@ std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
                                             row + static_cast<std::size_t>(i + pairs)};
         const long double xa = x[a], xb = x[b];
         const auto ci = cs[2 * i], si = cs[2 * i + 1];
-        out[a] = static_cast<double>(ci * xa - si * xb);
-        out[b] = static_cast<double>(si * xa + ci * xb);
+        if (spec.pass == Pass::forward) {  // the block [[c, -s], [s, c]] times (xa, xb)
+          out[a] = static_cast<double>(ci * xa - si * xb);
+          out[b] = static_cast<double>(si * xa + ci * xb);
+        } else {  // its transpose [[c, s], [-s, c]] times the gradient (xa, xb)
+          out[a] = static_cast<double>(ci * xa + si * xb);
+          out[b] = static_cast<double>(ci * xb - si * xa);
+        }
       }
     }
   }
@@ -292,6 +297,7 @@ class OracleF64 final : public RopeImpl {
                           {AnglePrecision::fp32, AnglePrecision::fp64},
                           true, "scalar", true, ""};
     caps.axis_modes.assign(std::begin(kAllAxisModes), std::end(kAllAxisModes));
+    caps.passes.assign(std::begin(kAllPasses), std::end(kAllPasses));
     return caps;
   }
 

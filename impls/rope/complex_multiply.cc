@@ -2,7 +2,8 @@
 // number a + bj, freqs_cis = polar(1, m * theta_i) is precomputed per token, and the rotation is
 // the complex product (a + bj)(cos + j sin) = (a cos - b sin) + (a sin + b cos) j.
 // Natural layout: interleaved, pairs (2i, 2i+1), as `view_as_complex(x.reshape(..., -1, 2))`;
-// half-split data pairs (i, i + rotary_dim/2) instead.
+// half-split data pairs (i, i + rotary_dim/2) instead. The backward is autograd's for a complex
+// product by a constant: the gradient times conj(freqs_cis).
 #include <complex>
 #include <memory>
 #include <vector>
@@ -33,7 +34,8 @@ void multiply(const RopeSpec& spec, const std::vector<std::complex<float>>& cis,
   for (std::size_t i = 0; i < pairs; ++i) {
     const std::size_t a = spec.layout == Layout::interleaved ? 2 * i : i;
     const std::size_t b = spec.layout == Layout::interleaved ? 2 * i + 1 : i + pairs;
-    const std::complex<float> z = std::complex<float>(head[a], head[b]) * cis[i];
+    const std::complex<float> w = spec.pass == Pass::forward ? cis[i] : std::conj(cis[i]);
+    const std::complex<float> z = std::complex<float>(head[a], head[b]) * w;
     head[a] = z.real();
     head[b] = z.imag();
   }

@@ -6,6 +6,9 @@
 //   emb = torch.cat((freqs, freqs), dim=-1)
 //   cos = emb.cos() * self.attention_scaling;  sin = emb.sin() * self.attention_scaling
 //   q_embed = (q * cos) + (rotate_half(q) * sin)     # rotate_half: cat(-x2, x1)
+// The backward is what torch.autograd computes through those ops for grad = dL/dq_embed:
+//   grad_q = grad * cos + rotate_half^T(grad * sin),  rotate_half^T(v) = cat(v2, -v1)
+// (the gradient of cat(-x2, x1)), each product and the sum in fp32 as autograd rounds them;
 // with partial rotary as its partial_rotary_factor models do: the first rotary_dim features are
 // rotated, the rest concatenated back unchanged. Half-split layout only (HF's checkpoints are
 // permuted into it), fp32 angles only: the accuracy report shows its error growing with
@@ -30,6 +33,7 @@ class HfTransformers final : public RopeImpl {
   RopeCapabilities capabilities() const override {
     RopeCapabilities caps{{Layout::half_split}, {AnglePrecision::fp32}, true, "scalar", true, ""};
     caps.axis_modes.assign(std::begin(kAllAxisModes), std::end(kAllAxisModes));
+    caps.passes.assign(std::begin(kAllPasses), std::end(kAllPasses));
     return caps;
   }
 
@@ -51,8 +55,9 @@ class HfTransformers final : public RopeImpl {
         cos[f] = std::cos(freq) * attention_scaling;
         sin[f] = std::sin(freq) * attention_scaling;
       }
-      for (std::int64_t h = 0; h < q.heads; ++h) apply_rotary(cos, sin, q.row(t, h));
-      for (std::int64_t h = 0; h < k.heads; ++h) apply_rotary(cos, sin, k.row(t, h));
+      const auto rotate = spec.pass == Pass::forward ? apply_rotary : apply_rotary_backward;
+      for (std::int64_t h = 0; h < q.heads; ++h) rotate(cos, sin, q.row(t, h));
+      for (std::int64_t h = 0; h < k.heads; ++h) rotate(cos, sin, k.row(t, h));
     }
   }
 
@@ -98,6 +103,18 @@ class HfTransformers final : public RopeImpl {
       const float y2 = x2 * cos[i + half] + x1 * sin[i + half];
       x[i] = y1;
       x[i + half] = y2;
+    }
+  }
+
+  // grad[:r] = grad * cos + rotate_half^T(grad * sin): mul's backward, then cat's and neg's.
+  static void apply_rotary_backward(const std::vector<float>& cos, const std::vector<float>& sin,
+                                    std::span<float> grad) {
+    const std::size_t half = cos.size() / 2;
+    for (std::size_t i = 0; i < half; ++i) {
+      const float g1 = grad[i], g2 = grad[i + half];
+      const float g1_sin = g1 * sin[i], g2_sin = g2 * sin[i + half];
+      grad[i] = g1 * cos[i] + g2_sin;
+      grad[i + half] = g2 * cos[i + half] + -g1_sin;
     }
   }
 };

@@ -14,13 +14,14 @@
 
 namespace ropecheck::reference {
 
-// Both layouts, both angle precisions, partial rotary, every multi-axis mode, scalar code, fp32
-// storage.
+// Both layouts, both angle precisions, partial rotary, every multi-axis mode, both passes, scalar
+// code, fp32 storage.
 inline RopeCapabilities capabilities() {
   RopeCapabilities caps{{Layout::interleaved, Layout::half_split},
                         {AnglePrecision::fp32, AnglePrecision::fp64},
                         true, "scalar", true, ""};
   caps.axis_modes.assign(std::begin(kAllAxisModes), std::end(kAllAxisModes));
+  caps.passes.assign(std::begin(kAllPasses), std::end(kAllPasses));
   return caps;
 }
 

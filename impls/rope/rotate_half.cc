@@ -4,6 +4,8 @@
 // on the half-split layout, pairs (i, i + rotary_dim/2). Interleaved data is permuted into
 // half-split order first and back afterwards: the feature form of HF's weight permutation
 // (layout_permutation.h), which is what makes this equal to Meta's pairwise rotation.
+// The backward is the chain rule through those ops: dx = dy * cos + rotate_half^T(dy * sin), with
+// rotate_half^T(v) = cat(v[r/2:], -v[:r/2]) (Liger Kernel's backward, which flips the sine).
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -46,6 +48,18 @@ void apply_half_split(const CosSin& cs, std::span<float> x) {
   for (std::size_t j = 0; j < r; ++j) x[j] = x[j] * cs.cos[j] + rotated[j] * cs.sin[j];
 }
 
+// dy * cos + rotate_half^T(dy * sin): the gradient of apply_half_split, in place.
+void apply_half_split_backward(const CosSin& cs, std::span<float> dy) {
+  const std::size_t r = cs.cos.size(), half = r / 2;
+  std::vector<float> dy_sin(r), transposed(r);
+  for (std::size_t j = 0; j < r; ++j) dy_sin[j] = dy[j] * cs.sin[j];
+  for (std::size_t i = 0; i < half; ++i) {
+    transposed[i] = dy_sin[i + half];
+    transposed[i + half] = -dy_sin[i];
+  }
+  for (std::size_t j = 0; j < r; ++j) dy[j] = dy[j] * cs.cos[j] + transposed[j];
+}
+
 class RotateHalf final : public RopeImpl {
  public:
   std::string_view id() const override { return "rotate_half/scalar"; }
@@ -70,14 +84,15 @@ class RotateHalf final : public RopeImpl {
  private:
   static void apply(const RopeSpec& spec, const CosSin& cs, const std::vector<int>& to,
                     std::span<float> head) {
+    const auto rotate = spec.pass == Pass::forward ? apply_half_split : apply_half_split_backward;
     if (spec.layout == Layout::half_split) {
-      apply_half_split(cs, head);
+      rotate(cs, head);
       return;
     }
     // Interleaved: half[to[j]] = head[j], rotate, then head[j] = half[to[j]].
     std::vector<float> half(head.size());
     scatter_features(head, half, to);
-    apply_half_split(cs, half);
+    rotate(cs, half);
     gather_features(half, head, to);
   }
 };

@@ -5,7 +5,8 @@
 // The product sums each row over its own 2x2 block only: the structural zeros are not multiplied,
 // because 0 * NaN is NaN and a dense sum would spread one NaN over the whole head, which RoPE by
 // its definition does not (nonfinite_propagation). O(rotary_dim^2) memory per position: the
-// slow, obviously-correct reading of the formula.
+// slow, obviously-correct reading of the formula. The backward multiplies by the transpose R_m^T,
+// the gradient of y = R_m x by its definition: row i of R_m^T is column i of R_m.
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -56,7 +57,7 @@ class RotationMatrix final : public RopeImpl {
   }
 
  private:
-  // y = R x over the first rotary_dim features, row i summed over its block's columns j = 2
+  // y = R x (the backward: R^T x) over the first rotary_dim features, row i summed over its block's columns j = 2
   // floor(i/2) and j + 1 (every other entry of the row is a structural zero); the tail is left
   // as it is.
   static void multiply(const RopeSpec& spec, const std::vector<float>& matrix,
@@ -73,7 +74,9 @@ class RotationMatrix final : public RopeImpl {
     for (std::size_t i = 0; i < r; ++i) {
       const std::size_t block = i & ~std::size_t{1};
       float sum = 0.0f;
-      for (std::size_t j = block; j < block + 2; ++j) sum += matrix[i * r + j] * x[j];
+      for (std::size_t j = block; j < block + 2; ++j) {
+        sum += (spec.pass == Pass::forward ? matrix[i * r + j] : matrix[j * r + i]) * x[j];
+      }
       y[i] = sum;
     }
     if (spec.layout == Layout::half_split) {

@@ -7,6 +7,7 @@
 // by freq_scale; cos and sin times float(attention factor). It declares fp32_recurrence only:
 // the tolerance model's recurrence term (core/tolerance.h) is what it is held to, and the same
 // kernel held to the fp32-angle bound fails at high pair indices (tests/impls).
+// The backward flips the sine's sign after forming it, as ggml's rope_back does (sin_sign = -1).
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -46,7 +47,8 @@ Recurrence recurrence_of(const RopeSpec& spec) {
 
 // One recurrence per axis, each from its own position, all advanced every pair (ggml's
 // rope_multi: theta_t, theta_h, theta_w), pair i taking its axis's.
-RecurrenceCosSin recurrence_cos_sin(const Recurrence& r, const reference::TokenPositions& m) {
+RecurrenceCosSin recurrence_cos_sin(const Recurrence& r, const reference::TokenPositions& m,
+                                    Pass pass) {
   const std::size_t half = r.scaling.size();
   RecurrenceCosSin cs{std::vector<float>(half), std::vector<float>(half)};
   float angles[kMaxAxes] = {};
@@ -57,7 +59,7 @@ RecurrenceCosSin recurrence_cos_sin(const Recurrence& r, const reference::TokenP
     const float angle = angles[(*m.pair_axis)[i]];
     const float scaled = r.scaling[i] == 1.0f ? angle : angle * r.scaling[i];
     cs.cos[i] = std::cos(scaled);
-    cs.sin[i] = std::sin(scaled);
+    cs.sin[i] = pass == Pass::forward ? std::sin(scaled) : -std::sin(scaled);
     if (r.attention != 1.0f) {
       cs.cos[i] *= r.attention;
       cs.sin[i] *= r.attention;
@@ -99,7 +101,7 @@ class ThetaRecurrence final : public RopeImpl {
     reference::rotate_every_head(
         spec, q, k, positions,
         [&](const std::vector<double>&, double, const reference::TokenPositions& m) {
-          return recurrence_cos_sin(r, m);
+          return recurrence_cos_sin(r, m, spec.pass);
         },
         [&](const RecurrenceCosSin& cs, std::span<float> head) { rotate_recurrence_pairs(spec, cs, head); });
   }

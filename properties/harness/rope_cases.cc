@@ -57,7 +57,7 @@ void take_switching_sizes(QkCase& c) {
 
 }  // namespace
 
-QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
+QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary, Pass pass) {
   QkCase c;
   if (const ModelShape* shape = model_shape_in_force()) {
     take_model_shape(c, caps, rotary, *shape);
@@ -72,6 +72,7 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
     }
     c.positions = *token_positions(c.spec, static_cast<std::size_t>(c.tokens), position_limit(caps)).as("positions");
   }
+  c.spec.pass = pass;
   c.storage = caps.storage;
   c.q = pick_tensor(c.spec, c.tokens, c.q_heads, c.storage, "q");
   c.k = pick_tensor(c.spec, c.tokens, c.k_heads, c.storage, "k");
@@ -80,8 +81,8 @@ QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary) {
   return c;
 }
 
-QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary) {
-  QkCase c = pick_qk_case(caps, rotary);
+QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary, Pass pass) {
+  QkCase c = pick_qk_case(caps, rotary, pass);
   if (c.spec.scaling.kind != ScalingKind::none) c.spec.scaling.attention_factor = 1.0;
   return c;
 }

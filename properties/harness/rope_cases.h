@@ -37,12 +37,13 @@ struct QkCase {
 // force (model_shape_cases.h), its tokens, heads, head_dim and rotary_dim instead.
 // q and k are rounded to the implementation's storage type, so that the oracle and the
 // implementation see the same input (the tolerance then needs no input-rounding term).
-QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary);
+// `pass`: the spec's (spec.h); a backward case's q and k are the gradients dL/dy.
+QkCase pick_qk_case(const RopeCapabilities& caps, Rotary rotary, Pass pass = Pass::forward);
 
 // The same with the attention factor pinned to 1 (the frequencies keep their scaling): for the
 // properties of the rotation group (identity at 0, inverse, composition, relative position),
 // which a rotation scaled by a != 1 does not satisfy; norm_preservation checks the factor.
-QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary);
+QkCase pick_rotation_case(const RopeCapabilities& caps, Rotary rotary, Pass pass = Pass::forward);
 
 // An implementation's outputs q and k for c.q and c.k against the oracle, every element within
 // rotation_bound_units of c's error model (oracle_agreement's check): the worse of the two, and

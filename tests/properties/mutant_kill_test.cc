@@ -63,6 +63,16 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
        {"oracle_agreement", "norm_preservation", "relative_position", "section_locality"}},
       // the vision tower's restarting frequencies in MRoPE: a text token is no longer 1D RoPE
       {"mutant/mrope_frequencies_restarted", {"oracle_agreement", "axes_equal_is_1d"}},
+      // backward kernels (backward_mutants.cc), the forward right in each: R_m dy for R_m^T dy
+      // is still a rotation, so the truth, the adjoint and R^T R = I tell, not the norm
+      {"mutant/backward_sin_not_flipped",
+       {"backward_oracle_agreement", "adjoint_identity", "backward_inverts_forward"}},
+      // the gradient a times too small under YaRN/LongRoPE: its norm, its adjoint, R^T R x = x
+      {"mutant/backward_attention_factor_dropped",
+       {"backward_oracle_agreement", "adjoint_identity", "backward_inverts_forward",
+        "backward_norm_preservation"}},
+      // the tail's products cancel in <R x, dy> - <x, R^T dy> only with the tail's gradient
+      {"mutant/backward_tail_zeroed", {"adjoint_identity", "backward_tail_untouched"}},
       // fused RoPE rotating every query block by the first block's positions: shift-invariant
       // still, right within the first block; only the comparison with separate RoPE shows it
       {"mutant/attention_fused_block_positions", {"attention_rope_matches_reference"}},

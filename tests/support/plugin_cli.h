@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "properties/property.h"
+#include "properties/catalogue.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck::test {
@@ -38,6 +39,15 @@ inline std::vector<std::string> rope_property_ids() {
     if (p.kind == SubjectKind::rope) ids.emplace_back(p.id);
   }
   return ids;
+}
+
+// The properties of the backward pass (properties/backward_properties.cc): they skip on a subject
+// that declares the forward only.
+inline bool judges_backward(const std::string& property_id) {
+  for (const auto& p : backward_properties()) {
+    if (p.id == property_id) return true;
+  }
+  return false;
 }
 
 // Every result row of verify.json for `subject`: property id -> status.
