@@ -166,6 +166,7 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
     const auto* plugin = std::get_if<PluginInfo>(&identity_.info);
     // An ABI 2 or 3 plugin and a Python function have one apply for every dtype.
     if (plugin == nullptr || plugin->abi_version != ROPECHECK_PLUGIN_ABI_V1) function = "apply";
+    if (spec.pass == Pass::backward) function = "apply_backward";  // ABI 4's (the Python door's backward)
     stage_locked(dtype, spec, std::as_bytes(q.data), q.tokens, q.heads, std::as_bytes(k.data), k.heads, positions);
     exchange_locked(staged_, function);
     copy_bytes(q.data.data(), memory_->data(GuardedBuffers::q), q.data.size_bytes());
@@ -200,6 +201,7 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
     message.threads = call_threads_;
     message.spec = to_plugin_spec(spec);
     message.axes = axis_count(spec);
+    message.backward = spec.pass == Pass::backward ? 1 : 0;
     message.factors_offset = memory_->offset(GuardedBuffers::factors);
     message.factors_count = staged_factors_.size() / 2;
     message.tokens = tokens;

@@ -62,6 +62,10 @@ static_assert(offsetof(ropecheck_plugin_spec, attention_factor) == 144);
 static_assert(plugin_protocol::kSpecSizeV2 == 152);  // ABI 2's sizeof
 static_assert(offsetof(ropecheck_plugin_call, axes) == offsetof(ropecheck_plugin_call, threads) + 4);
 static_assert(offsetof(ropecheck_plugin_call, reserved) == offsetof(ropecheck_plugin_call, threads) + 8);
+// ABI 4's struct is v2's layout, apply_backward in v2's reserved[0]: the worker reads it as v2.
+static_assert(sizeof(ropecheck_plugin_v4) == sizeof(ropecheck_plugin_v2));
+static_assert(offsetof(ropecheck_plugin_v4, teardown) == offsetof(ropecheck_plugin_v2, teardown));
+static_assert(offsetof(ropecheck_plugin_v4, apply_backward) == offsetof(ropecheck_plugin_v2, reserved));
 
 // ABI 1 is frozen in binary: apply_fp16 took the place of reserved[0], so the size and every
 // earlier offset must stay those of the first version 1 header (abi_version and struct_size,
@@ -92,9 +96,9 @@ std::string judge(const LoadReport& r) {
                          ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::null_entry: return fmt::format("{}() returned NULL", ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::wrong_abi:
-      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {}, {} and {}",
+      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {}, {}, {} and {}",
                          r.abi_version, ROPECHECK_PLUGIN_ABI_V1, ROPECHECK_PLUGIN_ABI_V2,
-                         ROPECHECK_PLUGIN_ABI_V3);
+                         ROPECHECK_PLUGIN_ABI_V3, ROPECHECK_PLUGIN_ABI_V4);
     case LoadStage::bad_struct:
       return r.abi_version != ROPECHECK_PLUGIN_ABI_V1
                  ? fmt::format("ropecheck_plugin_v2 is malformed: struct_size {} (at least {} "
@@ -190,6 +194,8 @@ RopeCapabilities to_capabilities(const LoadReport& r) {
       caps.axis_modes.push_back(mode);
     }
   }
+  // The forward always; the backward where an ABI 4 plugin has apply_backward.
+  if (r.has_apply_backward != 0) caps.passes.push_back(Pass::backward);
   caps.out_of_process = true;  // every call goes to the worker child (plugin_process.h)
   return caps;
 }

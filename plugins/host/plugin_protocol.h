@@ -14,11 +14,11 @@ namespace ropecheck::plugin_protocol {
 
 // How far the worker got loading the library; everything after `loaded` is the parent's to judge.
 enum class LoadStage : std::uint32_t {
-  loaded,         // entry called, ABI version 1, 2 or 3 read, initialised, capabilities queried
+  loaded,         // entry called, ABI version 1 to 4 read, initialised, capabilities queried
   dlopen_failed,  // detail: dlerror()
   no_entry,       // the library has no ROPECHECK_PLUGIN_ENTRY_SYMBOL
   null_entry,     // the entry function returned NULL
-  wrong_abi,      // abi_version is not 1, 2 or 3 (abi_version holds it)
+  wrong_abi,      // abi_version is not 1 to 4 (abi_version holds it)
   bad_struct,     // struct_size too small, or a required function NULL
   init_failed,    // ABI 2 init returned non-OK (detail: the status and its description)
   query_failed,   // query_capabilities returned non-OK (detail: the status)
@@ -28,7 +28,8 @@ enum class LoadStage : std::uint32_t {
 // the first reserved pointer within ABI 1, so a struct_size that ends before it is still a valid
 // version 1 struct (without fp16), and the worker reads apply_fp16 only when struct_size covers it.
 inline constexpr std::size_t kMinStructSize = offsetof(ropecheck_plugin_v1, apply_fp16);
-// ABI 2 and 3 (one struct): every field before the reserved pointers.
+// ABI 2 to 4 (one layout): every field before the reserved pointers (ABI 4's optional
+// apply_backward is where v2 has its first).
 inline constexpr std::size_t kMinStructSizeV2 = offsetof(ropecheck_plugin_v2, reserved);
 // The spec an ABI 2 plugin was built with ends where ABI 3 appended axis_mode: its struct_size.
 inline constexpr std::size_t kSpecSizeV2 = offsetof(ropecheck_plugin_spec, axis_mode);
@@ -45,6 +46,7 @@ struct LoadReport {
   std::uint32_t has_apply_f32 = 0;
   std::uint32_t has_apply_bf16 = 0;
   std::uint32_t has_apply_fp16 = 0;
+  std::uint32_t has_apply_backward = 0;  // ABI 4's optional backward entry
   std::uint32_t name_truncated = 0;  // the name ran past kMaxNameBytes (refused by the host)
   ropecheck_plugin_capabilities caps{};
   char name[kMaxNameBytes + 1] = {};
@@ -68,6 +70,9 @@ struct CallMessage {
   // Positions per token (axis_count(spec)): positions holds tokens * axes int64s, token-major.
   // An ABI 3 plugin gets it as call->axes; ABI 1 and 2 plugins only ever see 1 (never told).
   std::int32_t axes = 1;
+  // The backward pass (spec.h, Pass): apply_backward instead of apply. Sent only to a plugin
+  // whose LoadReport has it.
+  std::uint32_t backward = 0;
   ropecheck_plugin_spec spec{};
   std::int64_t tokens = 0;
   std::int64_t q_heads = 0;

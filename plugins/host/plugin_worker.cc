@@ -47,7 +47,9 @@ void copy_bounded(char* out, std::size_t cap, const char* in, std::uint32_t* tru
 struct Plugin {
   const ropecheck_plugin_v1* v1 = nullptr;
   const ropecheck_plugin_v2* v2 = nullptr;
-  bool multi_axis = false;  // ABI 3: the spec's axes and call->axes are the plugin's to read
+  bool multi_axis = false;  // ABI 3 and 4: the spec's axes and call->axes are the plugin's to read
+  // ABI 4's backward entry, when it has one.
+  std::int32_t (*apply_backward)(void*, const ropecheck_plugin_call*) = nullptr;
   void* context = nullptr;  // what an ABI 2 init stored
 };
 
@@ -84,7 +86,7 @@ LoadStage load_v1(const ropecheck_plugin_v1* p, LoadReport& report, Plugin& plug
   return LoadStage::loaded;
 }
 
-// ABI 2 and ABI 3 (one struct; abi_version says which).
+// ABI 2, 3 and 4 (one struct; abi_version says which).
 LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& report, Plugin& plugin) {
   if (p->struct_size < plugin_protocol::kMinStructSizeV2 || p->query_capabilities == nullptr ||
       p->apply == nullptr) {
@@ -117,8 +119,16 @@ LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& rep
     return LoadStage::query_failed;
   }
   // axis_modes was ABI 2's reserved0: what an ABI 2 plugin leaves there means nothing.
-  plugin.multi_axis = p->abi_version == ROPECHECK_PLUGIN_ABI_V3;
+  plugin.multi_axis = p->abi_version >= ROPECHECK_PLUGIN_ABI_V3;
   if (!plugin.multi_axis) caps.axis_modes = 0;
+  // apply_backward is v2's reserved[0]: read only from an ABI 4 struct that holds it.
+  if (p->abi_version == ROPECHECK_PLUGIN_ABI_V4) {
+    const auto* v4 = reinterpret_cast<const ropecheck_plugin_v4*>(p);
+    if (v4->struct_size >= offsetof(ropecheck_plugin_v4, apply_backward) + sizeof v4->apply_backward) {
+      plugin.apply_backward = v4->apply_backward;
+    }
+  }
+  report.has_apply_backward = plugin.apply_backward != nullptr;
   report.caps = caps;
   plugin.v2 = p;
   return LoadStage::loaded;
@@ -157,6 +167,7 @@ LoadReport load(const char* path, int max_threads, Plugin& plugin) {
       break;
     case ROPECHECK_PLUGIN_ABI_V2:
     case ROPECHECK_PLUGIN_ABI_V3:
+    case ROPECHECK_PLUGIN_ABI_V4:
       report.stage =
           load_v2(static_cast<const ropecheck_plugin_v2*>(returned), max_threads, report, plugin);
       break;
@@ -219,6 +230,10 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
   c.tokens = call.tokens;
   c.threads = call.threads;
   c.axes = plugin.multi_axis ? call.axes : 0;  // ABI 2's reserved0: zero
+  if (call.backward != 0) {  // the host sends a backward call only where the report said so
+    return plugin.apply_backward != nullptr ? plugin.apply_backward(plugin.context, &c)
+                                            : ROPECHECK_PLUGIN_UNSUPPORTED;
+  }
   return plugin.v2->apply(plugin.context, &c);
 }
 

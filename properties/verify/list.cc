@@ -30,7 +30,7 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
   std::vector<std::string> header = {"ID"};
   if (with_kind) header.emplace_back("KIND");
   header.insert(header.end(), {"ISA", "AVAILABLE", "LAYOUTS", "ANGLES", "STORAGE", "PARTIAL",
-                                 "AXES", "SUMMARY"});
+                                 "AXES", "PASSES", "SUMMARY"});
   TextTable table(header);
   for (const auto& impl : impls) {
     std::vector<std::string> row = {impl["id"].get<std::string>()};
@@ -40,9 +40,9 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
       row.insert(row.end(), {caps["isa"].get<std::string>(), availability(caps),
                              joined(caps["layouts"]), joined(caps["angle_precisions"]),
                              caps["storage"].get<std::string>(), caps["partial_rotary"].get<bool>() ? "yes" : "no",
-                             joined(caps["axis_modes"])});
+                             joined(caps["axis_modes"]), joined(caps["passes"])});
     } else {
-      row.insert(row.end(), {"-", "-", "-", "-", "-", "-", "-"});  // only RoPE has a capability record
+      row.insert(row.end(), {"-", "-", "-", "-", "-", "-", "-", "-"});  // only RoPE has a capability record
     }
     row.push_back(impl["summary"].get<std::string>());
     table.add_row(std::move(row));
@@ -54,9 +54,10 @@ void print_rope_table(const Json& impls, bool with_kind, std::ostream& out) {
 void print_plugins(const Json& plugins, std::ostream& out) {
   out << fmt::format("\nPlugins ({}), each run in a child process (python/...: in its interpreter):\n", plugins.size());
   // STORAGE beside DTYPES: which of the declared dtypes the properties judge it as (plugin.h).
-  // AXES: the position axes (ABI 3's multi-axis modes; none alone before it).
+  // AXES: the position axes (ABI 3's multi-axis modes; none alone before it). PASSES: forward,
+  // and backward where ABI 4's apply_backward (a Python function's backward) is there.
   TextTable table({"ID", "ABI", "LAYOUTS", "ANGLES", "DTYPES", "STORAGE", "PARTIAL", "MAX HEAD_DIM",
-                   "SCALING", "AXES", "PATH"});
+                   "SCALING", "AXES", "PASSES", "PATH"});
   for (const auto& p : plugins) {
     const auto& caps = p["capabilities"];
     if (p.contains("python")) {  // a Python callable: its interpreter in place of an ABI
@@ -64,7 +65,8 @@ void print_plugins(const Json& plugins, std::ostream& out) {
       table.add_row({p["id"].get<std::string>(), "python", joined(caps["layouts"]), joined(caps["angle_precisions"]),
                      caps["storage"].get<std::string>(), caps["storage"].get<std::string>(),
                      caps["partial_rotary"].get<bool>() ? "yes" : "no", std::to_string(caps["max_head_dim"].get<int>()),
-                     joined(caps["scaling_kinds"]), joined(caps["axis_modes"]), info["target"].get<std::string>()});
+                     joined(caps["scaling_kinds"]), joined(caps["axis_modes"]), joined(caps["passes"]),
+                     info["target"].get<std::string>()});
       table.add_note("    " + p["summary"].get<std::string>());
       table.add_note(fmt::format("    {} (Python {}, numpy {})", info["interpreter"].get<std::string>(),
                                  info["python_version"].get<std::string>(), info["numpy_version"].get<std::string>()));
@@ -77,7 +79,8 @@ void print_plugins(const Json& plugins, std::ostream& out) {
                    joined(info["dtypes"]), caps["storage"].get<std::string>(),
                    caps["partial_rotary"].get<bool>() ? "yes" : "no",
                    max_head_dim == 0 ? "any" : std::to_string(max_head_dim),
-                   joined(caps["scaling_kinds"]), joined(caps["axis_modes"]), info["path"].get<std::string>()});
+                   joined(caps["scaling_kinds"]), joined(caps["axis_modes"]), joined(caps["passes"]),
+                   info["path"].get<std::string>()});
     table.add_note("    " + p["summary"].get<std::string>());
     // What an ABI 2 init chose at run time (a CPU variant, a backend).
     if (const auto chose = info["description"].get<std::string>(); !chose.empty()) {

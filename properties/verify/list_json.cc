@@ -24,6 +24,8 @@ Json capabilities_json(const RopeCapabilities& caps) {
   for (const auto kind : caps.scaling_kinds) scaling_kinds.emplace_back(to_string(kind));
   std::vector<std::string> axis_modes;
   for (const auto mode : caps.axis_modes) axis_modes.emplace_back(to_string(mode));
+  std::vector<std::string> passes;
+  for (const auto pass : caps.passes) passes.emplace_back(to_string(pass));
   return {{"layouts", layouts},
           {"angle_precisions", precisions},
           {"storage", std::string(to_string(caps.storage))},
@@ -33,6 +35,8 @@ Json capabilities_json(const RopeCapabilities& caps) {
           {"scaling_kinds", scaling_kinds},
           {"multi_axis", caps.axis_modes.size() > 1},
           {"axis_modes", axis_modes},
+          {"backward", caps.implements(Pass::backward)},
+          {"passes", passes},
           {"max_position", caps.max_position},
           {"out_of_process", caps.out_of_process},
           {"isa", caps.isa},

@@ -1,5 +1,9 @@
 /* The ropecheck plugin ABI: how an outside RoPE kernel (a shared library, any language with a C
- * ABI) is verified exactly like a built-in implementation. Three versions, all loaded:
+ * ABI) is verified exactly like a built-in implementation. Four versions, all loaded:
+ *   ABI 4 (ropecheck_plugin_v4, v2's layout): ABI 3 plus an optional backward entry,
+ *         apply_backward (below): RoPE's gradient, judged by the backward properties. NULL: the
+ *         forward only, as before. Write training kernels against it
+ *         (plugins/examples/backward_rope.c).
  *   ABI 3 (ropecheck_plugin_v2's struct with abi_version ROPECHECK_PLUGIN_ABI_V3): ABI 2 plus
  *         multi-axis RoPE (MRoPE, interleaved MRoPE, 2D vision RoPE; below): the capabilities
  *         declare the axis modes, the spec carries the mode and its sections, and positions
@@ -61,6 +65,14 @@
  *           theta_j = base^(-2j / (rotary_dim/2)); never scaled; rotary_dim a multiple of 4
  * theta_i otherwise as above (frequency scaling composes with MROPE and IMROPE).
  *
+ * The backward pass (ABI 4; ropecheck's core/spec.h, Pass): apply_backward gets the gradient of
+ * the loss with respect to the rotated q and k (dy) in call->q and call->k and replaces it with
+ * the gradient with respect to the unrotated ones, dx = a R(m)^T dy: the same rotation with the
+ * sine's sign flipped, (x, y) -> (x cos + y sin, -x sin + y cos), cos and sin times the same
+ * attention factor a (it multiplies the gradient too), every scaling and axis mode as in the
+ * forward; the tail's gradient passes through unchanged. The call, spec, storage and threads
+ * are the forward's.
+ *
  * Versioning: abi_version is the first field of every version of the entry struct, struct_size
  * the second; the host reads those two, refuses a version it does not speak, and never reads
  * past struct_size. Structs the HOST fills (spec, capabilities, call, init) carry their own
@@ -79,6 +91,7 @@ extern "C" {
 #define ROPECHECK_PLUGIN_ABI_V1 1u
 #define ROPECHECK_PLUGIN_ABI_V2 2u
 #define ROPECHECK_PLUGIN_ABI_V3 3u /* ropecheck_plugin_v2's struct, with multi-axis RoPE */
+#define ROPECHECK_PLUGIN_ABI_V4 4u /* ABI 3 with the optional backward entry */
 /* ropecheck_plugin_v1's abi_version. It stays 1: ABI 1 sources write it into their
  * ropecheck_plugin_v1, and must keep building ABI 1 libraries. */
 #define ROPECHECK_PLUGIN_ABI_VERSION ROPECHECK_PLUGIN_ABI_V1
@@ -294,6 +307,28 @@ typedef struct ropecheck_plugin_v2 {
   void (*teardown)(void* context); /* optional: frees what init set up */
   void* reserved[4];               /* NULL */
 } ropecheck_plugin_v2;
+
+/* ------------------------------------------------------------------------------------------- */
+/* ABI 4                                                                                        */
+/* ------------------------------------------------------------------------------------------- */
+
+/* What ropecheck_plugin_entry returns in ABI 4: ropecheck_plugin_v2's fields, in the same places,
+ * with the backward entry where v2 has its first reserved pointer (a struct of its own, so that
+ * ABI 2 and 3 sources keep compiling unchanged). The entry function returns a pointer to it. */
+typedef struct ropecheck_plugin_v4 {
+  uint32_t abi_version; /* ROPECHECK_PLUGIN_ABI_V4 */
+  uint32_t struct_size; /* sizeof(ropecheck_plugin_v4) */
+  const char* name;     /* as in ropecheck_plugin_v2 */
+  const char* summary;
+  int32_t (*init)(const ropecheck_plugin_init_args* args, void** context);
+  int32_t (*query_capabilities)(void* context, ropecheck_plugin_capabilities* caps);
+  int32_t (*apply)(void* context, const ropecheck_plugin_call* call);
+  void (*teardown)(void* context);
+  /* Optional: the backward pass (above) on the same call, dy in and dx out in call->q and
+   * call->k. NULL: the forward only (the backward properties skip). */
+  int32_t (*apply_backward)(void* context, const ropecheck_plugin_call* call);
+  void* reserved[3]; /* NULL */
+} ropecheck_plugin_v4;
 
 #ifdef __cplusplus
 } /* extern "C" */
