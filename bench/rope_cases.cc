@@ -292,6 +292,18 @@ bool worth_running(const RopeImpl& impl, const RopeShape& shape) {
   return runs_model_shape(impl.id(), shape);
 }
 
+// The (layout, pass) cases of one implementation on one shape: both layouts forward, and the
+// backward of each on a prefill shape where the implementation has one (shapes.h).
+std::vector<std::pair<Layout, Pass>> cases_of(const RopeImpl& impl, const RopeShape& shape) {
+  std::vector<std::pair<Layout, Pass>> cases;
+  const bool backward = has_backward_case(shape) && impl.capabilities().implements(Pass::backward);
+  for (const Pass pass : kAllPasses) {
+    if (pass == Pass::backward && !backward) continue;
+    for (const Layout layout : {Layout::interleaved, Layout::half_split}) cases.emplace_back(layout, pass);
+  }
+  return cases;
+}
+
 }  // namespace
 
 // Each storage type's buffers are made from the same fixed-seed values (q seed 1, k seed 2), and
@@ -323,7 +335,8 @@ void Workload::allocate_fp16() {
   std::call_once(allocated_fp16, [this] { make_inputs(shape, q_half, k_half, fp16_from_float); });
 }
 
-RopeCase::RopeCase(const RopeImpl* i, Workload* w, Layout layout) : impl(i), workload(w) {
+RopeCase::RopeCase(const RopeImpl* i, Workload* w, Layout layout, Pass pass) : impl(i), workload(w) {
+  spec.pass = pass;
   spec.head_dim = static_cast<int>(w->shape.head_dim);
   spec.rotary_dim = static_cast<int>(w->shape.rotary_dim > 0 ? w->shape.rotary_dim : w->shape.head_dim);
   spec.layout = layout;
@@ -353,8 +366,8 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
     Workload& w = owner.workloads.emplace_back(shape);
     for (const RopeImpl* impl : available) {
       if (!worth_running(*impl, shape)) continue;
-      for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-        RopeCase& c = owner.cases.emplace_back(impl, &w, layout);
+      for (const auto& [layout, pass] : cases_of(*impl, shape)) {
+        RopeCase& c = owner.cases.emplace_back(impl, &w, layout, pass);
         c.time_failing = owner.time_failing;
         if (const auto why = impl->capabilities().why_unsupported(c.spec); !why.empty()) {
           // What its capability record says (`ropecheck list`), for every shape: not worth a line.
@@ -362,10 +375,12 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
           owner.cases.pop_back();
           continue;
         }
-        const auto name_of = [&](std::string_view id) {
-          return registered_name(RopeCaseName{std::string(id), shape.name, std::string(to_string(layout))});
+        const auto name_of = [&](std::string_view id, Pass of_pass = Pass::forward) {
+          RopeCaseName n{std::string(id), shape.name, std::string(to_string(layout))};
+          n.backward = of_pass == Pass::backward;
+          return registered_name(n);
         };
-        const std::string name = name_of(impl->id());
+        const std::string name = name_of(impl->id(), pass);
         if (plugin_timer(*impl) != nullptr) {
           // Timed in its worker at each thread count as the call's (ABI 2 and 3's call->threads;
           // ABI 1 has none: one): <name>/threads:N/manual_time (case_name.h).
@@ -385,6 +400,14 @@ std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const Ro
         // A thread needs a token; the references are not worth a scaling curve.
         for (const int n : threads) {
           if (n == 1 || (n <= shape.tokens && is_kernel(*impl))) b->Threads(n);
+        }
+        if (pass == Pass::backward) {
+          // Beside its forward on the same tensors, by limit_fraction: an own kernel's should be
+          // the same within kBackwardFractionTolerance (shapes.h).
+          table.push_back({name, "", 0});
+          table.push_back({name, name_of(impl->id()), is_kernel(*impl) ? 1 - kBackwardFractionTolerance : 0,
+                           /*by_fraction=*/true});
+          continue;
         }
         table.push_back({name, "", goal_for(*impl, shape, "probe")});
         // A multi-axis case beside its 1D twin (format/shapes.h), by limit_fraction.

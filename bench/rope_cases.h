@@ -1,6 +1,7 @@
 // RoPE benchmark cases: every given implementation on every shape of shapes.h (both layouts;
-// the slow scalar references on the shapes marked for them), each checked against the oracle
-// before it is timed, each with its same-run in-place probe (same_run_limit.h).
+// the slow scalar references on the shapes marked for them), and its backward pass on the
+// prefill shapes where it has one, each checked against the oracle before it is timed, each with
+// its same-run in-place probe (same_run_limit.h).
 // Napkin math: in-place RoPE reads and writes q and k once: 2 * element bytes * tokens *
 // (q_heads + k_heads) * head_dim (llama7b prefill 4096 fp32: 268 MB a pass; gpt2 512: 4.2 MB;
 // decode: 64 KiB; bf16 and fp16 half of each). cos/sin are formed per token, not read: 0 bytes.
@@ -38,7 +39,7 @@ struct Workload {
 };
 
 struct RopeCase {
-  RopeCase(const RopeImpl* i, Workload* w, Layout layout);
+  RopeCase(const RopeImpl* i, Workload* w, Layout layout, Pass pass);
   const RopeImpl* impl;
   Workload* workload;
   RopeSpec spec;

@@ -141,8 +141,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   // Each case timed despite its failed check (--time-failing), with the element that failed: once.
   for (const bench::RopeCase& c : suite.rope.cases) {
     if (c.time_failing && !c.error.empty()) {
-      out << fmt::format("ORACLE FAILED (timed with --time-failing) {} on {} ({}): {}\n", c.impl->id(),
-                         c.workload->shape.name, to_string(c.spec.layout), c.error);
+      out << fmt::format("ORACLE FAILED (timed with --time-failing) {} on {} ({}{}): {}\n", c.impl->id(),
+                         c.workload->shape.name, to_string(c.spec.layout),
+                         c.spec.pass == Pass::backward ? ", backward" : "", c.error);
     }
   }
   out << fmt::format("\nbench.json: {}\n", json.string());

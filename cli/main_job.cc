@@ -49,8 +49,12 @@ namespace ropecheck {
 namespace {
 
 // The short benchmark's cases: enough for the report's plots, a minute or two on 2 cores.
+// The backward pass (core/spec.h) only where it says something new: the fast kernels and the
+// peers on one shape; the others' backward is their forward's pass with the sine flipped.
 constexpr const char* kShortBenchFilter =
-    "^(kernel/(scalar|avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
+    "^(kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16)/llama7b_prefill512/interleaved/backward/"
+    "|plugin/(torch_[a-z_]+|ggml)/llama7b_prefill512/[a-z_]+/backward/)"
+    "|^(?!.*/backward/)(kernel/(scalar|avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
     "llama7b_decode_at4095)/interleaved"
     "|kernel_(bf16/(avx2|avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved"
     // and each beside its conversions alone, its ceiling (bench/conversion_cases.h)

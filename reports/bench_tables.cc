@@ -142,6 +142,26 @@ std::vector<MultiAxisRow> multi_axis_rows(const BenchData& bench) {
   return rows;
 }
 
+std::vector<BackwardRow> backward_rows(const BenchData& bench) {
+  std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> forward;
+  for (const CaseRecord& c : bench.records) {
+    if (c.rope) forward[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
+  }
+  std::vector<BackwardRow> rows;
+  for (const CaseRecord& c : bench.records) {
+    if (!c.backward) continue;
+    const auto& b = *c.backward;
+    const auto it = forward.find({b.impl, b.shape, b.layout, b.threads});
+    if (it == forward.end()) continue;
+    BackwardRow row{b.impl, b.shape, b.layout, b.threads, b.in_worker, c.rate, it->second->rate, std::nullopt};
+    if (row.backward.limit_fraction && row.forward.limit_fraction) {
+      row.difference = *row.backward.limit_fraction - *row.forward.limit_fraction;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 std::vector<CeilingRow> ceiling_rows(const BenchData& bench) {
   std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> kernels;
   for (const CaseRecord& c : bench.records) {

@@ -109,4 +109,16 @@ struct MultiAxisRow {
 // Every multi-axis case whose twin ran, in file order.
 std::vector<MultiAxisRow> multi_axis_rows(const BenchData& bench);
 
+// A backward-pass case beside the same implementation's forward on the same tensors, layout and
+// threads, from the same run (core/spec.h, Pass).
+struct BackwardRow {
+  std::string impl, shape, layout;
+  int threads = 0;
+  bool in_worker = false;  // a peer timed in its worker
+  CaseRate backward, forward;
+  std::optional<double> difference;  // backward's limit_fraction minus forward's (medians)
+};
+// Every backward case whose forward ran, in file order.
+std::vector<BackwardRow> backward_rows(const BenchData& bench);
+
 }  // namespace ropecheck

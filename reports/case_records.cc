@@ -1,6 +1,8 @@
 // Typed case records of bench.json (case_records.h).
 #include "reports/case_records.h"
 
+#include <utility>
+
 #include "core/subject_ids.h"
 
 #include "reports/stats.h"
@@ -39,9 +41,10 @@ CaseRecord case_record(const BenchCase& c) {
   r.name = c.name;
   if (!c.is_probe()) {
     r.rope = bench::parse_rope_case(c.name);
-    if (!r.rope) r.attention = bench::parse_attention_case(c.name);
-    if (!r.rope && !r.attention) r.table = bench::parse_table_case(c.name);
-    if (!r.rope && !r.attention && !r.table) r.conversion = bench::parse_conversion_case(c.name);
+    if (r.rope && r.rope->backward) r.backward = std::exchange(r.rope, std::nullopt);
+    if (!r.rope && !r.backward) r.attention = bench::parse_attention_case(c.name);
+    if (!r.rope && !r.backward && !r.attention) r.table = bench::parse_table_case(c.name);
+    if (!r.rope && !r.backward && !r.attention && !r.table) r.conversion = bench::parse_conversion_case(c.name);
   }
   r.rate = case_rate(c);
   r.oracle_failed = oracle_failed(c);

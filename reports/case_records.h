@@ -26,11 +26,12 @@ bool oracle_failed(const BenchCase& c);
 // The median of counter `name` over the repetitions divided by `scale`; empty without it.
 std::optional<double> counter_median(const BenchCase& c, const char* name, double scale);
 
-// One case: at most one of rope, attention, table and conversion is set (none: a probe, or a name
-// of none of the four grammars).
+// One case: at most one of rope, backward, attention, table and conversion is set (none: a probe,
+// or a name of none of the grammars).
 struct CaseRecord {
   std::string name;  // bench.json's run_name, the key of BenchData::cases
-  std::optional<bench::RopeCaseName> rope;
+  std::optional<bench::RopeCaseName> rope;      // RoPE's forward: what every plot and table reads
+  std::optional<bench::RopeCaseName> backward;  // its backward pass: the backward table's
   std::optional<bench::AttentionCaseName> attention;
   std::optional<bench::TableCaseName> table;
   std::optional<bench::ConversionCaseName> conversion;  // a 16-bit kernel's ceiling

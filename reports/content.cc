@@ -409,6 +409,40 @@ void multi_axis_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// The backward pass beside the forward: an own kernel's is the same pass over the same bytes.
+void backward_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = backward_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "Backward pass against forward on the same tensors");
+  paragraph(doc, fmt::format(
+      "RoPE's gradient, dx = a R(m)^T dy, is a rotation too: the same pass over q and k with the "
+      "sine's sign flipped. Each backward case beside the same implementation's forward on the same "
+      "tensors, from the same run: both fractions of the same-run probe and their difference. The "
+      "own kernels' goal: within {:.2f} of the forward's. A peer's backward (PyTorch's autograd, "
+      "ggml's rope_back) is its own code path, and shows what it costs.", bench::kBackwardFractionTolerance));
+  Table t;
+  t.header = {"implementation", "shape", "layout", "threads", "backward (of the probe)",
+              "forward (of the probe)", "backward - forward"};
+  t.numeric = {false, false, false, true, true, true, true};
+  const auto fraction = [](const CaseRate& r) { return r.limit_fraction ? format_fraction(*r.limit_fraction) : "-"; };
+  for (const auto& r : rows) {
+    std::string difference = "-", mark;
+    if (r.difference) {
+      difference = fmt::format("{:+.2f}", *r.difference);
+      const bool own_kernel = r.impl.starts_with("kernel");
+      if (own_kernel) mark = std::abs(*r.difference) <= bench::kBackwardFractionTolerance ? "pass" : "fail";
+    }
+    t.rows.push_back({{r.impl, ""},
+                      {r.shape, ""},
+                      {r.layout, ""},
+                      {std::to_string(r.threads), ""},
+                      {fraction(r.backward), ""},
+                      {fraction(r.forward), ""},
+                      {difference, mark}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 // Attention alone, with RoPE as a separate pass over q and k first, and with RoPE fused into
 // attention's blocking (attention_fused), from the same run.
 void rope_attention_section(ReportDoc& doc, const BenchData& bench) {
@@ -497,6 +531,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   thread_sweep_section(doc, *in.bench);
   ceilings_section(doc, *in.bench);
   multi_axis_section(doc, *in.bench);
+  backward_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);
   peers_section(doc, *in.bench);
   kept_rows_section(doc, *in.bench);

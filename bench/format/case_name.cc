@@ -39,14 +39,17 @@ bool is_layout(std::string_view s) { return s == "interleaved" || s == "half_spl
 }  // namespace
 
 std::string registered_name(const RopeCaseName& n) {
-  return fmt::format("{}/{}/{}", n.impl, n.shape, n.layout);
+  return fmt::format("{}/{}/{}{}", n.impl, n.shape, n.layout, n.backward ? "/backward" : "");
 }
 std::string full_name(const RopeCaseName& n) {
   return n.in_worker ? fmt::format("{}/threads:{}/manual_time", registered_name(n), n.threads)
                      : fmt::format("{}/real_time/threads:{}", registered_name(n), n.threads);
 }
 std::optional<RopeCaseName> parse_rope_case(std::string_view name) {
-  const auto parts = split(name);
+  auto parts = split(name);
+  // The backward's segment after the layout; without it, the forward's name.
+  const bool backward = parts.size() == 7 && parts[4] == "backward";
+  if (backward) parts.erase(parts.begin() + 4);
   if (parts.size() != 6 || !is_layout(parts[3])) return std::nullopt;
   const bool in_worker = parts[5] == "manual_time";
   if (!in_worker && parts[4] != "real_time") return std::nullopt;
@@ -55,7 +58,7 @@ std::optional<RopeCaseName> parse_rope_case(std::string_view name) {
     return std::nullopt;
   }
   return RopeCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2]),
-                      std::string(parts[3]), static_cast<int>(*threads), in_worker};
+                      std::string(parts[3]), static_cast<int>(*threads), in_worker, backward};
 }
 
 namespace {

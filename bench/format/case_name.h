@@ -1,10 +1,12 @@
 // The names of bench.json cases: one grammar, formatted where bench/ registers a case and parsed
 // where reports/ and gate/ read one. Google Benchmark appends its own suffixes to the name a case
 // is registered under ("/real_time", "/threads:N"); full_name() is the name as bench.json has it.
-//   RoPE:       <impl id>/<shape>/<layout>/real_time/threads:<N>
+//   RoPE:       <impl id>/<shape>/<layout>[/backward]/real_time/threads:<N>
 //               kernel_bf16/avx512/llama7b_prefill512/interleaved/real_time/threads:1
+//               the backward pass (core/spec.h, Pass) on the same tensors, "/backward" after the
+//               layout: kernel/avx512/llama7b_prefill512/interleaved/backward/real_time/threads:1
 //               a plugin, timed in its worker process at N threads of its own (manual time):
-//               <impl id>/<shape>/<layout>/threads:<N>/manual_time
+//               <impl id>/<shape>/<layout>[/backward]/threads:<N>/manual_time
 //   attention:  attention_blas/causal_<H>heads/tokens:<T>/head_dim:<D>/blas_threads:<N>/real_time
 //   table:      <impl id>/<table shape>/real_time
 //   conversion: <conversion id>/<shape>/real_time/threads:<N>   (a 16-bit kernel's ceiling)
@@ -23,6 +25,7 @@ struct RopeCaseName {
   std::string impl, shape, layout;  // layout: "interleaved" or "half_split"
   int threads = 1;                  // benchmark threads; a plugin's: the threads of its call
   bool in_worker = false;           // a plugin timed in its worker (manual time)
+  bool backward = false;            // the backward pass, dy in and dx out (core/spec.h)
 };
 std::string registered_name(const RopeCaseName& name);  // without Google Benchmark's suffixes
 std::string full_name(const RopeCaseName& name);

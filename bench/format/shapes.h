@@ -44,6 +44,13 @@ constexpr std::string_view one_axis_twin(std::string_view shape) {
   return {};
 }
 
+// The backward pass (core/spec.h, Pass) is benchmarked on the shapes training runs: every
+// prefill (a decode step has no backward). An own kernel's backward is the same pass over the
+// same bytes as its forward (impls/kernels/kernel_rope.cc): its fraction of the same-run probe
+// should be its forward's, within this much (issue 39).
+constexpr bool has_backward_case(const RopeShape& shape) { return shape.tokens > 1; }
+inline constexpr double kBackwardFractionTolerance = 0.05;
+
 struct AttentionProblem {
   std::int64_t tokens;
   int head_dim;

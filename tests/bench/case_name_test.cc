@@ -37,6 +37,29 @@ TEST(CaseName, RopeRoundTrips) {
   }
 }
 
+// The backward pass: "/backward" after the layout, in process and in a plugin's worker; the
+// forward's name never reads as a backward one.
+TEST(CaseName, BackwardRoundTripsBesideItsForward) {
+  for (const bool in_worker : {false, true}) {
+    RopeCaseName name{"kernel/avx512", "llama7b_prefill512", "half_split", 2, in_worker};
+    name.backward = true;
+    EXPECT_NE(full_name(name).find("/half_split/backward/"), std::string::npos) << full_name(name);
+    const auto parsed = parse_rope_case(full_name(name));
+    ASSERT_TRUE(parsed) << full_name(name);
+    EXPECT_TRUE(parsed->backward);
+    EXPECT_EQ(parsed->impl, "kernel/avx512");
+    EXPECT_EQ(parsed->layout, "half_split");
+    EXPECT_EQ(parsed->threads, 2);
+    EXPECT_EQ(parsed->in_worker, in_worker);
+    name.backward = false;
+    const auto forward = parse_rope_case(full_name(name));
+    ASSERT_TRUE(forward);
+    EXPECT_FALSE(forward->backward);
+  }
+  // Only "backward" may stand there.
+  EXPECT_FALSE(parse_rope_case("kernel/avx512/llama7b_prefill512/interleaved/sideways/real_time/threads:1"));
+}
+
 TEST(CaseName, AttentionAndTableRoundTrip) {
   for (const AttentionProblem p : kAttentionProblems) {
     for (const AttentionRope rope : {AttentionRope::none, AttentionRope::separate, AttentionRope::fused}) {
