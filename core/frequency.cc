@@ -123,11 +123,18 @@ std::vector<double> inverse_frequencies(const RopeSpec& spec) {
   return theta;
 }
 
+double yarn_get_mscale(double factor, double mscale) {
+  return factor <= 1.0 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0;
+}
+
 double attention_factor(const RopeSpec& spec) {
   validate(spec);
   const RopeScaling& s = spec.scaling;
   if (s.attention_factor) return *s.attention_factor;
-  if (s.kind == ScalingKind::yarn) return s.factor <= 1.0 ? 1.0 : 0.1 * std::log(s.factor) + 1.0;
+  if (uses_mscale_ratio(s)) {
+    return yarn_get_mscale(s.factor, *s.mscale) / yarn_get_mscale(s.factor, *s.mscale_all_dim);
+  }
+  if (s.kind == ScalingKind::yarn) return yarn_get_mscale(s.factor, 1.0);
   if (s.kind == ScalingKind::longrope) {
     return s.factor <= 1.0
                ? 1.0

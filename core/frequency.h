@@ -20,6 +20,10 @@ std::vector<double> inverse_frequencies(const RopeSpec& spec);
 // Every pair's norm is scaled by exactly this.
 double attention_factor(const RopeSpec& spec);
 
+// YaRN's get_mscale(s, m) = 0.1 m ln(s) + 1 for s > 1, else 1 (HF's _compute_yarn_parameters);
+// the attention factor is get_mscale(factor, 1), or DeepSeek's ratio (scaling.h).
+double yarn_get_mscale(double factor, double mscale);
+
 // The same table as HF transformers forms it, op for op in fp32 (ROPE_INIT_FUNCTIONS: scalars
 // such as the correction dims and the NTK base in double, every tensor op in fp32), for the
 // implementations that mirror a framework: the tolerance model's fp32 angle term covers it.

@@ -6,7 +6,8 @@
 //   (Llama 7B), GQA 32 q / 8 kv heads (Llama 3 8B), decode (one token at 4095 and at 131071),
 //   partial rotary (rotary_dim = head_dim / 2, GPT-J/NeoX style).
 //   Verify's besides: Gemma's head_dim 256, and DeepSeek's MLA split (192 wide heads, 64 rotary
-//   features, one shared rotary key head).
+//   features, one shared rotary key head); DeepSeek-V3's own rope call (q_pe and k_pe, below) with
+//   its YaRN spec.
 //   Multi-axis (position_axes.h): Qwen2-VL 7B's MRoPE prefill (28 q / 4 kv heads x 128, sections
 //   16/24/24), benched beside its 1D twin (the same tensors at one axis: the kernels' multi-axis
 //   cost is the ratio of the two); Qwen3-VL 8B's interleaved MRoPE (32 / 8 x 128, 24/20/20),
@@ -19,8 +20,34 @@
 #include <string_view>
 
 #include "core/position_axes.h"
+#include "core/spec.h"
 
 namespace ropecheck {
+
+// A model's own rotation, for a shape whose call is that model's: it replaces the drawn layout,
+// base and scaling, each where the subject implements it (the angle precision stays the
+// subject's).
+struct ModelRope {
+  Layout layout;
+  double base;
+  RopeScaling scaling;
+};
+
+// DeepSeek-V3's config: rope_theta 10000, rope_scaling yarn factor 40 over 4096, beta_fast 32,
+// beta_slow 1, mscale = mscale_all_dim = 1 (attention factor get_mscale(40, 1) / itself = 1);
+// interleaved, as its reference code rotates and as HF gets by permuting q_pe and k_pe to
+// half-split before rotate_half.
+inline const ModelRope kDeepSeekV3Rope = [] {
+  RopeScaling yarn;
+  yarn.kind = ScalingKind::yarn;
+  yarn.factor = 40.0;
+  yarn.original_max_position = 4096;
+  yarn.beta_fast = 32.0;
+  yarn.beta_slow = 1.0;
+  yarn.mscale = 1.0;
+  yarn.mscale_all_dim = 1.0;
+  return ModelRope{Layout::interleaved, 10000.0, yarn};
+}();
 
 struct ModelShape {
   const char* name;
@@ -30,6 +57,7 @@ struct ModelShape {
   bool references_too = false;      // also the slow scalar references (see runs_model_shape)
   PositionAxes axes{};              // multi-axis RoPE's (a vision-language model's); 1D by default
   bool verified = true;             // verify runs it too (a bench-only twin of another shape: no)
+  const ModelRope* rope = nullptr;  // the model's own rotation; nullptr: drawn (the call's sizes matter)
 };
 
 inline constexpr ModelShape kBenchedModelShapes[] = {
@@ -53,6 +81,9 @@ inline constexpr ModelShape kBenchedModelShapes[] = {
 inline constexpr ModelShape kVerifiedOnlyModelShapes[] = {
     {"gemma7b_prefill512", 512, 16, 16, 256},
     {"deepseek_mla_prefill512", 512, 16, 1, 192, 64},
+    // HF and vLLM rotate the q_pe/k_pe slices alone (64 of a 192-wide q head): 128 x 64 and k_pe's 1 x 64.
+    {.name = "deepseek_v3_rope_prefill512", .tokens = 512, .q_heads = 128, .k_heads = 1, .head_dim = 64,
+     .rope = &kDeepSeekV3Rope},
     // 512 patches, 32 to a row (a 448 x 224 image at patch 14), every head its own key.
     {"qwen2vl_vision_prefill512", 512, 16, 16, 80, 0, 0, false, {AxisMode::vision, {20, 20, 0}}},
 };

@@ -35,7 +35,25 @@ void require_factor_array(const std::vector<double>& factors, std::string_view n
   }
 }
 
+// DeepSeek's mscale keys: HF reads them for yarn alone. Zero is allowed (HF then takes its default
+// path); a negative one could make the attention factor zero, negative or infinite.
+void require_mscale(const RopeScaling& s, const std::optional<double>& value, std::string_view name) {
+  if (!value) return;
+  if (s.kind != ScalingKind::yarn) {
+    throw InvalidInput(fmt::format("{} is a yarn parameter (DeepSeek's rope_scaling), got it with {} scaling",
+                                   name, to_string(s.kind)));
+  }
+  if (!std::isfinite(*value) || *value < 0) {
+    throw InvalidInput(fmt::format("yarn {} must be finite and >= 0, got {}", name, *value));
+  }
+}
+
 }  // namespace
+
+bool uses_mscale_ratio(const RopeScaling& s) {
+  return s.kind == ScalingKind::yarn && s.mscale.value_or(0.0) != 0.0 &&
+         s.mscale_all_dim.value_or(0.0) != 0.0;
+}
 
 std::string_view to_string(ScalingKind kind) { return kNames[static_cast<int>(kind)]; }
 
@@ -52,6 +70,8 @@ void validate(const RopeScaling& s, int rotary_dim) {
     throw InvalidInput(
         fmt::format("attention_factor must be finite and > 0, got {}", *s.attention_factor));
   }
+  require_mscale(s, s.mscale, "mscale");
+  require_mscale(s, s.mscale_all_dim, "mscale_all_dim");
   if (s.kind == ScalingKind::none) return;
   // Factors below 1 would shrink the context, which no method is defined for (HF warns too).
   if (!std::isfinite(s.factor) || s.factor < 1.0) {

@@ -11,7 +11,10 @@
 //                 when L' > L = original_max_position (HF "dynamic")
 //   yarn          blend of theta_i/factor and theta_i by a linear ramp over pair index between the
 //                 correction dims floor(c(beta_fast)) and ceil(c(beta_slow)),
-//                 c(r) = d ln(L / (2 pi r)) / (2 ln base); attention factor 0.1 ln(factor) + 1
+//                 c(r) = d ln(L / (2 pi r)) / (2 ln base); attention factor get_mscale(factor, 1),
+//                 or with DeepSeek's mscale and mscale_all_dim (both set and non-zero, as HF tests
+//                 them) get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim), where
+//                 get_mscale(s, m) = 0.1 m ln(s) + 1 for s > 1, else 1
 //   llama3        theta_i for wavelengths < L/high_freq_factor, theta_i/factor above
 //                 L/low_freq_factor, smooth interpolation between
 //   longrope      theta_i / ext_i, ext = long_factor when sequence_length > L, else short_factor;
@@ -45,9 +48,16 @@ struct RopeScaling {
   std::vector<double> short_factor;        // longrope: rotary_dim/2 entries each
   std::vector<double> long_factor;
   std::optional<double> attention_factor;  // overrides the kind's default (yarn, longrope: mscale)
+  // yarn, DeepSeek-V2/V3's rope_scaling keys: absent (or zero) is HF's default attention factor.
+  std::optional<double> mscale;
+  std::optional<double> mscale_all_dim;
 
   bool operator==(const RopeScaling&) const = default;
 };
+
+// Whether yarn's attention factor is DeepSeek's ratio: mscale and mscale_all_dim both set and
+// non-zero (HF's `if mscale and mscale_all_dim`); one alone, or a zero, leaves the default.
+bool uses_mscale_ratio(const RopeScaling& scaling);
 
 std::string_view to_string(ScalingKind kind);
 ScalingKind parse_scaling_kind(std::string_view text);  // throws InvalidInput
@@ -55,7 +65,8 @@ ScalingKind parse_scaling_kind(std::string_view text);  // throws InvalidInput
 // Throws InvalidInput naming the bad parameter: a factor below 1 or not finite, a missing or
 // non-positive original_max_position where the kind needs it, beta_fast <= beta_slow, a
 // high_freq_factor not above low_freq_factor, LongRoPE arrays of the wrong length or with a
-// non-positive entry, a non-positive attention factor.
+// non-positive entry, a non-positive attention factor, an mscale or mscale_all_dim that is
+// negative or not finite, or given with a kind other than yarn.
 void validate(const RopeScaling& scaling, int rotary_dim);
 
 }  // namespace ropecheck

@@ -111,6 +111,8 @@ std::string describe(const RopeScaling& s) {
                           fmt::join(s.short_factor, ","), fmt::join(s.long_factor, ","));
       break;
   }
+  if (s.mscale) text += fmt::format(" mscale={}", *s.mscale);
+  if (s.mscale_all_dim) text += fmt::format(" mscale_all_dim={}", *s.mscale_all_dim);
   if (s.attention_factor) text += fmt::format(" attention_factor={}", *s.attention_factor);
   return text;
 }

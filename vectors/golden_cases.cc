@@ -97,7 +97,8 @@ std::vector<GoldenRopeCase> unscaled_rope_cases() {
 }
 
 // The unscaled cases first, in their original order, then the scaled ones, then the multi-axis
-// ones: a manifest reader that indexes cases by position keeps working.
+// ones, then the scaled ones added since: a manifest reader that indexes cases by position keeps
+// working.
 const std::vector<GoldenRopeCase>& rope_cases() {
   static const std::vector<GoldenRopeCase> cases = [] {
     auto all = unscaled_rope_cases();
@@ -105,6 +106,8 @@ const std::vector<GoldenRopeCase>& rope_cases() {
     all.insert(all.end(), scaled.begin(), scaled.end());
     const auto& axes = axes_golden_rope_cases();
     all.insert(all.end(), axes.begin(), axes.end());
+    const auto& mscale = mscale_golden_rope_cases();
+    all.insert(all.end(), mscale.begin(), mscale.end());
     return all;
   }();
   return cases;

@@ -88,13 +88,20 @@ Json yarn_notes(const RopeSpec& spec) {
   const auto range = yarn_correction_range(spec);
   const std::string attention =
       s.attention_factor ? fmt::format("the explicit attention_factor {}", *s.attention_factor)
-                         : fmt::format("0.1 ln({}) + 1 = {:.17g}", s.factor, attention_factor(spec));
+      : uses_mscale_ratio(s)
+          ? fmt::format("get_mscale({0}, {1}) / get_mscale({0}, {2}) = (0.1 * {1} ln({0}) + 1) / (0.1 * {2} "
+                        "ln({0}) + 1) = {3:.17g} (mscale / mscale_all_dim)",
+                        s.factor, *s.mscale, *s.mscale_all_dim, attention_factor(spec))
+          : fmt::format("0.1 ln({}) + 1 = {:.17g}", s.factor, attention_factor(spec));
   return Json::array({
       note("attention factor",
            fmt::format("cos and sin multiplied by a = {}: expected = a R x", attention),
            "transformers (cos * attention_scaling), vLLM and llama.cpp (mscale) multiply cos/sin; "
-           "with mscale and mscale_all_dim in the config transformers uses get_mscale(factor, "
-           "mscale) / get_mscale(factor, mscale_all_dim) and DeepSeek's reference code puts "
+           "with mscale and mscale_all_dim in the config (both non-zero) transformers uses "
+           "get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim), and so does vLLM's "
+           "DeepseekScalingRotaryEmbedding; with one alone transformers keeps 0.1 ln(factor) + 1 while "
+           "vLLM still takes the ratio (its defaults mscale 1, mscale_all_dim 0, get_mscale(s, 0) = 1); "
+           "DeepSeek's reference code puts "
            "get_mscale(factor, mscale_all_dim)^2 into the softmax scale; a port that applies a as "
            "an attention temperature instead compares its rotation with expected / a"),
       note("factor",
@@ -203,6 +210,8 @@ Json hf_transformers_json(const RopeSpec& spec) {
                  {"beta_fast", s.beta_fast},
                  {"beta_slow", s.beta_slow}};
       if (!s.truncate) scaling["truncate"] = false;
+      if (s.mscale) scaling["mscale"] = *s.mscale;
+      if (s.mscale_all_dim) scaling["mscale_all_dim"] = *s.mscale_all_dim;
       break;
     case ScalingKind::llama3:
       scaling = {{"rope_type", "llama3"},

@@ -78,8 +78,11 @@ Json vectors_manifest_head() {
                      "convenience"},
         {"scaling", "spec.scaling is the case's frequency scaling in ropecheck's terms (core/scaling.h): "
                     "kind none, linear, ntk, dynamic_ntk, yarn, llama3 or longrope and the parameters that "
-                    "kind reads. theta.npy holds the scaled theta_i, and the expected outputs carry the "
-                    "attention factor a on cos and sin: y = a R(m theta_i) x. A scaled case also carries "
+                    "kind reads; yarn's mscale and mscale_all_dim (DeepSeek's) only where set, and when "
+                    "both are non-zero a = get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim), "
+                    "get_mscale(s, m) = 0.1 m ln(s) + 1. theta.npy holds the scaled theta_i, and the "
+                    "expected outputs carry the attention factor a on cos and sin: y = a R(m theta_i) x. "
+                    "A scaled case also carries "
                     "scaling_effective (what the parameters lead to), hf_transformers (the HF config "
                     "fields that reproduce it) and conventions (where HF transformers versions or other "
                     "frameworks read the parameters differently, and which reading the case follows)"},
@@ -122,6 +125,9 @@ Json scaling_json(const RopeScaling& s) {
     j["beta_slow"] = s.beta_slow;
     j["truncate"] = s.truncate;
   }
+  // Only where set, as a config has them: absent is HF's default attention factor.
+  if (reads.yarn_mscale && s.mscale) j["mscale"] = *s.mscale;
+  if (reads.yarn_mscale && s.mscale_all_dim) j["mscale_all_dim"] = *s.mscale_all_dim;
   if (reads.llama3_band) {
     j["low_freq_factor"] = s.low_freq_factor;
     j["high_freq_factor"] = s.high_freq_factor;

@@ -38,8 +38,10 @@ nlohmann::ordered_json vectors_manifest_head();
 // back.
 nlohmann::ordered_json rope_spec_json(const RopeSpec& spec);
 
-// {"kind", then the parameters that kind reads (scaling.h's names), "attention_factor": the
-// override or null}; {"kind": "none"} when unscaled.
+// {"kind", then the parameters that kind reads (scaling.h's names; yarn's mscale and
+// mscale_all_dim only where set), "attention_factor": the override or null}; {"kind": "none"}
+// when unscaled. A reader that predates mscale judges such a case alike: the expected values and
+// the tolerance's attention factor are in the files.
 nlohmann::ordered_json scaling_json(const RopeScaling& scaling);
 
 // {"mode": "none"}, or {"mode": "mrope" | "imrope" | "vision", "sections": one entry per axis}.

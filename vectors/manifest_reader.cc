@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/errors.h"
@@ -25,6 +26,12 @@ double finite_non_negative(const Json& j, const char* key) {
     throw InvalidInput(fmt::format("tolerance field '{}' must be finite and >= 0, got {}", key, x));
   }
   return x;
+}
+
+// An optional parameter of a spec: absent or null is none.
+std::optional<double> optional_number(const Json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<double>();
 }
 
 RopeTolerance rope_tolerance_from_json(const Json& t) {
@@ -173,6 +180,9 @@ RopeScaling scaling_from_json(const Json& j) {
         s.beta_fast = j.at("beta_fast").get<double>();
         s.beta_slow = j.at("beta_slow").get<double>();
         s.truncate = j.at("truncate").get<bool>();
+        // Optional (DeepSeek's; manifests before them have none): absent or null is not set.
+        s.mscale = optional_number(j, "mscale");
+        s.mscale_all_dim = optional_number(j, "mscale_all_dim");
         break;
       case ScalingKind::llama3:
         s.factor = j.at("factor").get<double>();
@@ -188,9 +198,7 @@ RopeScaling scaling_from_json(const Json& j) {
         s.long_factor = j.at("long_factor").get<std::vector<double>>();
         break;
     }
-    if (j.contains("attention_factor") && !j["attention_factor"].is_null()) {
-      s.attention_factor = j["attention_factor"].get<double>();
-    }
+    s.attention_factor = optional_number(j, "attention_factor");
     return s;
   } catch (const nlohmann::json::exception& e) {
     throw InvalidInput(fmt::format("scaling: {}", e.what()));

@@ -1,7 +1,8 @@
 // The scaled golden cases: linear, NTK, dynamic NTK below and above its switch, YaRN (attention
-// factor on cos/sin, an explicit override, untruncated), Llama 3 and LongRoPE (short, long and
-// the first length past the switch), in fp32, bf16 and fp16. Parameters are those of the named
-// models' configs; head counts are cut down (same q/kv ratio where it fits) to keep the set small.
+// factor on cos/sin, an explicit override, untruncated, DeepSeek's mscale ratio), Llama 3 and
+// LongRoPE (short, long and the first length past the switch), in fp32, bf16 and fp16.
+// Parameters are those of the named models' configs; head counts are cut down (same q/kv ratio
+// where it fits) to keep the set small.
 // Add cases, do not edit them: ports compare against these bytes.
 //   ropecheck vectors --out /tmp/golden
 #include "vectors/scaled_golden_cases.h"
@@ -78,6 +79,14 @@ RopeScaling yarn(double factor, std::int64_t original_max, bool truncate = true,
   s.beta_slow = 1.0;
   s.truncate = truncate;
   s.attention_factor = attention;
+  return s;
+}
+
+// DeepSeek's YaRN: the attention factor from mscale and mscale_all_dim (scaling.h).
+RopeScaling yarn_mscale(double factor, std::int64_t original_max, double mscale, double mscale_all_dim) {
+  RopeScaling s = yarn(factor, original_max);
+  s.mscale = mscale;
+  s.mscale_all_dim = mscale_all_dim;
   return s;
 }
 
@@ -204,6 +213,20 @@ std::vector<GoldenRopeCase> make_cases() {
 
 const std::vector<GoldenRopeCase>& scaled_golden_rope_cases() {
   static const std::vector<GoldenRopeCase> cases = make_cases();
+  return cases;
+}
+
+const std::vector<GoldenRopeCase>& mscale_golden_rope_cases() {
+  static const std::vector<GoldenRopeCase> cases = {
+      // DeepSeek's configs set mscale = mscale_all_dim (a = 1, as the deepseek_v3 case above);
+      // unequal ones show a port that takes 0.1 ln(factor) + 1, or one get_mscale alone.
+      {"yarn_f40_d64_interleaved_b1e4_mscale_ratio",
+       "DeepSeek-V3's rotary part (qk_rope_head_dim 64, interleaved) with YaRN factor 40 over 4096 "
+       "and mscale 1 over mscale_all_dim 0.707: attention factor get_mscale(40, 1) / get_mscale(40, "
+       "0.707) on cos/sin, one shared k head",
+       scaled_spec(64, 64, 1e4, kInterleavedPairs, yarn_mscale(40, 4096, 1.0, 0.707)), kStoredFp32, 8, 1,
+       {0, 1, 4095, 65536, 163839}},
+  };
   return cases;
 }
 

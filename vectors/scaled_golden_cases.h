@@ -14,4 +14,9 @@ namespace ropecheck {
 // (HF transformers' reading of the current length), on both sides of their switch.
 const std::vector<GoldenRopeCase>& scaled_golden_rope_cases();
 
+// Scaled cases added after the multi-axis ones, which golden_rope_cases() lists last so that
+// every earlier case keeps its place in the manifest: YaRN's attention factor from DeepSeek's
+// mscale and mscale_all_dim.
+const std::vector<GoldenRopeCase>& mscale_golden_rope_cases();
+
 }  // namespace ropecheck

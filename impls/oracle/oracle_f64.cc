@@ -126,7 +126,14 @@ long double oracle_attention_factor(const RopeSpec& spec) {
   const RopeScaling& s = spec.scaling;
   if (s.attention_factor) return *s.attention_factor;
   const long double factor = s.factor;
-  if (s.kind == ScalingKind::yarn && factor > 1) return 1.0L + std::log(factor) / 10.0L;
+  if (s.kind == ScalingKind::yarn && factor > 1) {
+    // DeepSeek's mscale over mscale_all_dim when both are non-zero (HF's truthiness test), each
+    // 1 + m ln(factor) / 10; else m = 1.
+    const long double m = s.mscale.value_or(0.0), m_all = s.mscale_all_dim.value_or(0.0);
+    const long double log_factor = std::log(factor);
+    if (m != 0 && m_all != 0) return (1.0L + m * log_factor / 10.0L) / (1.0L + m_all * log_factor / 10.0L);
+    return 1.0L + log_factor / 10.0L;
+  }
   if (s.kind == ScalingKind::longrope && factor > 1) {
     return std::sqrt(1.0L + std::log(factor) /
                                 std::log(static_cast<long double>(s.original_max_position)));

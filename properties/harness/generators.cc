@@ -157,6 +157,15 @@ rc::Gen<RopeScaling> scaling_of(ScalingKind kind, int rotary_dim) {
         break;
     }
     if (*rc::gen::inRange(0, 8) == 7) s.attention_factor = *log_uniform(0.5, 2.0);
+    // DeepSeek's mscale pair a quarter of the time, drawn last so that every other draw stays
+    // what it was: both (their ratio), one alone or a zero (HF's default factor then).
+    if (kind == ScalingKind::yarn && *rc::gen::inRange(0, 4) == 3) {
+      const auto mscale = rc::gen::weightedOneOf<double>(
+          {{2, rc::gen::element(0.707, 1.0)}, {2, log_uniform(0.1, 2.0)}, {1, rc::gen::just(0.0)}});
+      const int which = *rc::gen::inRange(0, 4);  // 0, 1: both; 2: mscale alone; 3: mscale_all_dim
+      if (which != 3) s.mscale = *mscale;
+      if (which != 2) s.mscale_all_dim = *mscale;
+    }
     return s;
   });
 }

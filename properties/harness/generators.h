@@ -58,7 +58,7 @@ rc::Gen<std::int64_t> power_of_two_neighbour(int max_exponent);
 // A scaling for a spec with this rotary_dim (LongRoPE's arrays have rotary_dim/2 entries).
 rc::Gen<RopeScaling> rope_scaling(const RopeCapabilities& caps, int rotary_dim);
 // One kind's parameters, around the published values (shrinking to them); an attention factor
-// override one time in eight.
+// override one time in eight; yarn's mscale and mscale_all_dim (DeepSeek's) one time in four.
 rc::Gen<RopeScaling> scaling_of(ScalingKind kind, int rotary_dim);
 
 // Largest |position| generated for an implementation: kMaxGeneratedPosition, or a quarter of the

@@ -22,6 +22,15 @@ std::vector<float> pick_tensor(const RopeSpec& spec, std::int64_t tokens, std::i
 
 namespace {
 
+// A model's own rotation in place of the drawn one, each part where the subject implements it.
+void take_model_rope(RopeSpec& spec, const RopeCapabilities& caps, const ModelRope& rope) {
+  if (std::find(caps.layouts.begin(), caps.layouts.end(), rope.layout) != caps.layouts.end()) {
+    spec.layout = rope.layout;
+  }
+  spec.base = rope.base;
+  if (caps.implements(rope.scaling.kind)) spec.scaling = rope.scaling;
+}
+
 // A model shape's tensors: its head_dim and heads, its token count shrinking only while failing.
 void take_model_shape(QkCase& c, const RopeCapabilities& caps, Rotary rotary,
                       const ModelShape& shape) {
@@ -32,6 +41,7 @@ void take_model_shape(QkCase& c, const RopeCapabilities& caps, Rotary rotary,
     r = *at_full_size(rc::gen::map(rc::gen::inRange(1, d / 2), [](int h) { return 2 * h; })).as("rotary_dim");
   }
   c.spec = *at_full_size(rope_spec_at(caps, d, r)).as("spec");
+  if (shape.rope != nullptr) take_model_rope(c.spec, caps, *shape.rope);
   // The shape's own axes: one, or a vision-language model's sections (whose vision tower takes
   // no frequency scaling); one axis where the caller's capabilities leave them out (scalable()).
   ModelShape as_run = shape;

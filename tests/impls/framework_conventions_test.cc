@@ -212,6 +212,7 @@ struct HfConfig {
   std::optional<std::int64_t> original_max_position_embeddings;
   std::optional<double> attention_factor;
   double beta_fast = 32, beta_slow = 1, low_freq_factor = 1, high_freq_factor = 4;
+  std::optional<double> mscale, mscale_all_dim;  // yarn: DeepSeek-V2/V3's keys
 };
 
 // HF -> ropecheck: rotate_half pairs the halves (half_split); dim = int(head_dim * partial_rotary_factor)
@@ -233,6 +234,10 @@ RopeSpec map_hf(const HfConfig& c) {
   s.factor = c.factor;
   s.original_max_position = c.original_max_position_embeddings.value_or(c.max_position_embeddings);
   s.attention_factor = c.attention_factor;
+  if (s.kind == ScalingKind::yarn) {
+    s.mscale = c.mscale;
+    s.mscale_all_dim = c.mscale_all_dim;
+  }
   s.beta_fast = c.beta_fast;
   s.beta_slow = c.beta_slow;
   s.low_freq_factor = c.low_freq_factor;
@@ -264,7 +269,16 @@ FrameworkOutput hf_yarn(const HfConfig& c, const std::vector<float>& x,
     const double extrapolation_factor = 1.0 - ramp;
     out.freq.push_back(interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor);
   }
-  const double attention_scaling = c.attention_factor.value_or(0.1 * std::log(c.factor) + 1.0);
+  // attention_factor, else get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim) when
+  // both are truthy, else get_mscale(factor); get_mscale(s, m) = 0.1 m ln(s) + 1 for s > 1.
+  const auto get_mscale = [&](double m) {
+    return c.factor <= 1 ? 1.0 : 0.1 * m * std::log(c.factor) + 1.0;
+  };
+  double attention_scaling = get_mscale(1.0);
+  if (c.mscale.value_or(0) != 0 && c.mscale_all_dim.value_or(0) != 0) {
+    attention_scaling = get_mscale(*c.mscale) / get_mscale(*c.mscale_all_dim);
+  }
+  attention_scaling = c.attention_factor.value_or(attention_scaling);
   pair_halves(out, c.head_dim, dim);
   const std::vector<double> inv_freq = out.freq;
   return rotate(std::move(out), x, static_cast<std::int64_t>(position_ids.size()), heads, c.head_dim,
@@ -292,6 +306,29 @@ TEST(FrameworkConventions, HfTransformersYarnPartialRotary) {
   expect_framework_agrees(mapped, heads,
                           [&](const std::vector<float>& x) { return hf_yarn(c, x, position_ids, heads); },
                           "hf yarn partial_rotary_factor 0.5");
+}
+
+// DeepSeek's rotary part as HF runs it (q_pe and k_pe permuted to half-split, rotate_half):
+// qk_rope_head_dim 64, factor 40 = max_position_embeddings 163840 / 4096, and unequal mscale keys
+// so that the ratio, not 0.1 ln 40 + 1, is what must agree.
+TEST(FrameworkConventions, HfTransformersYarnDeepSeekMscale) {
+  HfConfig c;
+  c.head_dim = 64;
+  c.rope_theta = 10000.0;
+  c.max_position_embeddings = 163840;
+  c.original_max_position_embeddings = 4096;
+  c.rope_type = "yarn";
+  c.factor = 40.0;
+  c.mscale = 1.0;
+  c.mscale_all_dim = 0.707;
+  const std::vector<std::int64_t> position_ids = {0, 1, 4095, 4096, 65536, 163839};
+  const std::int64_t heads = 2;
+  const Mapped mapped{map_hf(c), position_ids};
+  EXPECT_EQ(mapped.spec.scaling.mscale, 1.0);
+  EXPECT_EQ(mapped.spec.scaling.mscale_all_dim, 0.707);
+  expect_framework_agrees(mapped, heads,
+                          [&](const std::vector<float>& x) { return hf_yarn(c, x, position_ids, heads); },
+                          "hf yarn deepseek mscale 1 / mscale_all_dim 0.707");
 }
 
 TEST(FrameworkConventions, HfRopeTypeNames) {

@@ -6,8 +6,8 @@
 // Sources: HF transformers src/transformers/modeling_rope_utils.py (ROPE_INIT_FUNCTIONS:
 // _compute_linear_scaling_rope_parameters, _compute_ntk_parameters, _compute_dynamic_ntk_parameters,
 // _compute_yarn_parameters with find_correction_dim / find_correction_range / linear_ramp_factor and
-// the default attention factor 0.1 ln(factor) + 1, _compute_llama3_parameters,
-// _compute_longrope_parameters); llama.cpp ggml_rope_yarn_corr_dims / rope_yarn for YaRN (the same
+// the default attention factor 0.1 ln(factor) + 1 or DeepSeek's mscale ratio,
+// _compute_llama3_parameters, _compute_longrope_parameters); llama.cpp ggml_rope_yarn_corr_dims / rope_yarn for YaRN (the same
 // correction dims and ramp, on pair index i0/2).
 //
 // How the numbers were computed: python3, standard library only (math), every value printed with
@@ -24,7 +24,9 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "core/frequency.h"
 #include "impls/oracle/oracle.h"
@@ -190,8 +192,7 @@ TEST(ScalingReference, YarnUntruncated) {
 // original_max_position_embeddings 4096, beta_fast 32, beta_slow 1.
 //   c(32) = 10.472240810318025 -> 10,  c(1) = 22.513440636877274 -> 23
 //   default attention factor 0.1 ln 40 + 1 = 1.3688879454113936. (DeepSeek's config also sets
-//   mscale = mscale_all_dim = 0.707; newer HF versions divide get_mscale(factor, mscale) by
-//   get_mscale(factor, mscale_all_dim), which is 1 here: express that as attention_factor = 1.)
+//   mscale = mscale_all_dim = 0.707, which HF turns into the ratio below: YarnDeepSeekV3Mscale.)
 TEST(ScalingReference, YarnDeepSeekV2) {
   RopeScaling s;
   s.kind = ScalingKind::yarn;
@@ -207,6 +208,60 @@ TEST(ScalingReference, YarnDeepSeekV2) {
                 {23, 3.3338035804083099e-05}, {31, 3.3338035804083097e-06}},
                "yarn deepseek-v2");
   expect_attention(spec, 1.3688879454113936, "yarn deepseek-v2");
+}
+
+// DeepSeek-V3's rope_scaling: the same table as V2's (d 64, base 1e4, factor 40, L 4096, beta
+// 32/1) with mscale = mscale_all_dim = 1. HF _compute_yarn_parameters: an explicit
+// attention_factor wins; else, when mscale and mscale_all_dim are both truthy,
+// get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim); else get_mscale(factor);
+// get_mscale(s, m) = 0.1 * m * ln(s) + 1 for s > 1, else 1. In python3 (math):
+//   gm = lambda s, m: 1.0 if s <= 1 else 0.1 * m * math.log(s) + 1.0
+//   gm(40, 1.0) / gm(40, 1.0)   = 1 (exactly: x / x)
+//   gm(40, 1.0) / gm(40, 0.707) = 1.0857263992561355
+//   gm(40, 0.707) / gm(40, 1.0) = 0.92104235531633993
+//   gm(40, 1)                   = 1.3688879454113936   (one key alone, or a zero: the default)
+// Pairs: th(1e4, 64, i) / 40 * r + th(1e4, 64, i) * (1 - r), r = clamp((i - 10) / 13, 0, 1),
+// i in (0, 9, 10, 11, 16, 22, 23, 31).
+TEST(ScalingReference, YarnDeepSeekV3Mscale) {
+  RopeScaling s;
+  s.kind = ScalingKind::yarn;
+  s.factor = 40.0;
+  s.original_max_position = 4096;
+  s.beta_fast = 32.0;
+  s.beta_slow = 1.0;
+  s.mscale = 1.0;
+  s.mscale_all_dim = 1.0;
+  RopeSpec spec = spec_with(64, 1e4, s);
+  expect_table(spec,
+               {{0, 1.0}, {9, 0.074989420933245579}, {10, 0.056234132519034911},
+                {11, 0.039006926567143857}, {16, 0.0054999999999999997},
+                {22, 0.00017782794100389219}, {23, 3.3338035804083099e-05},
+                {31, 3.3338035804083097e-06}},
+               "yarn deepseek-v3");
+  EXPECT_EQ(attention_factor(spec), 1.0) << "mscale = mscale_all_dim: exactly 1";
+  EXPECT_EQ(static_cast<double>(oracle_attention_factor(spec)), 1.0);
+  spec.scaling.mscale_all_dim = 0.707;
+  expect_attention(spec, 1.0857263992561355, "mscale 1 over mscale_all_dim 0.707");
+  spec.scaling.mscale = 0.707;
+  spec.scaling.mscale_all_dim = 1.0;
+  expect_attention(spec, 0.92104235531633993, "mscale 0.707 over mscale_all_dim 1");
+  // HF's precedence: the explicit attention_factor first.
+  spec.scaling.attention_factor = 0.75;
+  expect_attention(spec, 0.75, "attention_factor over mscale");
+  spec.scaling.attention_factor.reset();
+  // Either key alone, or either zero (Python's truthiness), leaves the default get_mscale(40).
+  for (const auto& [mscale, mscale_all_dim] :
+       {std::pair<std::optional<double>, std::optional<double>>{0.707, std::nullopt},
+        {std::nullopt, 0.707}, {0.0, 0.707}, {0.707, 0.0}}) {
+    spec.scaling.mscale = mscale;
+    spec.scaling.mscale_all_dim = mscale_all_dim;
+    expect_attention(spec, 1.3688879454113936, "one mscale key alone or zero");
+  }
+  // No stretch (factor 1): get_mscale is 1 whatever m.
+  spec.scaling.factor = 1.0;
+  spec.scaling.mscale = 1.0;
+  spec.scaling.mscale_all_dim = 0.707;
+  expect_attention(spec, 1.0, "factor 1");
 }
 
 // --- Llama 3 -------------------------------------------------------------------------------------

@@ -352,6 +352,14 @@ TEST(PythonLoad, ScaledSpecCarriesHfRopeScalingNames) {
                            "\"beta_slow\": 1.0", "\"truncate\": true", "\"attention_factor\": 1.13"}) {
     EXPECT_TRUE(contains(yarn, part)) << part << "\n" << yarn;
   }
+  // DeepSeek's mscale keys reach the function resolved, as every attention factor does (the ABI's
+  // spec has no field for them): get_mscale(4, 1) / get_mscale(4, 0.5), python3: (0.1 *
+  // math.log(4) + 1) / (0.1 * 0.5 * math.log(4) + 1) = 1.0648216253695715.
+  problem.spec.scaling.mscale = 1.0;
+  problem.spec.scaling.mscale_all_dim = 0.5;
+  const std::string deepseek = test::failure_of(*impl, problem);
+  EXPECT_TRUE(contains(deepseek, "\"attention_factor\": 1.06482162536957")) << deepseek;
+  EXPECT_FALSE(contains(deepseek, "\"mscale")) << deepseek;
   problem.spec.scaling = {};
   problem.spec.scaling.kind = ScalingKind::longrope;
   problem.spec.scaling.factor = 8;

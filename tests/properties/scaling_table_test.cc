@@ -6,6 +6,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "properties/harness/generators.h"
 #include "core/errors.h"
@@ -182,8 +183,41 @@ TEST(ScalingValidation, BadParametersAreRefusedWithTheirName) {
   RopeScaling scaled;
   scaled.attention_factor = 0.0;
   refused(scaled, "attention_factor");
+  // DeepSeek's mscale keys: finite and >= 0 (HF checks neither, but a negative one can make the
+  // attention factor zero, negative or infinite), and yarn's alone.
+  RopeScaling deepseek = scaling(ScalingKind::yarn, 40.0, 4096);
+  deepseek.mscale = std::nan("");
+  deepseek.mscale_all_dim = 1.0;
+  refused(deepseek, "yarn mscale must be finite and >= 0, got nan");
+  deepseek.mscale = 1.0;
+  deepseek.mscale_all_dim = -0.707;
+  refused(deepseek, "yarn mscale_all_dim must be finite and >= 0, got -0.707");
+  deepseek.mscale_all_dim = std::numeric_limits<double>::infinity();
+  refused(deepseek, "mscale_all_dim");
+  deepseek.mscale_all_dim = 0.0;  // HF's default path, as absent
+  EXPECT_NO_THROW(validate(deepseek, 128));
+  RopeScaling linear_with_mscale = scaling(ScalingKind::linear, 4.0, 0);
+  linear_with_mscale.mscale = 1.0;
+  refused(linear_with_mscale,
+          "mscale is a yarn parameter (DeepSeek's rope_scaling), got it with linear scaling");
   EXPECT_THROW(parse_scaling_kind("ntk-by-parts"), InvalidInput);
   EXPECT_EQ(parse_scaling_kind("yarn"), ScalingKind::yarn);
+}
+
+// A counterexample's spec line names DeepSeek's keys where they are set, and only there.
+TEST(ScalingDescription, YarnNamesMscaleWhereSet) {
+  RopeScaling yarn;
+  yarn.kind = ScalingKind::yarn;
+  yarn.factor = 40;
+  yarn.original_max_position = 4096;
+  EXPECT_EQ(describe(yarn), "scaling=yarn factor=40 original_max=4096 beta_fast=32 beta_slow=1");
+  yarn.mscale = 1.0;
+  yarn.mscale_all_dim = 0.707;
+  EXPECT_EQ(describe(yarn),
+            "scaling=yarn factor=40 original_max=4096 beta_fast=32 beta_slow=1 mscale=1 mscale_all_dim=0.707");
+  yarn.mscale.reset();
+  EXPECT_EQ(describe(yarn),
+            "scaling=yarn factor=40 original_max=4096 beta_fast=32 beta_slow=1 mscale_all_dim=0.707");
 }
 
 }  // namespace

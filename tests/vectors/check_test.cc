@@ -324,6 +324,41 @@ TEST_F(Check, BadInputExits2NamingTheFile) {
   run_expect_2({"check", "--vectors", vectors().string(), "--outputs", out.string(), "--angles", "fp16"}, {"--angles"});
 }
 
+// DeepSeek's mscale keys in a manifest: a negative or non-numeric one exits 2 naming the case
+// (JSON has no NaN); without them, as a ropecheck before them reads the case, it is judged alike:
+// its expected values and its tolerance's attention factor are in the files.
+TEST_F(Check, MscaleKeysOfTheManifest) {
+  const std::string name = "yarn_f40_d64_interleaved_b1e4_mscale_ratio";
+  const ScratchDir scratch("ropecheck_check_mscale");
+  const fs::path copy = scratch / "golden";
+  fs::copy(vectors(), copy, fs::copy_options::recursive);
+  const Json original = Json::parse(slurp(copy / "manifest.json"));
+  const auto write_edited = [&](const auto& edit) {
+    Json json = original;
+    for (Json& c : json["cases"]) {
+      if (c["name"] == name) edit(c["spec"]["scaling"]);
+    }
+    std::ofstream(copy / "manifest.json") << json.dump(2);
+  };
+  const ScratchDir out("ropecheck_check_mscale_out");
+  write_ideal_outputs(out.path());
+  write_edited([](Json& scaling) { scaling["mscale_all_dim"] = -1.0; });
+  Cli run = cli(check_args(copy, out.path()));
+  EXPECT_EQ(run.code, kExitUsage) << run.out << run.err;
+  EXPECT_TRUE(contains(run.err, "case " + name + ": yarn mscale_all_dim must be finite and >= 0, got -1"))
+      << run.err;
+  write_edited([](Json& scaling) { scaling["mscale_all_dim"] = "0.707"; });
+  run = cli(check_args(copy, out.path()));
+  EXPECT_EQ(run.code, kExitUsage) << run.out << run.err;
+  EXPECT_TRUE(contains(run.err, name)) << run.err;
+  write_edited([](Json& scaling) {
+    scaling.erase("mscale");
+    scaling.erase("mscale_all_dim");
+  });
+  run = cli(check_args(copy, out.path()));
+  EXPECT_EQ(run.code, kExitOk) << run.out << run.err;
+}
+
 // A manifest of format 1 (an older ropecheck's vectors: no scaling, no new tolerance fields) is
 // judged the same way.
 TEST_F(Check, AVersion1ManifestIsStillJudged) {

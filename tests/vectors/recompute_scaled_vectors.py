@@ -6,13 +6,14 @@ manifest and the .npy files alone, in mpmath with 128-bit significands:
   - theta_i twice: from the case's spec.scaling (ropecheck's parameters) and from its
     hf_transformers config fields and positions.npy, the way transformers' current rope functions
     read them (sequence length = max(position_ids) + 1, YaRN's factor = max_position_embeddings /
-    original_max_position_embeddings, LongRoPE's list by length): the two must agree;
+    original_max_position_embeddings, its attention factor from DeepSeek's mscale and
+    mscale_all_dim when both are set, LongRoPE's list by length): the two must agree;
   - the attention factor both ways, and against the manifest's;
   - theta.npy, q_expected.npy and k_expected.npy, each within the error of the oracle that wrote
     them (below).
 With --self-test it recomputes every case once more under the other reading of its kind (vLLM's
 dynamic length, transformers' earlier YaRN length, the other LongRoPE list, no attention factor,
-...) and requires each to disagree with the vectors: the comparison can tell the conventions apart.
+YaRN's default attention factor for DeepSeek's mscale ratio, ...) and requires each to disagree with the vectors: the comparison can tell the conventions apart.
 
 The oracle's error (impls/oracle/oracle_f64.cc: long double, u = 2^-64, libm within 2u):
   theta_i = exp(-(2i/d) ln base') [/ factor, / ext_i, * blend multiplier]: the exponent's
@@ -101,12 +102,20 @@ def llama3(theta, p, f):
     return out
 
 
+def get_mscale(f, m):
+    """YaRN's 0.1 m ln(f) + 1 (transformers' get_mscale, f > 1)."""
+    return mpf("0.1") * m * mpmath.log(f) + 1
+
+
 def attention(p):
     if p.get("attention_factor") is not None:
         return mpf(p["attention_factor"])
     f = mpf(p.get("factor", 1))
     if p["kind"] == "yarn" and f > 1:
-        return mpf("0.1") * mpmath.log(f) + 1
+        mscale, mscale_all_dim = p.get("mscale"), p.get("mscale_all_dim")
+        if mscale and mscale_all_dim:  # DeepSeek's keys, both truthy as transformers tests them
+            return get_mscale(f, mpf(mscale)) / get_mscale(f, mpf(mscale_all_dim))
+        return get_mscale(f, 1)
     if p["kind"] == "longrope" and f > 1:
         return mpmath.sqrt(1 + mpmath.log(f) / mpmath.log(p["original_max_position"]))
     return mpf(1)
@@ -141,7 +150,8 @@ def from_hf(hf, positions):
         original = rs.get("original_max_position_embeddings", hf["max_position_embeddings"])
         factor = hf["max_position_embeddings"] / original if "original_max_position_embeddings" in rs else rs["factor"]
         p.update(kind="yarn", factor=factor, original_max_position=original, beta_fast=rs.get("beta_fast") or 32,
-                 beta_slow=rs.get("beta_slow") or 1, truncate=rs.get("truncate", True))
+                 beta_slow=rs.get("beta_slow") or 1, truncate=rs.get("truncate", True),
+                 mscale=rs.get("mscale"), mscale_all_dim=rs.get("mscale_all_dim"))
     elif kind == "llama3":
         p.update(kind="llama3", factor=rs["factor"], original_max_position=rs["original_max_position_embeddings"],
                  low_freq_factor=rs["low_freq_factor"], high_freq_factor=rs["high_freq_factor"])
@@ -166,6 +176,9 @@ def other_readings(p):
     if kind == "yarn":
         out.append(("earlier transformers: L = max_position_embeddings",
                     dict(p, original_max_position=round(p["factor"] * p["original_max_position"]))))
+        if p.get("attention_factor") is None and p.get("mscale") and p.get("mscale_all_dim"):
+            out.append(("mscale and mscale_all_dim ignored: 0.1 ln(factor) + 1",
+                        dict(p, mscale=None, mscale_all_dim=None)))
     if kind == "llama3":
         out.append(("every pair divided by factor", dict(p, kind="linear")))
     if kind == "longrope":

@@ -159,6 +159,8 @@ RopeScaling non_default(ScalingKind kind) {
       s.beta_fast = 24.0;
       s.beta_slow = 2.0;
       s.truncate = false;
+      s.mscale = 0.75;
+      s.mscale_all_dim = 1.25;
       break;
     case ScalingKind::llama3:
       s.low_freq_factor = 1.5;
@@ -185,6 +187,53 @@ TEST(ScalingJson, EveryKindRoundTrips) {
     EXPECT_EQ(back.angle_precision, AnglePrecision::fp32);
     EXPECT_EQ(back.layout, Layout::half_split);
   }
+}
+
+// DeepSeek's keys are optional: a yarn scaling without them (every manifest before them) or with
+// null reads as unset, HF's default attention factor; one alone is written and read alone.
+TEST(ScalingJson, YarnMscaleKeysAreOptional) {
+  RopeScaling s;
+  s.kind = ScalingKind::yarn;
+  s.factor = 40;
+  s.original_max_position = 4096;
+  Json j = scaling_json(s);
+  EXPECT_FALSE(j.contains("mscale")) << j.dump();
+  EXPECT_FALSE(j.contains("mscale_all_dim")) << j.dump();
+  EXPECT_TRUE(scaling_from_json(j) == s);
+  j["mscale"] = nullptr;
+  j["mscale_all_dim"] = nullptr;
+  EXPECT_TRUE(scaling_from_json(j) == s);
+  j["mscale"] = 0.707;
+  j.erase("mscale_all_dim");
+  const RopeScaling alone = scaling_from_json(j);
+  EXPECT_EQ(alone.mscale, 0.707);
+  EXPECT_FALSE(alone.mscale_all_dim.has_value());
+  EXPECT_EQ(scaling_json(alone)["mscale"], 0.707);
+  EXPECT_FALSE(scaling_json(alone).contains("mscale_all_dim"));
+  j["mscale_all_dim"] = 1.0;
+  const RopeScaling both = scaling_from_json(j);
+  EXPECT_EQ(both.mscale, 0.707);
+  EXPECT_EQ(both.mscale_all_dim, 1.0);
+}
+
+// A negative or non-numeric mscale is refused with the key's name (check then exits 2).
+TEST(ScalingJson, BadMscaleIsInvalidInput) {
+  RopeScaling s;
+  s.kind = ScalingKind::yarn;
+  s.factor = 40;
+  s.original_max_position = 4096;
+  Json spec = rope_spec_json(RopeSpec{64, 64, 1e4, Layout::interleaved, AnglePrecision::fp64, s, {}});
+  spec["scaling"]["mscale"] = 1.0;
+  spec["scaling"]["mscale_all_dim"] = -0.707;
+  try {
+    rope_spec_from_json(spec);
+    ADD_FAILURE() << "a negative mscale_all_dim was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("yarn mscale_all_dim must be finite and >= 0, got -0.707"),
+              std::string::npos) << e.what();
+  }
+  spec["scaling"]["mscale_all_dim"] = "one";
+  EXPECT_THROW(rope_spec_from_json(spec), InvalidInput);
 }
 
 TEST(ScalingJson, MalformedSpecsAreInvalidInput) {
@@ -284,7 +333,7 @@ TEST_F(ScaledVectors, EveryScaledCaseCarriesItsEffectiveValuesHfMappingAndConven
     }
     EXPECT_EQ(entry["outputs"]["q"], name + "/q_out.npy");
   }
-  EXPECT_EQ(cases, 20);
+  EXPECT_EQ(cases, 21);
 }
 
 // The notes say what decides each switch, with the case's numbers: the LongRoPE boundary case is
@@ -307,6 +356,29 @@ TEST_F(ScaledVectors, ConventionNotesStateTheSwitchOfEachCase) {
   EXPECT_NE(yarn.find("correction range [23, 40]"), std::string::npos) << yarn;
   const std::string deepseek = notes_of("yarn_f40_d64_interleaved_b1e4_deepseek_v3");
   EXPECT_NE(deepseek.find("the explicit attention_factor 1"), std::string::npos) << deepseek;
+  // get_mscale(40, 1) / get_mscale(40, 0.707), python3: (0.1 * math.log(40) + 1) /
+  // (0.1 * 0.707 * math.log(40) + 1) printed with '%.17g'.
+  const std::string ratio = notes_of("yarn_f40_d64_interleaved_b1e4_mscale_ratio");
+  EXPECT_NE(ratio.find("get_mscale(40, 1) / get_mscale(40, 0.707) = (0.1 * 1 ln(40) + 1) / (0.1 * 0.707 "
+                       "ln(40) + 1) = 1.0857263992561355"),
+            std::string::npos) << ratio;
+}
+
+// The mscale case states DeepSeek's keys in its spec and in the HF config that reproduces it.
+TEST_F(ScaledVectors, TheMscaleCaseCarriesDeepSeeksKeys) {
+  for (const Json& entry : json()["cases"]) {
+    if (entry["name"] != "yarn_f40_d64_interleaved_b1e4_mscale_ratio") continue;
+    EXPECT_EQ(entry["spec"]["scaling"]["mscale"], 1.0);
+    EXPECT_EQ(entry["spec"]["scaling"]["mscale_all_dim"], 0.707);
+    EXPECT_TRUE(entry["spec"]["scaling"]["attention_factor"].is_null());
+    const Json& rope_scaling = entry["hf_transformers"]["rope_scaling"];
+    EXPECT_EQ(rope_scaling["mscale"], 1.0);
+    EXPECT_EQ(rope_scaling["mscale_all_dim"], 0.707);
+    EXPECT_FALSE(rope_scaling.contains("attention_factor"));
+    EXPECT_NEAR(entry["scaling_effective"]["attention_factor"].get<double>(), 1.0857263992561355, 1e-15);
+    return;
+  }
+  ADD_FAILURE() << "no case yarn_f40_d64_interleaved_b1e4_mscale_ratio";
 }
 
 }  // namespace
