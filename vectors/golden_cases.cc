@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "vectors/axes_golden_cases.h"
+#include "vectors/backward_golden_cases.h"
 #include "vectors/scaled_golden_cases.h"
 
 namespace ropecheck {
@@ -97,8 +98,8 @@ std::vector<GoldenRopeCase> unscaled_rope_cases() {
 }
 
 // The unscaled cases first, in their original order, then the scaled ones, then the multi-axis
-// ones, then the scaled ones added since: a manifest reader that indexes cases by position keeps
-// working.
+// ones, then the scaled ones added since, then the backward pass's: a manifest reader that
+// indexes cases by position keeps working.
 const std::vector<GoldenRopeCase>& rope_cases() {
   static const std::vector<GoldenRopeCase> cases = [] {
     auto all = unscaled_rope_cases();
@@ -108,6 +109,8 @@ const std::vector<GoldenRopeCase>& rope_cases() {
     all.insert(all.end(), axes.begin(), axes.end());
     const auto& mscale = mscale_golden_rope_cases();
     all.insert(all.end(), mscale.begin(), mscale.end());
+    const auto& backward = backward_golden_rope_cases();
+    all.insert(all.end(), backward.begin(), backward.end());
     return all;
   }();
   return cases;

@@ -100,7 +100,14 @@ Json vectors_manifest_head() {
                     "OUT/<case>/q_out.npy and OUT/<case>/k_out.npy (sinusoidal cases: pe_out.npy), each "
                     "with the descr and shape of the case's own q.npy and k.npy (pe: '<f4', "
                     "[positions][d_model]); every case lists its paths under \"outputs\""},
-        {"format", "ropecheck.vectors/3 adds to /2 spec.axes per RoPE case and the multi-axis "
+        {"pass", "spec.pass: forward (q.npy and k.npy are x, the outputs R(m) x, as every case before "
+                 "format /4) or backward (RoPE's gradient: q.npy and k.npy are dy, the gradient of a "
+                 "loss with respect to the rotated q and k, and the outputs dx = a R(m)^T dy, the same "
+                 "rotation with the sine's sign flipped, (x, y) -> (x cos + y sin, -x sin + y cos), the "
+                 "attention factor a multiplying it too, the tail's gradient passed through); the "
+                 "tolerance is the forward's"},
+        {"format", "ropecheck.vectors/4 adds to /3 spec.pass per RoPE case and the backward cases; "
+                   "/3 added to /2 spec.axes per RoPE case and the multi-axis "
                    "cases, whose positions.npy is [tokens][axes]; /2 added to /1 (whose fields keep "
                    "their names and meanings): spec.scaling, scaling_effective, hf_transformers, "
                    "conventions and outputs per RoPE case; the tolerance fields attention_factor, "
@@ -155,7 +162,8 @@ Json rope_spec_json(const RopeSpec& spec) {
           {"layout", std::string(to_string(spec.layout))},
           {"angle_precision", std::string(to_string(spec.angle_precision))},
           {"scaling", scaling_json(spec.scaling)},
-          {"axes", axes_json(spec.axes)}};
+          {"axes", axes_json(spec.axes)},
+          {"pass", std::string(to_string(spec.pass))}};
 }
 
 Json scaling_effective_json(const RopeSpec& spec) {

@@ -26,7 +26,8 @@
 
 namespace ropecheck {
 
-inline constexpr const char* kVectorsFormat = "ropecheck.vectors/3";
+inline constexpr const char* kVectorsFormat = "ropecheck.vectors/4";
+inline constexpr const char* kVectorsFormatV3 = "ropecheck.vectors/3";  // still read by `check`
 inline constexpr const char* kVectorsFormatV2 = "ropecheck.vectors/2";  // still read by `check`
 inline constexpr const char* kVectorsFormatV1 = "ropecheck.vectors/1";  // still read by `check`
 
@@ -34,7 +35,7 @@ inline constexpr const char* kVectorsFormatV1 = "ropecheck.vectors/1";  // still
 nlohmann::ordered_json vectors_manifest_head();
 
 // A RoPE spec as the manifest states it: head_dim, rotary_dim, base, layout, angle_precision,
-// scaling (scaling_json) and axes (axes_json). manifest_reader.h's rope_spec_from_json reads it
+// scaling (scaling_json), axes (axes_json) and pass (forward, backward). manifest_reader.h's rope_spec_from_json reads it
 // back.
 nlohmann::ordered_json rope_spec_json(const RopeSpec& spec);
 

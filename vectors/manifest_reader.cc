@@ -234,6 +234,8 @@ RopeSpec rope_spec_from_json(const Json& j) {
     if (j.contains("scaling")) spec.scaling = scaling_from_json(j["scaling"]);
     // Versions 1 and 2 have no axes: one position per token.
     if (j.contains("axes")) spec.axes = axes_from_json(j["axes"]);
+    // Versions 1 to 3 have no pass: the forward.
+    if (j.contains("pass")) spec.pass = parse_pass(j.at("pass").get<std::string>());
     validate(spec);
     return spec;
   } catch (const nlohmann::json::exception& e) {
@@ -252,10 +254,11 @@ Manifest read_manifest(const fs::path& vectors_dir) {
   const Json json = parse_file(manifest.path);
   try {
     manifest.format = json.at("format").get<std::string>();
-    if (manifest.format != kVectorsFormat && manifest.format != kVectorsFormatV2 &&
-        manifest.format != kVectorsFormatV1) {
-      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {}, {})",
-                                     manifest.format, kVectorsFormatV1, kVectorsFormatV2, kVectorsFormat));
+    if (manifest.format != kVectorsFormat && manifest.format != kVectorsFormatV3 &&
+        manifest.format != kVectorsFormatV2 && manifest.format != kVectorsFormatV1) {
+      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {}, {}, {})",
+                                     manifest.format, kVectorsFormatV1, kVectorsFormatV2, kVectorsFormatV3,
+                                     kVectorsFormat));
     }
     for (const Json& c : json.at("cases")) {
       const std::string name = c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>()

@@ -234,6 +234,8 @@ def disagreements(case, root, p, theta, a, limit):
             for i, theta_i in enumerate(theta):
                 angle = m * theta_i
                 c, s = a * mpmath.cos(angle), a * mpmath.sin(angle)
+                if spec.get("pass") == "backward":  # the gradient a R^T dy: the transposed block
+                    s = -s
                 slack_units = abs(angle) * (rho_units(p, theta_i) + 1) + 16
                 fa, fb = pair_indices(spec, i)
                 for h in range(x.shape[1]):

@@ -333,7 +333,7 @@ TEST_F(ScaledVectors, EveryScaledCaseCarriesItsEffectiveValuesHfMappingAndConven
     }
     EXPECT_EQ(entry["outputs"]["q"], name + "/q_out.npy");
   }
-  EXPECT_EQ(cases, 21);
+  EXPECT_EQ(cases, 22);  // 21 forward, and the backward's YaRN case (backward_golden_cases.cc)
 }
 
 // The notes say what decides each switch, with the case's numbers: the LongRoPE boundary case is
