@@ -21,9 +21,9 @@ set(ROPECHECK_PACKAGE_MAINTAINER "ropecheck maintainers <maintainers@ropecheck.i
 # against the installed package as it stands. Under share/ropecheck/, not share/doc/: minimal
 # Debian images drop /usr/share/doc/* at install time (dpkg path-exclude), and these are meant to be
 # built, not only read.
-install(FILES plugins/examples/example_rope.h plugins/examples/good_rope.c plugins/examples/broken_rope.c
-              plugins/examples/fp16_rope.c plugins/examples/scaled_rope.c plugins/examples/recurrence_rope.c
-              plugins/examples/mrope_rope.c
+install(FILES plugins/examples/example_rope.h plugins/examples/example_scaling.h plugins/examples/good_rope.c
+              plugins/examples/broken_rope.c plugins/examples/fp16_rope.c plugins/examples/scaled_rope.c
+              plugins/examples/recurrence_rope.c plugins/examples/mrope_rope.c plugins/examples/backward_rope.c
         DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples)
 install(DIRECTORY plugins/examples/outside-project DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples
         PATTERN "build*" EXCLUDE)  # a build of it made in place

@@ -75,10 +75,11 @@ for preset in ${presets}; do
     # Python functions' own verification, which runs their code, not ropecheck's kernels, the
     # build machinery (reconfiguring, the outside project's install route) and the plugin probe's
     # threads, which no kernel level touches, the path mutants (built on kernel/scalar, and
-    # plugins) and the multi-axis example plugin and its bugs (their own code, no kernel level),
-    # and the every-shape run of the kernels, whose levels the cap leaves as they were or skips.
+    # plugins), the multi-axis and the backward example plugins and their bugs (their own code, no
+    # kernel level), and the every-shape run of the kernels, whose levels the cap leaves as they
+    # were or skips.
     leg "${preset}: ctest as on a scalar-only CPU (ROPECHECK_ISA=scalar)" \
       env ROPECHECK_ISA=scalar ctest --preset "${preset}" -j"${jobs}" -L 'impls|properties|plugins|vectors|bench' \
-        -E 'RopeProperty[.]Holds/.*_scalar__|MutantKill[.]IsKilled/mutant_(attention_factor|[b-z])|TorchPeers(Verify|Scan|Threads)[.]|GgmlPeerVerify[.]|Python[A-Za-z]*[.]|ProbeTeam[.]|reconfigure_when_installed|outside_project|PathMutants?[.]|Mrope(PortBug|Plugin)|verify_every_kernel_at_every_model_shape'
+        -E 'RopeProperty[.]Holds/.*_scalar__|MutantKill[.]IsKilled/mutant_(attention_factor|[b-z])|TorchPeers(Verify|Scan|Threads)[.]|GgmlPeerVerify[.]|Python[A-Za-z]*[.]|ProbeTeam[.]|reconfigure_when_installed|outside_project|PathMutants?[.]|(Mrope|Backward)(PortBug|Plugin)|verify_every_kernel_at_every_model_shape'
   fi
 done

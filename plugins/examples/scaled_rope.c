@@ -1,8 +1,9 @@
 /* scaled_rope: a complete ABI 2 plugin in plain C99, the template for porting a long-context
  * kernel. Every frequency scaling kind (linear, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE) with the
  * attention factor on cos and sin, both layouts, partial rotary, GQA, fp32 q/k. The scaled
- * inverse frequencies are formed in double (the formulas at the top of ropecheck/plugin.h), the
- * angles m * theta_i in double, sin/cos from libm: it declares fp64 angle precision.
+ * inverse frequencies are formed in double (the formulas at the top of ropecheck/plugin.h, in
+ * example_scaling.h), the angles m * theta_i in double, sin/cos from libm: it declares fp64 angle
+ * precision.
  * init/teardown show the context: init allocates the frequency table this plugin reuses between
  * calls (a real kernel's cos/sin cache) and says what it set up; teardown frees it.
  *   cmake --build build --target plugin_scaled_rope
@@ -16,7 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "example_rope.h" /* example_pair */
+#include "example_rope.h"    /* example_pair */
+#include "example_scaling.h" /* example_scaled_theta: every kind's theta_i */
 #include "ropecheck/plugin.h"
 
 #if defined(SCALED_LLAMA3_UNSMOOTHED)
@@ -31,76 +33,18 @@ typedef struct context {
   int capacity; /* entries */
 } context;
 
-/* theta_i = base^(-2i/d) for the base given (NTK kinds change the base, not the exponent). */
-static double unscaled(double base, int i, int d) { return pow(base, -2.0 * i / d); }
-
-/* The NTK base for the kinds that change it: static NTK always, dynamic NTK past L. */
-static double ntk_base(const ropecheck_plugin_spec* s) {
-  const double d = s->rotary_dim;
-  if (s->rotary_dim == 2) return s->base; /* the only pair has exponent 0 */
-  if (s->scaling_kind == ROPECHECK_SCALING_NTK) return s->base * pow(s->factor, d / (d - 2.0));
-  if (s->scaling_kind == ROPECHECK_SCALING_DYNAMIC_NTK &&
-      s->sequence_length > s->original_max_position) {
-    const double grown =
-        s->factor * (double)s->sequence_length / (double)s->original_max_position - (s->factor - 1.0);
-    return s->base * pow(grown, d / (d - 2.0));
-  }
-  return s->base;
-}
-
-/* YaRN's correction dim: the pair index whose wavelength fits `rotations` times into L. */
-static double yarn_dim(const ropecheck_plugin_spec* s, double rotations) {
-  const double pi = 3.14159265358979323846;
-  return s->rotary_dim * log((double)s->original_max_position / (rotations * 2.0 * pi)) /
-         (2.0 * log(s->base));
-}
-
-static double yarn_theta(const ropecheck_plugin_spec* s, int i) {
-  const double theta = unscaled(s->base, i, s->rotary_dim);
-  double lo = yarn_dim(s, s->beta_fast), hi = yarn_dim(s, s->beta_slow);
-  if (s->yarn_truncate) {
-    lo = floor(lo);
-    hi = ceil(hi);
-  }
-  if (lo < 0) lo = 0;
-  if (hi > s->rotary_dim - 1) hi = s->rotary_dim - 1;
-  const double width = hi == lo ? 0.001 : hi - lo;
-  double ramp = (i - lo) / width;
-  ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
-  return theta / s->factor * ramp + theta * (1.0 - ramp);
-}
-
-static double llama3_theta(const ropecheck_plugin_spec* s, int i) {
-  const double pi = 3.14159265358979323846;
-  const double theta = unscaled(s->base, i, s->rotary_dim);
-  const double old_context = (double)s->original_max_position;
-  const double wavelength = 2.0 * pi / theta;
-  if (wavelength < old_context / s->high_freq_factor) return theta;
-  if (wavelength > old_context / s->low_freq_factor) return theta / s->factor;
-  const double smooth =
-      (old_context / wavelength - s->low_freq_factor) / (s->high_freq_factor - s->low_freq_factor);
-#if defined(SCALED_LLAMA3_UNSMOOTHED)
-  return smooth < 0.5 ? theta / s->factor : theta; /* BUG: the band snapped to its nearer end */
-#else
-  return (1.0 - smooth) * theta / s->factor + smooth * theta;
-#endif
-}
-
-/* theta_i of pair i under the spec's scaling kind. */
+/* theta_i of pair i: example_scaling.h's formulas, but for the bug build's Llama 3 band. */
 static double scaled_theta(const ropecheck_plugin_spec* s, int i) {
-  switch (s->scaling_kind) {
-    case ROPECHECK_SCALING_LINEAR: return unscaled(s->base, i, s->rotary_dim) / s->factor;
-    case ROPECHECK_SCALING_NTK:
-    case ROPECHECK_SCALING_DYNAMIC_NTK: return unscaled(ntk_base(s), i, s->rotary_dim);
-    case ROPECHECK_SCALING_YARN: return yarn_theta(s, i);
-    case ROPECHECK_SCALING_LLAMA3: return llama3_theta(s, i);
-    case ROPECHECK_SCALING_LONGROPE: {
-      const double* ext =
-          s->sequence_length > s->original_max_position ? s->long_factor : s->short_factor;
-      return unscaled(s->base, i, s->rotary_dim) / ext[i];
-    }
-    default: return unscaled(s->base, i, s->rotary_dim);
+#if defined(SCALED_LLAMA3_UNSMOOTHED)
+  if (s->scaling_kind == ROPECHECK_SCALING_LLAMA3) {
+    const double pi = 3.14159265358979323846;
+    const double theta = example_unscaled_theta(s->base, i, s->rotary_dim);
+    const double smooth = example_llama3_smooth(s, 2.0 * pi / theta);
+    /* BUG: the band snapped to its nearer end */
+    if (smooth > 0 && smooth < 1) return smooth < 0.5 ? theta / s->factor : theta;
   }
+#endif
+  return example_scaled_theta(s, i);
 }
 
 /* Rotates every head of one fp32 tensor ([tokens][heads][head_dim]) in place with the table
@@ -149,9 +93,7 @@ static int32_t query_capabilities(void* opaque, ropecheck_plugin_capabilities* c
   caps->angle_precisions = 1u << ROPECHECK_ANGLES_FP64;
   caps->max_head_dim = 0;
   caps->partial_rotary = 1;
-  caps->scaling_kinds = (1u << ROPECHECK_SCALING_LINEAR) | (1u << ROPECHECK_SCALING_NTK) |
-                        (1u << ROPECHECK_SCALING_DYNAMIC_NTK) | (1u << ROPECHECK_SCALING_YARN) |
-                        (1u << ROPECHECK_SCALING_LLAMA3) | (1u << ROPECHECK_SCALING_LONGROPE);
+  caps->scaling_kinds = EXAMPLE_EVERY_SCALING_KIND;
   caps->max_position = 0; /* ropecheck's limit */
   return ROPECHECK_PLUGIN_OK;
 }

@@ -24,8 +24,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr std::string_view kDeclarationKeys[] = {"layouts",      "scaling",      "axes",          "angles",
-                                                  "storage",      "max_position", "max_head_dim",  "partial_rotary"};
+constexpr std::string_view kDeclarationKeys[] = {"layouts",      "scaling",      "axes",           "angles",
+                                                  "storage",      "max_position", "max_head_dim",   "partial_rotary",
+                                                  "backward",     "autograd"};
 
 // A name searched on PATH as a shell does; a name with a slash is a path.
 std::filesystem::path find_interpreter(const std::string& exe) {
@@ -88,6 +89,19 @@ AxisMode axis_mode_of(std::string_view name) {
     if (mode != AxisMode::none && to_string(mode) == name) return mode;
   }
   throw InvalidInput(fmt::format("'axes': unknown axis mode '{}' (mrope, imrope, vision)", name));
+}
+
+// Whether the declaration gives the function a backward pass: "backward" (a function of the
+// module, which the driver found and names here) or "autograd": true (torch.autograd through the
+// forward). The driver judged what only Python can (callable, torch importable, not both).
+bool backward_declared(const Json& declaration) {
+  if (declaration.contains("backward") && !declaration["backward"].is_string()) {
+    throw InvalidInput("'backward' must be a function of the module or its name");
+  }
+  if (declaration.contains("autograd") && !declaration["autograd"].is_boolean()) {
+    throw InvalidInput("'autograd' must be true or false");
+  }
+  return declaration.contains("backward") || declaration.value("autograd", false);
 }
 
 // The function's `ropecheck` attribute as capabilities; without one (null): both layouts, no
@@ -154,6 +168,7 @@ RopeCapabilities capabilities_of(const Json& declaration) {
     if (!declaration["partial_rotary"].is_boolean()) throw InvalidInput("'partial_rotary' must be true or false");
     caps.partial_rotary = declaration["partial_rotary"].get<bool>();
   }
+  if (backward_declared(declaration)) caps.passes.push_back(Pass::backward);
   return caps;
 }
 

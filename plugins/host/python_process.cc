@@ -146,6 +146,7 @@ Json PythonProcess::request(const plugin_protocol::CallMessage& m) const {
           {"head_dim", m.spec.head_dim},
           {"dtype", m.dtype == ROPECHECK_DTYPE_FP32 ? "fp32" : m.dtype == ROPECHECK_DTYPE_BF16 ? "bf16" : "fp16"},
           {"threads", m.threads},
+          {"pass", m.backward != 0 ? "backward" : "forward"},  // the backward: the declared one (python_host.cc)
           {"spec", spec_json(m, memory_)}};
 }
 

@@ -2,7 +2,8 @@
 # `--python MODULE:FUNCTION` (plugins/host/python_process.cc), never by hand. It imports the
 # function, says what it declares, then serves calls: q, k and positions are numpy views of the
 # shared memory file ropecheck guards (no copy per call), one JSON message per request and reply
-# on a SOCK_SEQPACKET socket. The contract a function follows: docs/porting.md, "Python".
+# on a SOCK_SEQPACKET socket. A backward call goes to the declared backward function, or through
+# the function under torch.autograd. The contract a function follows: docs/porting.md, "Python".
 # Written for CPython >= 3.9 but parsed by older ones too, so that they can be told so.
 import importlib
 import importlib.util
@@ -16,7 +17,8 @@ import time
 import traceback
 
 MAX_MESSAGE = 1 << 20
-KEYS = ("layouts", "scaling", "axes", "angles", "storage", "max_position", "max_head_dim", "partial_rotary")
+KEYS = ("layouts", "scaling", "axes", "angles", "storage", "max_position", "max_head_dim", "partial_rotary",
+        "backward", "autograd")
 
 
 def reply(channel, message):
@@ -39,7 +41,7 @@ def short_traceback(error):
 
 
 def import_target(target):
-    """The callable named MODULE:FUNCTION or path/to/file.py:FUNCTION, and its name for the id."""
+    """The callable named MODULE:FUNCTION or path/to/file.py:FUNCTION, its name for the id, and its module."""
     if ":" not in target:
         raise LookupError("'%s' is not MODULE:FUNCTION (or path/to/file.py:FUNCTION)" % target)
     module_part, function_part = target.rsplit(":", 1)
@@ -68,10 +70,10 @@ def import_target(target):
         if not hasattr(function, attribute):
             raise LookupError("module '%s' has no attribute '%s'" % (name, function_part))
         function = getattr(function, attribute)
-    return function, "%s.%s" % (name, function_part)
+    return function, "%s.%s" % (name, function_part), module
 
 
-def check_signature(function):
+def check_signature(function, label=""):
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
@@ -79,7 +81,40 @@ def check_signature(function):
     try:
         signature.bind(None, None, None, None)
     except TypeError as error:
-        raise TypeError("cannot be called as fn(q, k, positions, spec): signature %s (%s)" % (signature, error))
+        raise TypeError("%scannot be called as fn(q, k, positions, spec): signature %s (%s)" % (label, signature, error))
+
+
+def backward_of(declaration, module):
+    """The function the declaration names for the backward pass, or None; raises TypeError saying why
+    the declaration cannot stand. "backward" is replaced by its name (plain data for the hello);
+    "autograd" imports torch here, so that a missing torch is said at load, not at the first call."""
+    named, autograd = declaration.get("backward"), declaration.get("autograd", False)
+    if not isinstance(autograd, bool):
+        raise TypeError("its ropecheck declaration: 'autograd' must be True or False, got %r" % (autograd,))
+    if named is not None and autograd:
+        raise TypeError("its ropecheck declaration: 'backward' and 'autograd' both declared: the backward is "
+                        "either the named function or torch.autograd through the forward, not both")
+    if autograd and declaration.get("storage", "fp32") not in ("fp32", ["fp32"]):
+        # bf16 crosses as uint16 bit patterns, which carry no gradient; fp16 waits for an example.
+        raise TypeError("its ropecheck declaration: 'autograd' takes fp32 storage only, not %r"
+                        % (declaration["storage"],))
+    if autograd:
+        try:
+            import torch  # noqa: F401
+        except Exception as error:
+            raise TypeError("its ropecheck declaration: 'autograd' needs torch, which %s cannot import (%s)"
+                            % (sys.executable, exception_text(error)))
+    if named is None:
+        return None
+    function = getattr(module, named, None) if isinstance(named, str) else named
+    if function is None:
+        raise TypeError("its ropecheck declaration: 'backward' names '%s', which its module does not have" % named)
+    if not callable(function):
+        raise TypeError("its ropecheck declaration: 'backward' is a %s, not a function nor its name"
+                        % type(function).__name__)
+    check_signature(function, "its ropecheck declaration: 'backward' ")
+    declaration["backward"] = named if isinstance(named, str) else getattr(named, "__qualname__", repr(named))
+    return function
 
 
 def load(target):
@@ -94,7 +129,7 @@ def load(target):
                       "for that interpreter or name one that has it with --python-exe"
                       % (sys.executable, sys.version.split()[0], exception_text(error))}
     try:
-        function, name = import_target(target)
+        function, name, module = import_target(target)
     except LookupError as error:
         return None, {"ok": False, "error": str(error)}
     except BaseException as error:  # the module's own import failed: its exception, one line
@@ -106,18 +141,45 @@ def load(target):
     except TypeError as error:
         return None, {"ok": False, "error": str(error)}
     declaration = getattr(function, "ropecheck", None)
+    backward = None
     if declaration is not None:
         if not isinstance(declaration, dict):
             return None, {"ok": False, "error": "its ropecheck attribute is a %s; it must be a dict with keys %s"
                           % (type(declaration).__name__, ", ".join(KEYS))}
+        declaration = dict(declaration)  # a copy: "backward" becomes a name below
+        try:
+            backward = backward_of(declaration, module)
+        except TypeError as error:
+            return None, {"ok": False, "error": str(error)}
         try:
             json.dumps(declaration)
         except (TypeError, ValueError) as error:
             return None, {"ok": False, "error": "its ropecheck attribute is not plain data: %s" % error}
     doc = inspect.getdoc(function) or ""
-    return function, {"ok": True, "name": name, "summary": one_line(doc.splitlines()[0] if doc else "", 200),
-                      "python": sys.version.split()[0], "executable": sys.executable,
-                      "numpy": numpy.__version__, "declaration": declaration}
+    autograd = declaration is not None and declaration.get("autograd") is True
+    return Subject(function, backward, autograd), {
+        "ok": True, "name": name, "summary": one_line(doc.splitlines()[0] if doc else "", 200),
+        "python": sys.version.split()[0], "executable": sys.executable, "numpy": numpy.__version__,
+        "declaration": declaration}
+
+
+class Subject:
+    """What serves the calls: the function, and its backward (a declared function, or autograd)."""
+
+    def __init__(self, function, backward, autograd):
+        self.function = function
+        self.backward = backward
+        self.autograd = autograd
+
+    def __call__(self, q, k, positions, spec, backward_pass):
+        if backward_pass and self.autograd:
+            return autograd_gradient(self.function, q, k, positions, spec)
+        if backward_pass:
+            return self.backward(q, k, positions, spec)
+        if self.autograd:  # a PyTorch function: tensors in both passes (views of q and k here)
+            import torch
+            return self.function(torch.from_numpy(q), torch.from_numpy(k), positions, spec)
+        return self.function(q, k, positions, spec)
 
 
 class Memory:
@@ -167,6 +229,64 @@ def take_returned(result, q, k):
     return None
 
 
+class GraphBroken(Exception):
+    """The forward gave torch.autograd no path from an input to its output: a reason, not a crash."""
+
+
+# What torch raises where a forward breaks the graph, and what that means for the gradient.
+TORCH_GRAPH_ERRORS = (
+    ("Can't call numpy() on Tensor that requires grad",
+     "the forward called numpy() on a tensor that requires grad: a numpy round trip breaks the graph"),
+    ("a leaf Variable that requires grad is being used in an in-place operation",
+     "the forward wrote q or k in place: under autograd they are leaves that require grad (return new tensors)"),
+)
+
+
+def autograd_gradient(forward, dy_q, dy_k, positions, spec):
+    """The backward of a PyTorch forward: dL/dq and dL/dk for dL/dy = (dy_q, dy_k), by
+    torch.autograd.grad(outputs, inputs, grad_outputs=dy). The forward runs on leaf copies of dy
+    (RoPE is linear: its gradient does not depend on the input)."""
+    import torch
+    inputs = (torch.tensor(dy_q, requires_grad=True), torch.tensor(dy_k, requires_grad=True))
+    try:
+        outputs = forward(inputs[0], inputs[1], positions, spec)
+    except RuntimeError as error:
+        for torch_says, meaning in TORCH_GRAPH_ERRORS:
+            if torch_says in str(error):
+                raise GraphBroken("%s, so no gradient reaches q and k" % meaning) from error
+        raise
+    if not isinstance(outputs, (tuple, list)) or len(outputs) != 2:
+        raise GraphBroken("the forward returned a %s; under autograd it must return the pair (q, k) "
+                          "of tensors computed from its inputs" % type(outputs).__name__)
+    # Only outputs that carry a graph enter autograd.grad; an empty k (no kv heads) needs none.
+    used, given, wrt = [], [], []
+    for label, out, dy, x in zip("qk", outputs, (dy_q, dy_k), inputs):
+        if not isinstance(out, torch.Tensor):
+            raise GraphBroken("the forward returned %s as a %s, not a torch tensor: the graph is broken "
+                              "(a numpy round trip)" % (label, type(out).__name__))
+        if tuple(out.shape) != dy.shape:
+            raise GraphBroken("the forward returned %s of shape %s; expected %s"
+                              % (label, tuple(out.shape), dy.shape))
+        if dy.size == 0:
+            continue
+        if not out.requires_grad:
+            raise GraphBroken("the forward's %s does not require grad: the graph from the input %s was "
+                              "broken (a detach, a numpy round trip or a new tensor made from its values), so no "
+                              "gradient reaches it" % (label, label))
+        used.append(out)
+        given.append(torch.from_numpy(dy).to(out.dtype))
+        wrt.append(x)
+    grads = torch.autograd.grad(used, wrt, grad_outputs=given, allow_unused=True) if used else ()
+    for label, grad in zip("qk", grads):
+        if grad is None:
+            raise GraphBroken("the forward's %s does not depend on the input %s: the graph was broken, "
+                              "so no gradient reaches it" % (label, label))
+    results = [dy_q, dy_k]
+    for x, grad in zip(wrt, grads):
+        results[0 if x is inputs[0] else 1] = grad
+    return results[0], results[1]
+
+
 def serve(channel, memory, function):
     import numpy
     dtypes = {"fp32": numpy.float32, "fp16": numpy.float16, "bf16": numpy.uint16}
@@ -189,13 +309,16 @@ def serve(channel, memory, function):
         clock = time.thread_time_ns if call["threads"] == 1 else time.perf_counter_ns
         try:
             start = clock()
-            result = function(q, k, positions, call["spec"])
+            result = function(q, k, positions, call["spec"], call.get("pass") == "backward")
             took = clock() - start
             problem = take_returned(result, q, k)
         except BaseException as error:  # SystemExit included: the function's fault, not the driver's
             if isinstance(error, KeyboardInterrupt):
                 raise
-            reply(channel, {"status": "error", "error": exception_text(error), "traceback": short_traceback(error)})
+            where = short_traceback(error)
+            if isinstance(error, GraphBroken):  # the user's line where torch raised, else none of the driver's
+                where = short_traceback(error.__cause__) if error.__cause__ is not None else ""
+            reply(channel, {"status": "error", "error": exception_text(error), "traceback": where})
             continue
         finally:
             del q, k, positions  # no view may outlive a remap
@@ -215,11 +338,11 @@ def main():
     if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
         del sys.path[0]
     channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, channel_fd)
-    function, hello = load(target)
+    subject, hello = load(target)
     reply(channel, hello)
-    if function is None:
+    if subject is None:
         return 0
-    serve(channel, Memory(memory_fd), function)
+    serve(channel, Memory(memory_fd), subject)
     return 0
 
 

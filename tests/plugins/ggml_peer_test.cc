@@ -85,6 +85,12 @@ constexpr GgmlVerdict kGgmlVerdicts[] = {
     {"long_range_decay", "PASSED", 0},
     {"axes_equal_is_1d", "FAILED", 1},
     {"section_locality", "PASSED", 0},
+    // The peer is ABI 3, the forward only: the backward properties skip.
+    {"backward_oracle_agreement", "SKIPPED", 0},
+    {"adjoint_identity", "SKIPPED", 0},
+    {"backward_inverts_forward", "SKIPPED", 0},
+    {"backward_norm_preservation", "SKIPPED", 0},
+    {"backward_tail_untouched", "SKIPPED", 0},
 };
 
 TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
@@ -107,7 +113,7 @@ TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
         std::smatch m;
         ASSERT_TRUE(std::regex_search(message, m, std::regex("position (-?[0-9]+)"))) << message;
         EXPECT_EQ(std::stol(m[1]), v.position) << message;
-      } else {
+      } else if (std::string(v.status) == "PASSED") {
         EXPECT_GT(r.at("cases").get<int>(), 0);
       }
       results.erase(it);

@@ -24,6 +24,7 @@
 #include "plugins/host/plugin_host.h"
 #include "plugins/host/python_host.h"
 #include "tests/support/outside_problem.h"
+#include "tests/support/python_cli.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -31,95 +32,19 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::contains;
-using test::Exited;
+using test::expect_refused;
+using test::kPython;
+using test::py_count;
+using test::py_example;
+using test::py_failure;
+using test::py_fixture;
+using test::py_options;
+using test::py_statuses;
+using test::py_torch;
+using test::py_verify;
 using test::ScratchDir;
 using test::slurp;
 using test::spawn;
-
-const std::string kPython = ROPECHECK_NUMPY_PYTHON;  // "" when configure found none with numpy
-
-std::string py_source(const std::string& relative) { return (fs::path(ROPECHECK_SOURCE_DIR) / relative).string(); }
-std::string py_example(const std::string& function) {
-  return py_source("plugins/examples/python/" + function);
-}
-std::string py_fixture(const std::string& function) { return py_source("tests/plugins/python/" + function); }
-
-// Fails the test (not a skip) where configure found no interpreter with numpy: CI installs one.
-#define REQUIRE_NUMPY_PYTHON()                                                                       \
-  if (kPython.empty()) GTEST_FAIL() << "no python3 that imports numpy was found when configuring "   \
-                                       "(install python3-numpy: scripts/install-deps.sh)"
-
-// Whether the interpreter has torch, and a CUDA device for it: asked once (importing torch takes
-// seconds).
-struct PyTorchHere {
-  bool torch = false, cuda = false;
-};
-const PyTorchHere& py_torch() {
-  static const PyTorchHere here = [] {
-    if (kPython.empty()) return PyTorchHere{};
-    const int code =
-        spawn({kPython, "-c", "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)"}).code;
-    return PyTorchHere{code == 0 || code == 3, code == 0};
-  }();
-  return here;
-}
-
-// The PyTorch examples' own numbers, not the host's code (the numpy tests run that under the
-// sanitizers): not in the sanitizer build, where torch's uninstrumented time would be spent twice.
-#define REQUIRE_TORCH()                                                                                 \
-  REQUIRE_NUMPY_PYTHON();                                                                               \
-  if (build_info::kSanitized) GTEST_SKIP() << "the PyTorch examples are not run in the sanitizer build"; \
-  if (!py_torch().torch) GTEST_SKIP() << kPython << " cannot import torch (Debian: python3-torch)"
-
-PluginOptions py_options(double timeout = 0) {
-  PluginOptions options;
-  options.python_exe = kPython;
-  options.timeout_seconds = timeout;
-  return options;
-}
-
-struct PyVerify {
-  Exited run;
-  nlohmann::json json;
-};
-
-// The build's case count (RC_PARAMS' max_success, tests/CMakeLists.txt: 100, the CLI's default,
-// and 25 in the sanitizer build), "100" without it.
-std::string py_cases() {
-  const char* params = std::getenv("RC_PARAMS");
-  std::smatch m;
-  const std::string text = params != nullptr ? params : "";
-  return std::regex_search(text, m, std::regex("max_success=([0-9]+)")) ? m[1].str() : "100";
-}
-
-// `ropecheck verify --python T... [--cases N] ARGS --python-exe PY --out DIR`, and verify.json.
-PyVerify py_verify(const std::vector<std::string>& targets, const std::vector<std::string>& args = {}) {
-  const ScratchDir out;
-  std::vector<std::string> command = {ROPECHECK_CLI_PATH, "verify"};
-  if (std::find(args.begin(), args.end(), "--cases") == args.end()) command.insert(command.end(), {"--cases", py_cases()});
-  for (const auto& t : targets) command.insert(command.end(), {"--python", t});
-  command.insert(command.end(), args.begin(), args.end());
-  command.insert(command.end(), {"--python-exe", kPython, "--out", out.str()});
-  PyVerify v{spawn(command), {}};
-  v.json = nlohmann::json::parse(slurp(out / "verify.json"), nullptr, false);
-  return v;
-}
-
-// property -> status of one subject in verify.json.
-std::map<std::string, std::string> py_statuses(const nlohmann::json& json, const std::string& subject) {
-  std::map<std::string, std::string> found;
-  if (!json.is_object() || !json.contains("results")) return found;
-  for (const auto& r : json["results"]) {
-    if (r.at("subject") == subject) found[r.at("property")] = r.at("status");
-  }
-  return found;
-}
-
-int py_count(const std::map<std::string, std::string>& statuses, const std::string& status) {
-  int n = 0;
-  for (const auto& [property, s] : statuses) n += s == status;
-  return n;
-}
 
 // ---- the contract: a reference written from the docs passes, each bug fails ------------------
 
@@ -245,18 +170,6 @@ TEST(PythonExamples, PyTorchFormsPassOnCudaWhereThereIsADevice) {
 
 // ---- bad input: one line, exit 2 --------------------------------------------------------------
 
-void expect_refused(const std::vector<std::string>& args, const std::string& reason) {
-  std::vector<std::string> command = {ROPECHECK_CLI_PATH, "verify"};
-  command.insert(command.end(), args.begin(), args.end());
-  const ScratchDir out;
-  command.insert(command.end(), {"--out", out.str()});
-  const auto run = spawn(command);
-  EXPECT_EQ(run.code, 2) << run.out << run.err;
-  EXPECT_TRUE(contains(run.err, reason)) << run.err;
-  // One line: the reason, nothing else on stderr (the child's own output aside, which has none).
-  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
-}
-
 TEST(PythonBadInput, EachIsOneLineAndExit2) {
   REQUIRE_NUMPY_PYTHON();
   const auto with = [](const std::string& target) {
@@ -295,14 +208,6 @@ TEST(PythonBadInput, InterpreterWithoutNumpyIsOneLineAndExit2) {
 }
 
 // ---- misbehaviour: FAILED or HANG, ropecheck goes on -----------------------------------------
-
-// A Python function's failure on the shared small call (outside_problem.h), with the angles a
-// function without a declaration is judged by (fp32).
-std::string py_failure(const RopeImpl& impl, bool* hang = nullptr) {
-  test::Problem problem(64);
-  problem.spec.angle_precision = AnglePrecision::fp32;
-  return test::failure_of(impl, problem, hang);
-}
 
 TEST(PythonLoad, ReferenceMatchesTheOracleAndDeclaresWhatItsAttributeSays) {
   REQUIRE_NUMPY_PYTHON();
@@ -530,7 +435,7 @@ TEST(PythonCli, ListShowsTheDeclaredAxisModes) {
   const auto text = spawn({ROPECHECK_CLI_PATH, "list", "--python", py_example("mrope_rope.py:apply"), "--python-exe",
                            kPython});
   ASSERT_EQ(text.code, 0) << text.err;
-  EXPECT_TRUE(std::regex_search(text.out, std::regex("SCALING +AXES +PATH"))) << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("SCALING +AXES +PASSES +PATH"))) << text.out;
   EXPECT_TRUE(std::regex_search(text.out, std::regex("python/mrope_rope.apply .* none +none,mrope,imrope,vision ")))
       << text.out;
 }

@@ -1,6 +1,6 @@
 // `ropecheck verify --plugin` as a user runs it, for the tests of plugins through the real binary
 // (ROPECHECK_CLI_PATH): the run with its verify.json, each property's status in it, and the RoPE
-// properties a plugin is expected to run (plugin_test, mrope_plugin_test).
+// properties a plugin is expected to run (plugin_test, mrope_plugin_test, backward_plugin_test).
 #pragma once
 
 #include <map>
@@ -42,7 +42,8 @@ inline std::vector<std::string> rope_property_ids() {
 }
 
 // The properties of the backward pass (properties/backward_properties.cc): they skip on a subject
-// that declares the forward only.
+// that declares the forward only (ABI 1 to 3, an ABI 4 plugin without apply_backward) and run,
+// to pass, on one with a backward (backward_plugin_test).
 inline bool judges_backward(const std::string& property_id) {
   for (const auto& p : backward_properties()) {
     if (p.id == property_id) return true;

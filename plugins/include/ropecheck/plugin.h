@@ -30,7 +30,7 @@
  * and restarted when it crashes, hangs or writes outside its buffers; each of those is a FAILED
  * property with the shrunk counterexample. plugins/examples/good_rope.c is a complete ABI 1
  * plugin (fp16_rope.c one on fp16 storage), scaled_rope.c a complete ABI 2 one, mrope_rope.c a
- * complete ABI 3 one.
+ * complete ABI 3 one, backward_rope.c a complete ABI 4 one.
  *
  * The rotation (ropecheck's README, "What is checked"): for token t at position m = positions[t],
  * rotary pair i of every head is rotated by the angle m * theta_i, theta_i = base^(-2i/rotary_dim),
