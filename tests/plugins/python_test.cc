@@ -522,7 +522,7 @@ TEST(PythonCli, ListShowsTheDeclaredAxisModes) {
   const auto text = spawn({ROPECHECK_CLI_PATH, "list", "--python", py_example("mrope_rope.py:apply"), "--python-exe",
                            kPython});
   ASSERT_EQ(text.code, 0) << text.err;
-  EXPECT_TRUE(std::regex_search(text.out, std::regex("SCALING +AXES +PATH"))) << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex("SCALING +AXES +PASSES +PATH"))) << text.out;
   EXPECT_TRUE(std::regex_search(text.out, std::regex("python/mrope_rope.apply .* none +none,mrope,imrope,vision ")))
       << text.out;
 }
