@@ -1,8 +1,9 @@
 // The ggml peer (peers/ggml, built into ROPECHECK_PLUGIN_DIR only where scripts/install-ggml-peer.sh
 // installed the pinned prebuilt ggml; this test does not exist otherwise): llama.cpp's
-// ggml_rope_ext on ggml's CPU backend, verified through the real binary (ROPECHECK_CLI_PATH) with
-// every verdict pinned, its fp16 storage against the oracle, and its angle error at positions
-// 1e3, 1e5 and 1e6 beside ropecheck's forms of the same angles.   ctest -R GgmlPeer
+// ggml_rope_ext on ggml's CPU backend (and its gradient, ggml_rope_ext_back), verified through the
+// real binary (ROPECHECK_CLI_PATH) with every verdict pinned, its fp16 storage against the oracle,
+// and its angle error at positions 1e3, 1e5 and 1e6 beside ropecheck's forms of the same angles.
+//   ctest -R GgmlPeer
 //
 // Re-pinning (a new ggml pin, or a change of the tolerance model): run
 //   build/ropecheck verify --plugin build/plugins/ggml.so
@@ -68,6 +69,11 @@ struct GgmlVerdict {
 // (VISION with an odd number of pairs, which ggml-cpu aborts on, is outside the spec: vision RoPE
 // has an even pair count, core/position_axes.h.) Every property these two do not reach passes,
 // YaRN without truncation included (as freq_factors). Both builds give the same verdicts.
+// The backward (ABI 4: ggml_rope_ext_back, ggml_rope_multi_back): the IMROPE finding again, in
+// backward_oracle_agreement (the gradient's pairs past the slices turned by the fourth position,
+// shrunk to the same case); adjoint_identity and backward_inverts_forward pass, since ggml's
+// forward and backward agree with each other there; every other mode is the oracle's gradient
+// (GgmlPeerBackward below).
 constexpr GgmlVerdict kGgmlVerdicts[] = {
     {"oracle_agreement", "FAILED", 1},
     {"norm_preservation", "PASSED", 0},
@@ -85,12 +91,11 @@ constexpr GgmlVerdict kGgmlVerdicts[] = {
     {"long_range_decay", "PASSED", 0},
     {"axes_equal_is_1d", "FAILED", 1},
     {"section_locality", "PASSED", 0},
-    // The peer is ABI 3, the forward only: the backward properties skip.
-    {"backward_oracle_agreement", "SKIPPED", 0},
-    {"adjoint_identity", "SKIPPED", 0},
-    {"backward_inverts_forward", "SKIPPED", 0},
-    {"backward_norm_preservation", "SKIPPED", 0},
-    {"backward_tail_untouched", "SKIPPED", 0},
+    {"backward_oracle_agreement", "FAILED", 1},
+    {"adjoint_identity", "PASSED", 0},
+    {"backward_inverts_forward", "PASSED", 0},
+    {"backward_norm_preservation", "PASSED", 0},
+    {"backward_tail_untouched", "PASSED", 0},
 };
 
 TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
@@ -138,7 +143,8 @@ TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
 
 // What the peer declares and what its init chose: both layouts, fp32 and fp16 storage, fp32
 // recurrence angles only, the scaling kinds that map onto ggml_rope_ext, ggml's int32 positions
-// (above ropecheck's own 2^24), and a CPU backend this CPU runs (no AVX-512 one where it lacks it).
+// (above ropecheck's own 2^24), both passes (ABI 4), and a CPU backend this CPU runs (no AVX-512
+// one where it lacks it).
 TEST(GgmlPeerVerify, CapabilitiesAndInitLineAreWhatGgmlDoes) {
   const auto ggml = load_plugin(test::built_plugin("ggml"));
   const RopeCapabilities caps = ggml->capabilities();
@@ -148,7 +154,8 @@ TEST(GgmlPeerVerify, CapabilitiesAndInitLineAreWhatGgmlDoes) {
   EXPECT_TRUE(caps.partial_rotary);
   EXPECT_EQ(caps.scaling_kinds.size(), 7u);  // none and all six kinds (yarn truncated only)
   EXPECT_EQ(caps.axis_modes, (std::vector{AxisMode::none, AxisMode::mrope, AxisMode::imrope, AxisMode::vision}));
-  EXPECT_EQ(plugin_info(*ggml)->abi_version, ROPECHECK_PLUGIN_ABI_V3);
+  EXPECT_EQ(plugin_info(*ggml)->abi_version, ROPECHECK_PLUGIN_ABI_V4);
+  EXPECT_EQ(caps.passes, (std::vector{Pass::forward, Pass::backward}));
   EXPECT_EQ(caps.max_position, RopeCapabilities{}.max_position);
   const PluginInfo* info = plugin_info(*ggml);
   ASSERT_NE(info, nullptr);
@@ -167,7 +174,8 @@ TEST(GgmlPeerVerify, CapabilitiesAndInitLineAreWhatGgmlDoes) {
 // ---- 2. fp16 storage (verify judges the fp32 entry; ggml's F16 rope is checked here) ----------
 
 // The peer loaded into this process (dlopen, as a user of the ABI may), its init run: the ABI's
-// apply on fp16 buffers, which ropecheck's own RopeImpl does not send to an fp32 plugin.
+// apply (or apply_backward) on fp16 buffers, which ropecheck's own RopeImpl does not send to an
+// fp32 plugin.
 class InProcessPeer {
  public:
   explicit InProcessPeer(const std::string& path) : library_(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
@@ -176,7 +184,8 @@ class InProcessPeer {
     if (symbol == nullptr) throw std::runtime_error("no entry");
     const void* (*entry)();
     std::memcpy(&entry, &symbol, sizeof entry);
-    plugin_ = static_cast<const ropecheck_plugin_v2*>(entry());
+    plugin_ = static_cast<const ropecheck_plugin_v4*>(entry());
+    if (plugin_->abi_version != ROPECHECK_PLUGIN_ABI_V4) throw std::runtime_error("not ABI 4");
     char line[200] = {};
     ropecheck_plugin_init_args args{sizeof args, 1, line, sizeof line, 0, {}};
     if (plugin_->init(&args, &context_) != ROPECHECK_PLUGIN_OK) throw std::runtime_error(line);
@@ -185,11 +194,13 @@ class InProcessPeer {
     plugin_->teardown(context_);
     dlclose(library_);
   }
-  std::int32_t apply(const ropecheck_plugin_call& call) const { return plugin_->apply(context_, &call); }
+  std::int32_t apply(const ropecheck_plugin_call& call, Pass pass) const {
+    return pass == Pass::backward ? plugin_->apply_backward(context_, &call) : plugin_->apply(context_, &call);
+  }
 
  private:
   void* library_;
-  const ropecheck_plugin_v2* plugin_ = nullptr;
+  const ropecheck_plugin_v4* plugin_ = nullptr;
   void* context_ = nullptr;
 };
 
@@ -220,53 +231,58 @@ double worst_of_bound(const RopeSpec& spec, StorageType storage, const std::vect
 }
 
 // Measured: 0.86 (interleaved) and 0.89 (half_split) of the fp16 bound, the bound of fp16 storage
-// with fp32 recurrence angles (partial rotary, GQA, positions to 65535).
+// with fp32 recurrence angles (partial rotary, GQA, positions to 65535); the backward (F16
+// ggml_rope_ext_back) 0.94 and 0.96 of the same bound.
 TEST(GgmlPeerFp16, F16TensorsStayWithinTheFp16Bound) {
   const InProcessPeer ggml(test::built_plugin("ggml"));
-  for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-    RopeSpec spec;
-    spec.head_dim = 128;
-    spec.rotary_dim = 96;  // partial: the tail passes through
-    spec.layout = layout;
-    spec.angle_precision = AnglePrecision::fp32_recurrence;
-    const std::int64_t tokens = 5, q_heads = 4, k_heads = 2;
-    const std::vector<std::int64_t> positions = {0, 1, 4095, 30000, 65535};
-    std::vector<float> q_in(static_cast<std::size_t>(tokens * q_heads * 128)), k_in(static_cast<std::size_t>(tokens * k_heads * 128));
-    for (std::size_t i = 0; i < q_in.size(); ++i) q_in[i] = round_to_storage(std::sin(0.3f * static_cast<float>(i)), StorageType::fp16);
-    for (std::size_t i = 0; i < k_in.size(); ++i) k_in[i] = round_to_storage(std::cos(0.7f * static_cast<float>(i)), StorageType::fp16);
-    std::vector<Fp16> q(q_in.size()), k(k_in.size());
-    std::transform(q_in.begin(), q_in.end(), q.begin(), fp16_from_float);
-    std::transform(k_in.begin(), k_in.end(), k.begin(), fp16_from_float);
-    ropecheck_plugin_spec s{};
-    s.struct_size = sizeof s;
-    s.head_dim = spec.head_dim;
-    s.rotary_dim = spec.rotary_dim;
-    s.layout = layout == Layout::interleaved ? ROPECHECK_LAYOUT_INTERLEAVED : ROPECHECK_LAYOUT_HALF_SPLIT;
-    s.angle_precision = ROPECHECK_ANGLES_FP32_RECURRENCE;
-    s.base = spec.base;
-    s.attention_factor = 1;
-    ropecheck_plugin_call call{};
-    call.struct_size = sizeof call;
-    call.dtype = ROPECHECK_DTYPE_FP16;
-    call.spec = &s;
-    call.q = q.data();  // a std::vector's: the peer stages what ggml cannot wrap (32-byte alignment)
-    call.q_heads = q_heads;
-    call.k = k.data();
-    call.k_heads = k_heads;
-    call.positions = positions.data();
-    call.tokens = tokens;
-    call.threads = 1;
-    ASSERT_EQ(ggml.apply(call), ROPECHECK_PLUGIN_OK);
-    std::vector<float> q_out(q.size()), k_out(k.size());
-    std::transform(q.begin(), q.end(), q_out.begin(), float_from_fp16);
-    std::transform(k.begin(), k.end(), k_out.begin(), float_from_fp16);
-    const double worst = std::max(worst_of_bound(spec, StorageType::fp16, q_in, q_out, q_heads, positions),
-                                  worst_of_bound(spec, StorageType::fp16, k_in, k_out, k_heads, positions));
-    std::cout << fmt::format("ggml fp16 {}: {:.3f} of the fp16 bound\n", to_string(layout), worst);
-    EXPECT_LT(worst, 1.0);
-    EXPECT_GT(worst, 0.0);  // it did rotate
-    for (std::size_t row = 0; row < q.size() / 128; ++row) {  // the tail, bit for bit
-      for (std::size_t f = 96; f < 128; ++f) EXPECT_EQ(q_out[row * 128 + f], q_in[row * 128 + f]);
+  for (const Pass pass : kAllPasses) {
+    for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+      RopeSpec spec;
+      spec.pass = pass;
+      spec.head_dim = 128;
+      spec.rotary_dim = 96;  // partial: the tail passes through
+      spec.layout = layout;
+      spec.angle_precision = AnglePrecision::fp32_recurrence;
+      const std::int64_t tokens = 5, q_heads = 4, k_heads = 2;
+      const std::vector<std::int64_t> positions = {0, 1, 4095, 30000, 65535};
+      std::vector<float> q_in(static_cast<std::size_t>(tokens * q_heads * 128)), k_in(static_cast<std::size_t>(tokens * k_heads * 128));
+      for (std::size_t i = 0; i < q_in.size(); ++i) q_in[i] = round_to_storage(std::sin(0.3f * static_cast<float>(i)), StorageType::fp16);
+      for (std::size_t i = 0; i < k_in.size(); ++i) k_in[i] = round_to_storage(std::cos(0.7f * static_cast<float>(i)), StorageType::fp16);
+      std::vector<Fp16> q(q_in.size()), k(k_in.size());
+      std::transform(q_in.begin(), q_in.end(), q.begin(), fp16_from_float);
+      std::transform(k_in.begin(), k_in.end(), k.begin(), fp16_from_float);
+      ropecheck_plugin_spec s{};
+      s.struct_size = sizeof s;
+      s.head_dim = spec.head_dim;
+      s.rotary_dim = spec.rotary_dim;
+      s.layout = layout == Layout::interleaved ? ROPECHECK_LAYOUT_INTERLEAVED : ROPECHECK_LAYOUT_HALF_SPLIT;
+      s.angle_precision = ROPECHECK_ANGLES_FP32_RECURRENCE;
+      s.base = spec.base;
+      s.attention_factor = 1;
+      ropecheck_plugin_call call{};
+      call.struct_size = sizeof call;
+      call.dtype = ROPECHECK_DTYPE_FP16;
+      call.spec = &s;
+      call.q = q.data();  // a std::vector's: the peer stages what ggml cannot wrap (32-byte alignment)
+      call.q_heads = q_heads;
+      call.k = k.data();
+      call.k_heads = k_heads;
+      call.positions = positions.data();
+      call.tokens = tokens;
+      call.threads = 1;
+      ASSERT_EQ(ggml.apply(call, pass), ROPECHECK_PLUGIN_OK);
+      std::vector<float> q_out(q.size()), k_out(k.size());
+      std::transform(q.begin(), q.end(), q_out.begin(), float_from_fp16);
+      std::transform(k.begin(), k.end(), k_out.begin(), float_from_fp16);
+      const double worst = std::max(worst_of_bound(spec, StorageType::fp16, q_in, q_out, q_heads, positions),
+                                    worst_of_bound(spec, StorageType::fp16, k_in, k_out, k_heads, positions));
+      std::cout << fmt::format("ggml fp16 {} {}: {:.3f} of the fp16 bound\n", to_string(pass), to_string(layout),
+                               worst);
+      EXPECT_LT(worst, 1.0);
+      EXPECT_GT(worst, 0.0);  // it did rotate
+      for (std::size_t row = 0; row < q.size() / 128; ++row) {  // the tail, bit for bit
+        for (std::size_t f = 96; f < 128; ++f) EXPECT_EQ(q_out[row * 128 + f], q_in[row * 128 + f]);
+      }
     }
   }
 }
@@ -331,7 +347,7 @@ TEST(GgmlPeerAccuracy, ErrorAtRealContextLengthsBesideRopechecksForms) {
   }
 }
 
-// ---- 3. multi-axis RoPE (ABI 3): ggml_rope_multi ------------------------------------------------
+// ---- 4. multi-axis RoPE (ABI 3): ggml_rope_multi ------------------------------------------------
 
 // q (2 heads) and k (1 head) of 4 tokens on `spec`'s axes, rotated by the peer in its worker;
 // returns the largest difference from the oracle over q and k.
@@ -380,7 +396,8 @@ TEST(GgmlPeerMultiAxis, MropeAndVisionAtTheModelsSectionsAgreeWithTheOracle) {
 // The IMROPE finding, at Qwen3-VL's own sections 24,20,20 (64 pairs): Qwen3-VL's
 // apply_interleaved_mrope rotates pairs 61 and 62 (past 3 s_h = 3 s_w = 60) by t; ggml takes its
 // fourth position there, 0 as this peer passes it: a text token's pairs 61 and 62 come back
-// unrotated, bit for bit, and every other pair is the spec's.
+// unrotated, bit for bit, and every other pair is the spec's. The backward
+// (ggml_rope_multi_back) the same: those pairs' gradient comes back as dy.
 TEST(GgmlPeerMultiAxis, ImropePairsPastTheHAndWSlicesTakeTheFourthPosition) {
   const auto ggml = load_plugin(test::built_plugin("ggml"));
   RopeSpec spec;
@@ -388,8 +405,10 @@ TEST(GgmlPeerMultiAxis, ImropePairsPastTheHAndWSlicesTakeTheFourthPosition) {
   spec.layout = Layout::half_split;
   spec.angle_precision = AnglePrecision::fp32_recurrence;
   spec.axes = {AxisMode::imrope, {24, 20, 20}};
-  for (const std::int64_t m : {16, 4000}) {
-    SCOPED_TRACE(m);
+  for (const auto& [m, pass] : {std::pair<std::int64_t, Pass>{16, Pass::forward}, {4000, Pass::forward},
+                                {16, Pass::backward}, {4000, Pass::backward}}) {
+    SCOPED_TRACE(fmt::format("position {} {}", m, to_string(pass)));
+    spec.pass = pass;
     const std::vector<std::int64_t> positions = {m, m, m};  // a text token: t = h = w
     std::vector<float> q(128);
     for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::sin(static_cast<float>(i) + 0.5f);
@@ -408,6 +427,73 @@ TEST(GgmlPeerMultiAxis, ImropePairsPastTheHAndWSlicesTakeTheFourthPosition) {
     // Where the spec turns them by m theta_61 and m theta_62 (0.6 rad at 4000).
     if (m == 4000) {
       EXPECT_GT(std::abs(want[61] - in[61]) + std::abs(want[62] - in[62]), 0.1);
+    }
+  }
+}
+
+// ---- 5. the backward pass (ABI 4): ggml_rope_ext_back and ggml_rope_multi_back -------------------
+
+// Every mapping but IMROPE (the finding above) is the oracle's gradient a R^T dy: both layouts,
+// partial rotary, every scaling kind (YaRN with its own attention factor, with an override, and
+// untruncated as freq_factors), MROPE and VISION at the models' sections. Positions to 16 and
+// negative ones: the fp32 recurrence's error stays below 2e-4 there (above), while a backward
+// that rotated forward is off by O(1) and one that left out the attention factor (1.14 at YaRN
+// factor 4) by about 0.1.
+TEST(GgmlPeerBackward, EveryMappingButImropeIsTheOraclesGradient) {
+  const auto ggml = load_plugin(test::built_plugin("ggml"));
+  const auto scaled = [](ScalingKind kind, double factor) {
+    RopeScaling s;
+    s.kind = kind;
+    s.factor = factor;
+    if (kind != ScalingKind::linear && kind != ScalingKind::ntk) s.original_max_position = 16;
+    if (kind == ScalingKind::dynamic_ntk || kind == ScalingKind::longrope) s.sequence_length = 40;
+    for (int i = 0; kind == ScalingKind::longrope && i < 32; ++i) {
+      s.short_factor.push_back(1 + 0.05 * i);
+      s.long_factor.push_back(1 + 0.2 * i);
+    }
+    return s;
+  };
+  struct Case {
+    const char* name;
+    int head_dim, rotary_dim;
+    RopeScaling scaling;
+    PositionAxes axes;
+  };
+  RopeScaling yarn_override = scaled(ScalingKind::yarn, 4), yarn_untruncated = scaled(ScalingKind::yarn, 4);
+  yarn_override.attention_factor = 1.5;
+  yarn_untruncated.truncate = false;
+  const Case cases[] = {
+      {"unscaled", 64, 64, {}, {}},
+      {"partial", 64, 48, {}, {}},
+      {"linear", 64, 64, scaled(ScalingKind::linear, 4), {}},
+      {"ntk", 64, 64, scaled(ScalingKind::ntk, 4), {}},
+      {"dynamic_ntk", 64, 64, scaled(ScalingKind::dynamic_ntk, 2), {}},
+      {"yarn", 64, 64, scaled(ScalingKind::yarn, 4), {}},
+      {"yarn, attention factor 1.5", 64, 64, yarn_override, {}},
+      {"yarn untruncated", 64, 64, yarn_untruncated, {}},
+      {"llama3", 64, 64, scaled(ScalingKind::llama3, 8), {}},
+      {"longrope", 64, 64, scaled(ScalingKind::longrope, 4), {}},
+      {"mrope", 128, 128, {}, {AxisMode::mrope, {16, 24, 24}}},
+      {"mrope, yarn", 128, 128, scaled(ScalingKind::yarn, 4), {AxisMode::mrope, {16, 24, 24}}},
+      {"vision", 80, 80, {}, {AxisMode::vision, {20, 20, 0}}},
+      {"vision, partial", 64, 40, {}, {AxisMode::vision, {10, 10, 0}}},
+  };
+  for (const Case& c : cases) {
+    for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+      RopeSpec spec;
+      spec.head_dim = c.head_dim;
+      spec.rotary_dim = c.rotary_dim;
+      spec.layout = layout;
+      spec.angle_precision = AnglePrecision::fp32_recurrence;
+      spec.scaling = c.scaling;
+      spec.axes = c.axes;
+      spec.pass = Pass::backward;
+      SCOPED_TRACE(fmt::format("{}: {}", c.name, describe(spec)));
+      const std::vector<std::int64_t> positions =
+          c.axes.mode == AxisMode::vision ? std::vector<std::int64_t>{0, 0, 1, 2, 9, -4, 3, 16}
+          : c.axes.mode == AxisMode::mrope ? std::vector<std::int64_t>{0, 0, 0, 5, 3, 7, -9, 12, 1, 16, 2, 11}
+                                           : std::vector<std::int64_t>{0, 3, -5, 16};
+      EXPECT_LT(worst_against_oracle(*ggml, spec, positions), 2e-4);
     }
   }
 }

@@ -35,6 +35,25 @@ bool place(ggml_tensor* tensor, void* data, ggml_backend_buffer_t& buffer) {
   return buffer != nullptr && ggml_backend_tensor_alloc(buffer, tensor, data) == GGML_STATUS_SUCCESS;
 }
 
+// The op of `pass` on x: the forward in place (a view of x), the backward into a fresh tensor.
+ggml_tensor* rope_op(ggml_context* context, ggml_tensor* x, ggml_tensor* positions, ggml_tensor* factors,
+                     const RopeParameters& p, Pass pass) {
+  int sections[kGgmlAxes];  // ggml_rope_multi takes them as a non-const int*
+  std::copy(std::begin(p.sections), std::end(p.sections), sections);
+  if (pass == Pass::backward) {
+    return p.multi ? ggml_rope_multi_back(context, x, positions, factors, p.n_dims, sections, p.mode, p.n_ctx_orig,
+                                          p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast,
+                                          p.beta_slow)
+                   : ggml_rope_ext_back(context, x, positions, factors, p.n_dims, p.mode, p.n_ctx_orig, p.freq_base,
+                                        p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast, p.beta_slow);
+  }
+  return p.multi ? ggml_rope_multi_inplace(context, x, positions, factors, p.n_dims, sections, p.mode, p.n_ctx_orig,
+                                           p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast,
+                                           p.beta_slow)
+                 : ggml_rope_ext_inplace(context, x, positions, factors, p.n_dims, p.mode, p.n_ctx_orig, p.freq_base,
+                                         p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast, p.beta_slow);
+}
+
 }  // namespace
 
 RopeGraph::~RopeGraph() { release(); }
@@ -49,7 +68,7 @@ void RopeGraph::release() {
   graph_ = nullptr;
 }
 
-std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParameters& p) {
+std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParameters& p, Pass pass) {
   release();
   const ropecheck_plugin_spec& spec = *call.spec;
   constexpr std::size_t kNodes = 8;  // q, k, positions, factors, two ropes
@@ -83,15 +102,12 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   const auto rope = [&](void* data, std::int64_t heads, ggml_backend_buffer_t& buffer) -> bool {
     ggml_tensor* x = ggml_new_tensor_3d(context_, type, spec.head_dim, heads, call.tokens);
     if (!place(x, data, buffer)) return false;
-    int sections[kGgmlAxes];  // ggml_rope_multi takes them as a non-const int*
-    std::copy(std::begin(p.sections), std::end(p.sections), sections);
-    ggml_tensor* rotated =
-        p.multi ? ggml_rope_multi_inplace(context_, x, positions, factors, p.n_dims, sections, p.mode, p.n_ctx_orig,
-                                          p.freq_base, p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast,
-                                          p.beta_slow)
-                : ggml_rope_ext_inplace(context_, x, positions, factors, p.n_dims, p.mode, p.n_ctx_orig, p.freq_base,
-                                        p.freq_scale, p.ext_factor, p.attn_factor, p.beta_fast, p.beta_slow);
-    if (ggml_backend_view_init(rotated) != GGML_STATUS_SUCCESS) return false;
+    ggml_tensor* rotated = rope_op(context_, x, positions, factors, p, pass);
+    // The forward's result is a view of x; the backward's, a tensor of its own placed over x's
+    // memory in x's buffer (the header says why).
+    const ggml_status placed = pass == Pass::forward ? ggml_backend_view_init(rotated)
+                                                     : ggml_backend_tensor_alloc(buffer, rotated, data);
+    if (placed != GGML_STATUS_SUCCESS) return false;
     ggml_build_forward_expand(graph_, rotated);
     return true;
   };
@@ -107,11 +123,12 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   k_heads_ = call.k_heads;
   tokens_ = call.tokens;
   multi_ = p.multi;
+  pass_ = pass;
   return "";
 }
 
-bool RopeGraph::matches(const ropecheck_plugin_call& call) const {
-  if (graph_ == nullptr || call.dtype != dtype_ || call.q != q_ || call.k != k_ || call.q_heads != q_heads_ ||
+bool RopeGraph::matches(const ropecheck_plugin_call& call, Pass pass) const {
+  if (graph_ == nullptr || pass != pass_ || call.dtype != dtype_ || call.q != q_ || call.k != k_ || call.q_heads != q_heads_ ||
       call.k_heads != k_heads_ || call.tokens != tokens_) {
     return false;
   }

@@ -4,7 +4,12 @@
 // (ggml_rope_ext's very op, its result a view of its input: the ABI rotates in place, llama.cpp
 // builds the out-of-place form into a fresh tensor), one graph for both, computed by the CPU
 // backend. A multi-axis call (ABI 3) is ggml_rope_multi_inplace's instead, on kGgmlAxes positions a
-// token (ggml_rope_parameters.h).
+// token (ggml_rope_parameters.h). The backward pass (ABI 4) is ggml_rope_ext_back's graph
+// (ggml_rope_multi_back's for a multi-axis call), on the same arguments: ggml's gradient op, the
+// forward's kernel with the sine's sign flipped. It has no in-place form (its result is a fresh
+// tensor), so the result is placed over dy's own memory: the kernel reads each pair before it
+// writes it and copies the tail, the very access of the in-place forward's view, so dx comes out
+// where dy was, with no copy.
 //   RopeGraph::build(...) every call: what a user of the API pays per call (the "ggml" plugin);
 //   RopeGraph::matches(...) then compute() alone: the graph reused while the spec, shape, dtype
 //   and buffers are the same (the "ggml_compute" plugin: the kernel's own time).
@@ -22,6 +27,8 @@
 
 namespace ropecheck_ggml_peer {
 
+enum class Pass { forward, backward };  // ggml_rope_ext(_inplace) or ggml_rope_ext_back
+
 class RopeGraph {
  public:
   RopeGraph() = default;
@@ -29,10 +36,10 @@ class RopeGraph {
   RopeGraph(const RopeGraph&) = delete;
   RopeGraph& operator=(const RopeGraph&) = delete;
 
-  // Builds the graph of `call` (q and k 32-byte aligned, fp32 or fp16). "" or why not.
-  std::string build(const ropecheck_plugin_call& call, const RopeParameters& parameters);
-  // True when `call` is the call the graph was built for, but for the positions' values.
-  bool matches(const ropecheck_plugin_call& call) const;
+  // Builds the graph of `call`'s `pass` (q and k 32-byte aligned, fp32 or fp16). "" or why not.
+  std::string build(const ropecheck_plugin_call& call, const RopeParameters& parameters, Pass pass);
+  // True when `call`'s `pass` is what the graph was built for, but for the positions' values.
+  bool matches(const ropecheck_plugin_call& call, Pass pass) const;
   // Writes the call's positions as int32 (ggml's position type) and computes the graph.
   bool compute(ggml_backend_t backend, const ropecheck_plugin_call& call);
 
@@ -52,6 +59,7 @@ class RopeGraph {
   void* k_ = nullptr;
   std::int64_t q_heads_ = 0, k_heads_ = 0, tokens_ = 0;
   bool multi_ = false;  // ggml_rope_multi: positions axis-major, kGgmlAxes a token
+  Pass pass_ = Pass::forward;
 };
 
 }  // namespace ropecheck_ggml_peer

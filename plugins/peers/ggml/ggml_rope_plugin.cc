@@ -1,6 +1,7 @@
 // The ggml peer (issue 17): llama.cpp's ggml RoPE (ggml_rope_ext on the CPU backend; ggml_rope_multi
-// for multi-axis specs: MROPE, IMROPE, VISION) as an ABI 3 plugin (plugins/include/ropecheck/
-// plugin.h), verified and benchmarked beside ropecheck's kernels.
+// for multi-axis specs: MROPE, IMROPE, VISION) as an ABI 4 plugin (plugins/include/ropecheck/
+// plugin.h), verified and benchmarked beside ropecheck's kernels. Its backward (apply_backward) is
+// ggml's own gradient op, ggml_rope_ext_back (ggml_rope_multi_back), on the same arguments.
 // Built twice from this file (CMakeLists.txt):
 //   ggml.so          plugin/ggml: every call builds its context and graph, then computes it: what a
 //                    caller of the API pays per call
@@ -97,10 +98,10 @@ int32_t query_capabilities(void*, ropecheck_plugin_capabilities* caps) {
 
 bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 32 == 0; }
 
-int32_t rotate(Peer& peer, const ropecheck_plugin_call& call, const RopeParameters& parameters) {
+int32_t rotate(Peer& peer, const ropecheck_plugin_call& call, const RopeParameters& parameters, Pass pass) {
   peer.backend.set_threads(call.threads < 1 ? 1 : (call.threads > peer.max_threads ? peer.max_threads : call.threads));
-  if (!kReuseGraph || !peer.graph.matches(call)) {
-    if (!peer.graph.build(call, parameters).empty()) return ROPECHECK_PLUGIN_ERROR;
+  if (!kReuseGraph || !peer.graph.matches(call, pass)) {
+    if (!peer.graph.build(call, parameters, pass).empty()) return ROPECHECK_PLUGIN_ERROR;
   }
   return peer.graph.compute(peer.backend.backend(), call) ? ROPECHECK_PLUGIN_OK : ROPECHECK_PLUGIN_ERROR;
 }
@@ -108,7 +109,8 @@ int32_t rotate(Peer& peer, const ropecheck_plugin_call& call, const RopeParamete
 // A multi-axis call ggml takes only in NEOX ordering over whole rows (ggml_neox_rows.h): its rotary
 // features repacked into aligned staging rows, rotated there as half-split rows of rotary_dim
 // features, and copied back into place.
-int32_t rotate_repacked(Peer& peer, const ropecheck_plugin_call& call, const RopeParameters& parameters) {
+int32_t rotate_repacked(Peer& peer, const ropecheck_plugin_call& call, const RopeParameters& parameters,
+                        Pass pass) {
   const ropecheck_plugin_spec& spec = *call.spec;
   const std::size_t element = call.dtype == ROPECHECK_DTYPE_FP16 ? 2 : 4;
   const auto rows = [&](std::int64_t heads) { return static_cast<std::size_t>(call.tokens * heads); };
@@ -127,13 +129,14 @@ int32_t rotate_repacked(Peer& peer, const ropecheck_plugin_call& call, const Rop
   staged.spec = &packed;
   staged.q = q;
   staged.k = k;
-  const int32_t status = rotate(peer, staged, parameters);
+  const int32_t status = rotate(peer, staged, parameters, pass);
   unpack_neox_rows(spec, element, rows(call.q_heads), q, static_cast<unsigned char*>(call.q));
   unpack_neox_rows(spec, element, rows(call.k_heads), k, static_cast<unsigned char*>(call.k));
   return status;
 }
 
-int32_t apply(void* context, const ropecheck_plugin_call* call) {
+// Either pass: the same mapping, staging and checks; only the op differs (ggml_rope_graph.h).
+int32_t rope(void* context, const ropecheck_plugin_call* call, Pass pass) {
   auto& peer = *static_cast<Peer*>(context);
   if (call->dtype != ROPECHECK_DTYPE_FP32 && call->dtype != ROPECHECK_DTYPE_FP16) return ROPECHECK_PLUGIN_UNSUPPORTED;
   RopeParameters parameters;
@@ -146,8 +149,8 @@ int32_t apply(void* context, const ropecheck_plugin_call* call) {
     }
   }
   try {
-    if (needs_neox_rows(*call->spec)) return rotate_repacked(peer, *call, parameters);
-    if (aligned(call->q) && (call->k_heads == 0 || aligned(call->k))) return rotate(peer, *call, parameters);
+    if (needs_neox_rows(*call->spec)) return rotate_repacked(peer, *call, parameters, pass);
+    if (aligned(call->q) && (call->k_heads == 0 || aligned(call->k))) return rotate(peer, *call, parameters, pass);
     // ggml wraps only 32-byte aligned memory (ropecheck's shared memory is page aligned; an
     // in-process caller's may not be): rotate aligned copies, then copy back.
     const std::size_t element = call->dtype == ROPECHECK_DTYPE_FP16 ? 2 : 4;
@@ -164,7 +167,7 @@ int32_t apply(void* context, const ropecheck_plugin_call* call) {
     ropecheck_plugin_call staged = *call;
     staged.q = q;
     staged.k = k;
-    const int32_t status = rotate(peer, staged, parameters);
+    const int32_t status = rotate(peer, staged, parameters, pass);
     std::memcpy(call->q, q, q_bytes);
     if (k_bytes != 0) std::memcpy(call->k, k, k_bytes);
     return status;
@@ -173,25 +176,33 @@ int32_t apply(void* context, const ropecheck_plugin_call* call) {
   }
 }
 
+int32_t apply(void* context, const ropecheck_plugin_call* call) { return rope(context, call, Pass::forward); }
+
+// dy in q and k, dx out (plugin.h's backward pass): ggml_rope_ext_back's a R^T dy.
+int32_t apply_backward(void* context, const ropecheck_plugin_call* call) {
+  return rope(context, call, Pass::backward);
+}
+
 #ifdef ROPECHECK_GGML_REUSE_GRAPH
 constexpr const char* kName = "ggml_compute";
 constexpr const char* kSummary =
-    "llama.cpp's ggml_rope_ext (ggml_rope_multi for MROPE, IMROPE, VISION) on ggml's CPU backend, the graph "
-    "reused while the call is the same (graph_compute alone)";
+    "llama.cpp's ggml_rope_ext (ggml_rope_multi for MROPE, IMROPE, VISION; the _back ops for the gradient) on "
+    "ggml's CPU backend, the graph reused while the call is the same (graph_compute alone)";
 #else
 constexpr const char* kName = "ggml";
 constexpr const char* kSummary =
-    "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split; ggml_rope_multi for MROPE, IMROPE, VISION) "
-    "on ggml's CPU backend, context and graph built per call";
+    "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split; ggml_rope_multi for MROPE, IMROPE, VISION; "
+    "ggml_rope_ext_back and ggml_rope_multi_back for the gradient) on ggml's CPU backend, context and graph built "
+    "per call";
 #endif
 
-const ropecheck_plugin_v2 kPlugin = {
-    ROPECHECK_PLUGIN_ABI_V3, sizeof(ropecheck_plugin_v2), kName, kSummary, init, query_capabilities,
-    apply, teardown, {nullptr, nullptr, nullptr, nullptr}};
+const ropecheck_plugin_v4 kPlugin = {
+    ROPECHECK_PLUGIN_ABI_V4, sizeof(ropecheck_plugin_v4), kName, kSummary, init, query_capabilities,
+    apply, teardown, apply_backward, {nullptr, nullptr, nullptr}};
 
 }  // namespace
 }  // namespace ropecheck_ggml_peer
 
-extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v2* ropecheck_plugin_entry(void) {
+extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v4* ropecheck_plugin_entry(void) {
   return &ropecheck_ggml_peer::kPlugin;
 }

@@ -1,15 +1,19 @@
-// What both PyTorch peers share: the thread pin, the exception boundary, and wrapping the
-// caller's buffers as tensors. Not part of the plugin ABI (plugins/include/ropecheck/plugin.h): each
-// peer is an ordinary ABI v1 plugin; these are conveniences of this directory.
+// What the PyTorch peers share: the thread pin, the exception boundary, wrapping the caller's
+// buffers as tensors, and the backward pass through autograd. Not part of the plugin ABI
+// (plugins/include/ropecheck/plugin.h): each peer is an ordinary ABI 4 plugin; these are
+// conveniences of this directory.
 #pragma once
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "ropecheck/plugin.h"
 
@@ -17,10 +21,12 @@ extern "C" void openblas_set_num_threads(int);  // torch's BLAS on Debian 12 (li
 
 namespace ropecheck_torch_peer {
 
-// Threads. The plugin ABI has no thread count (and stays unchanged), so the host says it through
-// the environment: ROPECHECK_PLUGIN_THREADS=N, set by `ropecheck bench` before it forks the
-// plugin worker (bench_command.cc: the benchmark thread count at which plugin cases are timed),
-// inherited by the worker. Read on every call (getenv is a few ns); unset or invalid: 1. Both
+// Threads. The peers run the thread count the host gives through the environment, whatever a
+// call's `threads` allows (plugin.h: "at most"): PyTorch's results move by an ulp from one thread
+// count to another (torch_hf_mrope.cc), which call_history_independence would fail on. That is
+// ROPECHECK_PLUGIN_THREADS=N, set by `ropecheck bench` before it forks the plugin worker
+// (bench_command.cc: the benchmark thread count at which plugin cases are timed), inherited by
+// the worker. Read on every call (getenv is a few ns); unset or invalid: 1. Both
 // torch's intra-op pool (OpenMP in Debian's build) and OpenBLAS's are pinned to it, and only in
 // the worker: the host never loads libtorch, so torch's pool is first created after the fork.
 inline void pin_threads() {
@@ -49,6 +55,30 @@ inline at::Tensor wrap_positions(const std::int64_t* positions, std::int64_t tok
   // from_blob wants a mutable pointer; nothing below writes positions (the host checks it).
   return at::from_blob(const_cast<std::int64_t*>(positions), {1, tokens},
                        at::TensorOptions().dtype(at::kLong));
+}
+
+// The backward pass (ABI 4) as a training step gets it from PyTorch: the peer's forward ops run on
+// leaf tensors that require grad, and torch::autograd::grad gives the gradient of the outputs for
+// the grad_outputs dy, which is written over dy. Each of `dys` is a [1, T, H, D] tensor over the
+// caller's dy buffer; `forward(leaf)` returns the rotated tensor in the leaf's shape. The leaves
+// hold dy's own values (no copy): RoPE is linear, so its gradient does not depend on them, and
+// autograd saves only cos and sin. The forward is recorded on every call (the positions and the
+// spec are the call's): its time is part of the backward's, as under activation checkpointing.
+template <typename Forward>
+void backward_through_autograd(const std::vector<at::Tensor>& dys, Forward forward) {
+  const at::AutoGradMode enabled(true);
+  std::vector<at::Tensor> leaves, outputs, grad_outputs;
+  for (const at::Tensor& dy : dys) {
+    if (dy.numel() == 0) continue;  // k_heads == 0: q alone
+    leaves.push_back(dy.detach().requires_grad_(true));
+    outputs.push_back(forward(leaves.back()));
+    grad_outputs.push_back(dy);
+  }
+  const std::vector<at::Tensor> dx = torch::autograd::grad(outputs, leaves, grad_outputs);
+  std::size_t next = 0;
+  for (const at::Tensor& dy : dys) {
+    if (dy.numel() != 0) dy.copy_(dx[next++]);  // dx over dy: the ABI's in place
+  }
 }
 
 // The ABI boundary: nothing thrown may cross into the C caller.

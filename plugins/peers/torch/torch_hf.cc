@@ -1,7 +1,8 @@
 // torch_hf_rotate_half: RoPE exactly as Hugging Face transformers computes it with PyTorch, op for
-// op, through the torch C++ API (ATen), exported through the ropecheck plugin ABI v1
+// op, through the torch C++ API (ATen), exported through the ropecheck plugin ABI 4
 // (plugins/include/ropecheck/plugin.h). Not a ropecheck kernel wrapped in torch: every tensor op below is
-// the op the Python line quoted above it runs.
+// the op the Python line quoted above it runs. The backward pass (apply_backward) is what a
+// training step gets from those ops: autograd's gradient of them (peer_common.h).
 //
 // Source mirrored: transformers/models/llama/modeling_llama.py (v4.38-v4.45: LlamaRotaryEmbedding,
 // rotate_half, apply_rotary_pos_emb, LlamaAttention.forward), and for partial rotary
@@ -9,8 +10,9 @@
 // Layout: half-split only (rotate_half). Angles: fp32 (inv_freq, positions and their product are
 // float32 tensors), so the plugin declares ROPECHECK_ANGLES_FP32 and nothing else.
 //
-// Threads: peer_common.h (ROPECHECK_PLUGIN_THREADS, default 1). Buffers: the caller's q and k are
-// wrapped with from_blob (no copy in); HF returns new tensors, which are copied back into them.
+// Threads: peer_common.h (ROPECHECK_PLUGIN_THREADS, default 1), whatever the call allows. Buffers:
+// the caller's q and k are wrapped with from_blob (no copy in); HF returns new tensors, which are
+// copied back into them.
 #include "peer_common.h"
 
 namespace {
@@ -82,9 +84,10 @@ at::Tensor apply_rotary_pos_emb(const at::Tensor& x, const at::Tensor& cos, cons
 //     query_rot, query_pass = (query_states[..., : self.rotary_emb.dim], query_states[..., self.rotary_emb.dim :])
 //     query_rot, key_rot = apply_rotary_pos_emb(query_rot, key_rot, cos, sin, position_ids)
 //     query_states = torch.cat((query_rot, query_pass), dim=-1)
-void rotate(at::Tensor states /* [1, T, H, D] over the caller's buffer */, std::int64_t rotary_dim,
-            const at::Tensor& cos, const at::Tensor& sin) {
-  if (states.size(2) == 0) return;  // k_heads == 0: q alone
+// Returns the new tensor in the caller's [1, T, H, D] order, for the forward to copy back and
+// the backward to differentiate.
+at::Tensor rotated(const at::Tensor& states /* [1, T, H, D] */, std::int64_t rotary_dim, const at::Tensor& cos,
+                   const at::Tensor& sin) {
   const at::Tensor x = states.transpose(1, 2);  // [bsz, heads, q_len, head_dim], a view
   at::Tensor out;
   if (rotary_dim == x.size(-1)) {
@@ -94,26 +97,39 @@ void rotate(at::Tensor states /* [1, T, H, D] over the caller's buffer */, std::
     const at::Tensor pass = x.index({at::indexing::Ellipsis, at::indexing::Slice(rotary_dim, at::indexing::None)});
     out = at::cat({apply_rotary_pos_emb(rot, cos, sin), pass}, -1);
   }
-  x.copy_(out);  // back into the caller's buffer (HF would keep the new tensor)
+  return out.transpose(1, 2);
 }
 
-std::int32_t apply_f32(const ropecheck_plugin_spec* spec, float* q, std::int64_t q_heads, float* k,
-                       std::int64_t k_heads, const std::int64_t* positions, std::int64_t tokens) {
+// The forward (the new tensors copied back into the caller's buffers: HF would keep them), or
+// the backward: autograd of the same ops, dy in and dx out.
+std::int32_t rope(const ropecheck_plugin_call* call, bool backward) {
   return guarded([&] {
-    if (spec->scaling_kind != 0) return ROPECHECK_PLUGIN_UNSUPPORTED;
-    if (spec->layout != ROPECHECK_LAYOUT_HALF_SPLIT || spec->angle_precision != ROPECHECK_ANGLES_FP32) {
+    const ropecheck_plugin_spec* spec = call->spec;
+    if (call->dtype != ROPECHECK_DTYPE_FP32 || spec->scaling_kind != ROPECHECK_SCALING_NONE ||
+        spec->layout != ROPECHECK_LAYOUT_HALF_SPLIT || spec->angle_precision != ROPECHECK_ANGLES_FP32) {
       return ROPECHECK_PLUGIN_UNSUPPORTED;
     }
-    const at::NoGradGuard no_grad;  // @torch.no_grad() on forward; inference
+    const at::AutoGradMode grad_mode(backward);  // the forward: @torch.no_grad() on forward, inference
     at::Tensor cos, sin;
-    cos_sin(inv_freq(spec->base, spec->rotary_dim), wrap_positions(positions, tokens), cos, sin);
-    rotate(wrap(q, tokens, q_heads, spec->head_dim), spec->rotary_dim, cos, sin);
-    rotate(wrap(k, tokens, k_heads, spec->head_dim), spec->rotary_dim, cos, sin);
+    cos_sin(inv_freq(spec->base, spec->rotary_dim), wrap_positions(call->positions, call->tokens), cos, sin);
+    const at::Tensor q = wrap(static_cast<float*>(call->q), call->tokens, call->q_heads, spec->head_dim);
+    const at::Tensor k = wrap(static_cast<float*>(call->k), call->tokens, call->k_heads, spec->head_dim);
+    const auto forward = [&](const at::Tensor& states) { return rotated(states, spec->rotary_dim, cos, sin); };
+    if (backward) {
+      backward_through_autograd({q, k}, forward);
+      return ROPECHECK_PLUGIN_OK;
+    }
+    for (const at::Tensor& states : {q, k}) {
+      if (states.size(2) != 0) states.copy_(forward(states));  // k_heads == 0: q alone
+    }
     return ROPECHECK_PLUGIN_OK;
   });
 }
 
-std::int32_t query_capabilities(ropecheck_plugin_capabilities* caps) {
+std::int32_t apply(void*, const ropecheck_plugin_call* call) { return rope(call, false); }
+std::int32_t apply_backward(void*, const ropecheck_plugin_call* call) { return rope(call, true); }
+
+std::int32_t query_capabilities(void*, ropecheck_plugin_capabilities* caps) {
   caps->layouts = 1u << ROPECHECK_LAYOUT_HALF_SPLIT;  // rotate_half
   caps->dtypes = ROPECHECK_DTYPE_FP32;
   caps->angle_precisions = 1u << ROPECHECK_ANGLES_FP32;  // float32 inv_freq * float32 positions
@@ -122,19 +138,20 @@ std::int32_t query_capabilities(ropecheck_plugin_capabilities* caps) {
   return ROPECHECK_PLUGIN_OK;
 }
 
-const ropecheck_plugin_v1 kPlugin = {
-    ROPECHECK_PLUGIN_ABI_VERSION,
-    sizeof(ropecheck_plugin_v1),
+const ropecheck_plugin_v4 kPlugin = {
+    ROPECHECK_PLUGIN_ABI_V4,
+    sizeof(ropecheck_plugin_v4),
     "torch_hf_rotate_half",
     "PyTorch peer: HF transformers LlamaRotaryEmbedding + rotate_half (fp32 angles, half-split, "
-    "partial rotary as Phi), torch ops",
+    "partial rotary as Phi), torch ops; the gradient by autograd",
+    nullptr,  // no init: torch's pools are set per call
     query_capabilities,
-    apply_f32,
-    nullptr,  // no bf16
-    nullptr,  // no fp16
+    apply,
+    nullptr,
+    apply_backward,
     {nullptr, nullptr, nullptr},
 };
 
 }  // namespace
 
-extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v1* ropecheck_plugin_entry(void) { return &kPlugin; }
+extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v4* ropecheck_plugin_entry(void) { return &kPlugin; }

@@ -1,7 +1,8 @@
 // torch_hf_mrope: multi-axis RoPE exactly as Hugging Face transformers computes it for Qwen2-VL
 // (MRoPE) and Qwen3-VL (interleaved MRoPE) with PyTorch, op for op, through the torch C++ API
-// (ATen), exported through the ropecheck plugin ABI 3 (plugins/include/ropecheck/plugin.h). Every
-// tensor op below is the op the Python line quoted above it runs.
+// (ATen), exported through the ropecheck plugin ABI 4 (plugins/include/ropecheck/plugin.h). Every
+// tensor op below is the op the Python line quoted above it runs; the backward pass
+// (apply_backward) is autograd's gradient of them (peer_common.h).
 //
 // Sources mirrored: transformers/models/qwen2_vl/modeling_qwen2_vl.py (Qwen2VLRotaryEmbedding,
 // apply_multimodal_rotary_pos_emb, rotate_half) and models/qwen3_vl/modeling_qwen3_vl.py
@@ -89,14 +90,15 @@ at::Tensor multimodal_pick(const at::Tensor& cos_or_sin /* (3, bs, seq, dim) */,
 
 //     q_embed = (q * cos) + (rotate_half(q) * sin)
 //     k_embed = (k * cos) + (rotate_half(k) * sin)
-// with q as the attention's (bsz, heads, q_len, head_dim) view of the caller's buffer.
-void rotate(at::Tensor states /* [1, T, H, D] */, const at::Tensor& cos, const at::Tensor& sin) {
-  if (states.size(2) == 0) return;  // k_heads == 0: q alone
+// with q as the attention's (bsz, heads, q_len, head_dim) view of the caller's buffer; the new
+// tensor returned in the caller's [1, T, H, D] order.
+at::Tensor rotated(const at::Tensor& states /* [1, T, H, D] */, const at::Tensor& cos, const at::Tensor& sin) {
   const at::Tensor x = states.transpose(1, 2);
-  x.copy_((x * cos) + (rotate_half(x) * sin));  // back into the caller's buffer
+  return ((x * cos) + (rotate_half(x) * sin)).transpose(1, 2);
 }
 
-std::int32_t apply(void*, const ropecheck_plugin_call* call) {
+// The forward (copied back into the caller's buffers), or the backward: autograd of the same ops.
+std::int32_t rope(const ropecheck_plugin_call* call, bool backward) {
   return guarded([&] {
     const ropecheck_plugin_spec* spec = call->spec;
     if (call->dtype != ROPECHECK_DTYPE_FP32 || spec->scaling_kind != ROPECHECK_SCALING_NONE ||
@@ -104,7 +106,7 @@ std::int32_t apply(void*, const ropecheck_plugin_call* call) {
         spec->rotary_dim != spec->head_dim || spec->axis_mode == ROPECHECK_AXES_VISION) {
       return ROPECHECK_PLUGIN_UNSUPPORTED;
     }
-    const at::NoGradGuard no_grad;
+    const at::AutoGradMode grad_mode(backward);  // the forward: inference, no graph
     const std::int64_t tokens = call->tokens;
     const std::int64_t axes = call->axes > 0 ? call->axes : 1;
     // ropecheck's positions are token-major [tokens][axes]; HF's position_ids are (3, bs, seq).
@@ -128,11 +130,22 @@ std::int32_t apply(void*, const ropecheck_plugin_call* call) {
       cos = (emb.cos() * 1.0).unsqueeze(1);
       sin = (emb.sin() * 1.0).unsqueeze(1);
     }
-    rotate(wrap(static_cast<float*>(call->q), tokens, call->q_heads, spec->head_dim), cos, sin);
-    rotate(wrap(static_cast<float*>(call->k), tokens, call->k_heads, spec->head_dim), cos, sin);
+    const at::Tensor q = wrap(static_cast<float*>(call->q), tokens, call->q_heads, spec->head_dim);
+    const at::Tensor k = wrap(static_cast<float*>(call->k), tokens, call->k_heads, spec->head_dim);
+    const auto forward = [&](const at::Tensor& states) { return rotated(states, cos, sin); };
+    if (backward) {
+      backward_through_autograd({q, k}, forward);
+      return ROPECHECK_PLUGIN_OK;
+    }
+    for (const at::Tensor& states : {q, k}) {
+      if (states.size(2) != 0) states.copy_(forward(states));  // k_heads == 0: q alone
+    }
     return ROPECHECK_PLUGIN_OK;
   });
 }
+
+std::int32_t apply(void*, const ropecheck_plugin_call* call) { return rope(call, false); }
+std::int32_t apply_backward(void*, const ropecheck_plugin_call* call) { return rope(call, true); }
 
 std::int32_t query_capabilities(void*, ropecheck_plugin_capabilities* caps) {
   caps->layouts = 1u << ROPECHECK_LAYOUT_HALF_SPLIT;  // rotate_half
@@ -143,19 +156,20 @@ std::int32_t query_capabilities(void*, ropecheck_plugin_capabilities* caps) {
   return ROPECHECK_PLUGIN_OK;
 }
 
-const ropecheck_plugin_v2 kPlugin = {
-    ROPECHECK_PLUGIN_ABI_V3,
-    sizeof(ropecheck_plugin_v2),
+const ropecheck_plugin_v4 kPlugin = {
+    ROPECHECK_PLUGIN_ABI_V4,
+    sizeof(ropecheck_plugin_v4),
     "torch_hf_mrope",
     "PyTorch peer: HF transformers Qwen2-VL MRoPE and Qwen3-VL interleaved MRoPE (fp32 angles, "
-    "half-split), torch ops",
+    "half-split), torch ops; the gradient by autograd",
     nullptr,  // no init: torch's pools are set per call
     query_capabilities,
     apply,
     nullptr,
-    {nullptr, nullptr, nullptr, nullptr},
+    apply_backward,
+    {nullptr, nullptr, nullptr},
 };
 
 }  // namespace
 
-extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v2* ropecheck_plugin_entry(void) { return &kPlugin; }
+extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v4* ropecheck_plugin_entry(void) { return &kPlugin; }

@@ -1,6 +1,8 @@
 // torch_meta_llama_complex: RoPE exactly as Meta's reference LLaMA code computes it with PyTorch,
-// op for op, through the torch C++ API (ATen), exported through the ropecheck plugin ABI v1
-// (plugins/include/ropecheck/plugin.h). Not a ropecheck kernel wrapped in torch.
+// op for op, through the torch C++ API (ATen), exported through the ropecheck plugin ABI 4
+// (plugins/include/ropecheck/plugin.h). Not a ropecheck kernel wrapped in torch. The backward pass
+// (apply_backward) is autograd's gradient of those ops (peer_common.h), through view_as_complex,
+// the complex product and view_as_real, as a training step gets it.
 //
 // Source mirrored: meta-llama/llama, llama/model.py (precompute_freqs_cis, reshape_for_broadcast,
 // apply_rotary_emb, Transformer.forward). Layout: interleaved only (view_as_complex of pairs).
@@ -15,8 +17,9 @@
 // the same values, so bit for bit the table's row for every 0 <= m < end, and the natural
 // extension (the same formula) for positions the table would not hold (negative ones, gaps).
 //
-// Threads: peer_common.h (ROPECHECK_PLUGIN_THREADS, default 1). Buffers: the caller's q and k are
-// wrapped with from_blob (no copy in); Meta returns new tensors, which are copied back into them.
+// Threads: peer_common.h (ROPECHECK_PLUGIN_THREADS, default 1), whatever the call allows. Buffers:
+// the caller's q and k are wrapped with from_blob (no copy in); Meta returns new tensors, which
+// are copied back into them.
 #include "peer_common.h"
 
 namespace {
@@ -61,35 +64,49 @@ at::Tensor reshape_for_broadcast(const at::Tensor& freqs_cis, const at::Tensor& 
 //     xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
 //     return xq_out.type_as(xq), xk_out.type_as(xk)
 // (one of xq / xk at a time: q and k may have different head counts, and k may be absent.)
-void apply_rotary_emb(at::Tensor x /* [1, T, H, D] over the caller's buffer */, const at::Tensor& freqs_cis) {
-  if (x.size(2) == 0) return;  // k_heads == 0: q alone
+at::Tensor apply_rotary_emb(const at::Tensor& x /* [1, T, H, D] */, const at::Tensor& freqs_cis) {
   std::vector<std::int64_t> pairs(x.sizes().begin(), x.sizes().end() - 1);
   pairs.insert(pairs.end(), {-1, 2});
   const at::Tensor x_ = at::view_as_complex(x.to(at::kFloat).reshape(pairs));
   const at::Tensor out = at::view_as_real(x_ * reshape_for_broadcast(freqs_cis, x_)).flatten(3);
-  x.copy_(out.type_as(x));  // back into the caller's buffer (Meta would keep the new tensor)
+  return out.type_as(x);
 }
 
-std::int32_t apply_f32(const ropecheck_plugin_spec* spec, float* q, std::int64_t q_heads, float* k,
-                       std::int64_t k_heads, const std::int64_t* positions, std::int64_t tokens) {
+// The forward (the new tensors copied back into the caller's buffers: Meta would keep them), or
+// the backward: autograd of the same ops, dy in and dx out.
+std::int32_t rope(const ropecheck_plugin_call* call, bool backward) {
   return guarded([&] {
-    if (spec->scaling_kind != 0 || spec->rotary_dim != spec->head_dim) return ROPECHECK_PLUGIN_UNSUPPORTED;
-    if (spec->layout != ROPECHECK_LAYOUT_INTERLEAVED || spec->angle_precision != ROPECHECK_ANGLES_FP32) {
+    const ropecheck_plugin_spec* spec = call->spec;
+    if (call->dtype != ROPECHECK_DTYPE_FP32 || spec->scaling_kind != ROPECHECK_SCALING_NONE ||
+        spec->rotary_dim != spec->head_dim || spec->layout != ROPECHECK_LAYOUT_INTERLEAVED ||
+        spec->angle_precision != ROPECHECK_ANGLES_FP32) {
       return ROPECHECK_PLUGIN_UNSUPPORTED;
     }
-    const at::NoGradGuard no_grad;  // @torch.inference_mode() on Llama.generate
+    const at::AutoGradMode grad_mode(backward);  // the forward: @torch.inference_mode() on Llama.generate
     // Transformer.__init__: self.freqs_cis = precompute_freqs_cis(params.dim // params.n_heads, ...)
-    const at::Tensor t = wrap_positions(positions, tokens).reshape({tokens});
+    const std::int64_t tokens = call->tokens;
+    const at::Tensor t = wrap_positions(call->positions, tokens).reshape({tokens});
     const at::Tensor freqs_cis = freqs_cis_at(spec->head_dim, t, spec->base);
     // Attention.forward: xq = xq.view(bsz, seqlen, self.n_local_heads, self.head_dim)
     //                    xq, xk = apply_rotary_emb(xq, xk, freqs_cis=freqs_cis)
-    apply_rotary_emb(wrap(q, tokens, q_heads, spec->head_dim), freqs_cis);
-    apply_rotary_emb(wrap(k, tokens, k_heads, spec->head_dim), freqs_cis);
+    const at::Tensor q = wrap(static_cast<float*>(call->q), tokens, call->q_heads, spec->head_dim);
+    const at::Tensor k = wrap(static_cast<float*>(call->k), tokens, call->k_heads, spec->head_dim);
+    const auto forward = [&](const at::Tensor& x) { return apply_rotary_emb(x, freqs_cis); };
+    if (backward) {
+      backward_through_autograd({q, k}, forward);
+      return ROPECHECK_PLUGIN_OK;
+    }
+    for (const at::Tensor& x : {q, k}) {
+      if (x.size(2) != 0) x.copy_(forward(x));  // k_heads == 0: q alone
+    }
     return ROPECHECK_PLUGIN_OK;
   });
 }
 
-std::int32_t query_capabilities(ropecheck_plugin_capabilities* caps) {
+std::int32_t apply(void*, const ropecheck_plugin_call* call) { return rope(call, false); }
+std::int32_t apply_backward(void*, const ropecheck_plugin_call* call) { return rope(call, true); }
+
+std::int32_t query_capabilities(void*, ropecheck_plugin_capabilities* caps) {
   caps->layouts = 1u << ROPECHECK_LAYOUT_INTERLEAVED;  // complex pairs (2i, 2i+1)
   caps->dtypes = ROPECHECK_DTYPE_FP32;
   caps->angle_precisions = 1u << ROPECHECK_ANGLES_FP32;  // float32 freqs * float32 positions
@@ -98,19 +115,20 @@ std::int32_t query_capabilities(ropecheck_plugin_capabilities* caps) {
   return ROPECHECK_PLUGIN_OK;
 }
 
-const ropecheck_plugin_v1 kPlugin = {
-    ROPECHECK_PLUGIN_ABI_VERSION,
-    sizeof(ropecheck_plugin_v1),
+const ropecheck_plugin_v4 kPlugin = {
+    ROPECHECK_PLUGIN_ABI_V4,
+    sizeof(ropecheck_plugin_v4),
     "torch_meta_llama_complex",
     "PyTorch peer: Meta llama/model.py precompute_freqs_cis + apply_rotary_emb (fp32 angles, "
-    "complex64, interleaved), torch ops",
+    "complex64, interleaved), torch ops; the gradient by autograd",
+    nullptr,  // no init: torch's pools are set per call
     query_capabilities,
-    apply_f32,
-    nullptr,  // no bf16
-    nullptr,  // no fp16
+    apply,
+    nullptr,
+    apply_backward,
     {nullptr, nullptr, nullptr},
 };
 
 }  // namespace
 
-extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v1* ropecheck_plugin_entry(void) { return &kPlugin; }
+extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v4* ropecheck_plugin_entry(void) { return &kPlugin; }
