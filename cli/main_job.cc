@@ -49,25 +49,30 @@ namespace ropecheck {
 namespace {
 
 // The short benchmark's cases: enough for the report's plots, a minute or two on 2 cores.
-// The backward pass (core/spec.h) only where it says something new: the fast kernels and the
+// Google Benchmark's filter is a POSIX extended regex: the forward's RoPE cases are told from the
+// backward's by what follows the layout, "real_time" or a plugin's "threads:" (the backward's has
+// "backward/" there). The backward only where it says something new: the fast kernels and the
 // peers on one shape; the others' backward is their forward's pass with the sine flipped.
+#define ROPECHECK_FORWARD "/(real_time|threads:)"
 constexpr const char* kShortBenchFilter =
     "^(kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16)/llama7b_prefill512/interleaved/backward/"
-    "|plugin/(torch_[a-z_]+|ggml)/llama7b_prefill512/[a-z_]+/backward/)"
-    "|^(?!.*/backward/)(kernel/(scalar|avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
-    "llama7b_decode_at4095)/interleaved"
-    "|kernel_(bf16/(avx2|avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved"
+    "|plugin/(torch_[a-z_]+|ggml)/llama7b_prefill512/[a-z_]+/backward/"
+    "|kernel/(scalar|avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
+    "llama7b_decode_at4095)/interleaved" ROPECHECK_FORWARD
+    "|kernel_(bf16/(avx2|avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved" ROPECHECK_FORWARD
     // and each beside its conversions alone, its ceiling (bench/conversion_cases.h)
     "|conversion_(bf16|fp16)/[a-z0-9]+/llama7b_prefill512/"
-    "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved"
+    "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved" ROPECHECK_FORWARD
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"
     // Multi-axis RoPE: Qwen2-VL's MRoPE beside its 1D twin, HF's layout (the report's table)
-    "|kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16)/qwen2vl_7b(_mrope)?_prefill512/half_split"
+    "|kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16)/qwen2vl_7b(_mrope)?_prefill512/half_split" ROPECHECK_FORWARD
     // Peers beside the kernels on the same shapes (the HF form is half-split only).
-    "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)/"
-    "|plugin/ggml(_compute)?/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)/"
-    "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/half_split)";
+    "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)/[a-z_]+/threads:"
+    "|plugin/ggml(_compute)?/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)"
+    "/[a-z_]+/threads:"
+    "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/half_split" ROPECHECK_FORWARD ")";
+#undef ROPECHECK_FORWARD
 
 // The peers built beside this binary (plugins/peers/*/CMakeLists.txt write them to <build>/plugins/,
 // the binary is <build>/ropecheck), sorted; none when they were not built.

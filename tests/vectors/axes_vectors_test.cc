@@ -21,6 +21,7 @@
 #include "core/errors.h"
 #include "core/exit_codes.h"
 #include "impls/oracle/oracle.h"
+#include "tests/support/in_process_cli.h"
 #include "tests/support/test_process.h"
 #include "vectors/axes_golden_cases.h"
 #include "vectors/golden_cases.h"
@@ -37,19 +38,12 @@ using Json = nlohmann::ordered_json;
 using test::ScratchDir;
 using test::slurp;
 
-struct AxesCheckRun {
-  int code;
-  std::string out, err;
-};
+using AxesCheckRun = test::CliRun;
 
 AxesCheckRun check_axes_outputs(const fs::path& vectors, const fs::path& out, bool only_present = true) {
-  std::vector<std::string> args = {"ropecheck", "check", "--vectors", vectors.string(), "--outputs", out.string()};
+  std::vector<std::string> args = {"check", "--vectors", vectors.string(), "--outputs", out.string()};
   if (only_present) args.emplace_back("--only-present");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream text, err;
-  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), text, err);
-  return {code, text.str(), err.str()};
+  return test::run_in_process(std::move(args));
 }
 
 // The vectors, written once for the suite.

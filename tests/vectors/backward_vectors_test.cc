@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli_app.h"
 #include "core/errors.h"
 #include "core/exit_codes.h"
 #include "core/frequency.h"
 #include "core/storage.h"
 #include "impls/oracle/oracle.h"
+#include "tests/support/in_process_cli.h"
 #include "tests/support/test_process.h"
 #include "vectors/backward_golden_cases.h"
 #include "vectors/manifest.h"
@@ -36,19 +36,10 @@ using Json = nlohmann::ordered_json;
 using test::ScratchDir;
 using test::slurp;
 
-struct BackwardCheckRun {
-  int code;
-  std::string out, err;
-};
+using BackwardCheckRun = test::CliRun;
 
 BackwardCheckRun check_backward_outputs(const fs::path& vectors, const fs::path& out) {
-  const std::vector<std::string> args = {"ropecheck", "check", "--vectors", vectors.string(), "--outputs",
-                                         out.string(), "--only-present"};
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream text, err;
-  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), text, err);
-  return {code, text.str(), err.str()};
+  return test::run_in_process({"check", "--vectors", vectors.string(), "--outputs", out.string(), "--only-present"});
 }
 
 class BackwardVectors : public ::testing::Test {

@@ -18,6 +18,7 @@
 #include "cli/cli_app.h"
 #include "core/exit_codes.h"
 #include "core/storage.h"
+#include "tests/support/in_process_cli.h"
 #include "tests/support/test_process.h"
 #include "vectors/check.h"
 #include "vectors/golden_cases.h"
@@ -33,19 +34,9 @@ using Json = nlohmann::ordered_json;
 using test::ScratchDir;
 using test::slurp;
 
-struct Cli {
-  int code;
-  std::string out, err;
-};
+using Cli = test::CliRun;
 
-Cli cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "ropecheck");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+Cli cli(std::vector<std::string> args) { return test::run_in_process(std::move(args)); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
