@@ -154,7 +154,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     // The peers on the error-vs-position plot beside ropecheck's implementations.
     const LoadedPlugins loaded = load_plugins(peers, PluginOptions{});
     std::vector<const RopeImpl*> extra;
-    for (const auto& peer : loaded) extra.push_back(peer.get());
+    for (const auto& peer : loaded.rope) extra.push_back(peer.get());
     write_json_file(accuracy_json(extra), dir / "accuracy.json");
   }
 
