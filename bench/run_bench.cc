@@ -116,7 +116,10 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   PluginOptions plugin_options = options.plugin_options;
   for (const int n : options.threads) plugin_options.threads = std::max(plugin_options.threads, n);
   const LoadedPlugins plugins = load_plugins(options.plugins, plugin_options);
-  for (const auto& plugin : plugins) impls.push_back(plugin.get());
+  for (const auto& plugin : plugins.rope) impls.push_back(plugin.get());
+  // Attention plugins run here, at each case's team size, as attention_blas does.
+  std::vector<const AttentionImpl*> attention_peers;
+  for (const auto& plugin : plugins.attention) attention_peers.push_back(plugin.get());
   bench::Suite suite;
   suite.rope.time_failing = options.time_failing;
   // The registered cases point into `suite`: unregister them however this returns, so that
@@ -124,7 +127,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   struct Unregister {
     ~Unregister() { benchmark::ClearRegisteredBenchmarks(); }
   } unregister;
-  const auto table = bench::register_suite(suite, impls, options.threads);
+  const auto table = bench::register_suite(suite, impls, options.threads, attention_peers);
 
   // Google Benchmark writes its console output to std::cout; route it to `out`.
   bench::RatioReporter reporter(isatty(STDOUT_FILENO) && &out == &std::cout
@@ -144,6 +147,11 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
       out << fmt::format("ORACLE FAILED (timed with --time-failing) {} on {} ({}{}): {}\n", c.impl->id(),
                          c.workload->shape.name, to_string(c.spec.layout),
                          c.spec.pass == Pass::backward ? ", backward" : "", c.error);
+    }
+  }
+  for (const bench::AttentionCase& c : suite.attention) {
+    if (c.peer != nullptr && c.time_failing && !c.error.empty()) {
+      out << fmt::format("CHECK FAILED (timed with --time-failing) {}\n", c.error);
     }
   }
   out << fmt::format("\nbench.json: {}\n", json.string());

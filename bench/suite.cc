@@ -4,13 +4,16 @@
 namespace ropecheck::bench {
 
 std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* const> rope_impls,
-                                       std::span<const int> threads) {
+                                       std::span<const int> threads,
+                                       std::span<const AttentionImpl* const> attention_peers) {
   auto table = register_rope_cases(suite.rope, rope_impls, threads);
   for (auto& row : register_conversion_cases(suite.conversions, suite.rope.workloads, threads)) {
     table.push_back(std::move(row));
   }
   for (auto& row : register_table_cases(suite.tables)) table.push_back(std::move(row));
-  for (auto& row : register_attention_cases(suite.attention, threads)) table.push_back(std::move(row));
+  for (auto& row : register_attention_cases(suite.attention, threads, attention_peers, suite.rope.time_failing)) {
+    table.push_back(std::move(row));
+  }
   return table;
 }
 

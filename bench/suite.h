@@ -26,9 +26,11 @@ struct Suite {
 };
 
 // Registers every case (rope_impls: the implementations to time, e.g. the registry's real ones
-// plus plugins; threads: benchmark thread counts for the kernels and OpenBLAS thread counts for
-// attention). Returns the ratio-table rows.
+// plus plugins; attention_peers: attention plugins timed beside attention_blas, time_failing:
+// even where they fail their check; threads: benchmark thread counts for the kernels and
+// attention's team sizes). Returns the ratio-table rows.
 std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* const> rope_impls,
-                                       std::span<const int> threads);
+                                       std::span<const int> threads,
+                                       std::span<const AttentionImpl* const> attention_peers = {});
 
 }  // namespace ropecheck::bench

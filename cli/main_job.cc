@@ -12,8 +12,9 @@
 // History: with ROPECHECK_HISTORY=DIR, between 3 and 4 the bench joins the history DIR (under the
 // commit checked out in the working directory) and the history page is rendered into
 // reports/out/latest/history/, which the report links (history/README.md).
-// Peers: the PyTorch peer plugins (peers/torch) and the ggml peer (peers/ggml), when they were
-// built next to this binary (<bindir>/plugins/), are verified in step 1 and benchmarked in step 3
+// Peers: the PyTorch peer plugins (peers/torch) and the ggml peers (peers/ggml: RoPE, and flash
+// attention with an F16 KV cache), when they were built next to this binary (<bindir>/plugins/),
+// are verified in step 1 and benchmarked in step 3
 // beside the built-ins (timed even where they fail their check: --time-failing). What verify or
 // bench finds in them is a finding about outside code, listed in verify.json, bench.json, the
 // report and the summary, not a failure of the job.
@@ -71,6 +72,8 @@ constexpr const char* kShortBenchFilter =
     "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)/[a-z_]+/threads:"
     "|plugin/ggml(_compute)?/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)"
     "/[a-z_]+/threads:"
+    // llama.cpp's flash attention beside attention_blas: two lengths and the GQA problem
+    "|plugin/ggml_flash_attn/causal_8heads(_2kv)?/tokens:(512|2048)/head_dim:128/"
     "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/half_split" ROPECHECK_FORWARD ")";
 #undef ROPECHECK_FORWARD
 
@@ -81,7 +84,11 @@ std::vector<std::filesystem::path> built_peers() {
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) return {};
   std::vector<std::filesystem::path> peers;
-  for (const char* name : {"ggml.so", "ggml_compute.so", "torch_hf.so", "torch_llama.so", "torch_hf_mrope.so"}) {
+  // The attention peer with llama.cpp's default F16 KV cache; its F32 twin (ggml_flash_attn_f32.so)
+  // is a control for `verify --plugin`, not the job's: each attention peer adds ~15 s of verify on
+  // 2 busy cores, where ggml's 2-thread calls wait at their spinning barriers.
+  for (const char* name : {"ggml.so", "ggml_compute.so", "ggml_flash_attn.so", "torch_hf.so", "torch_llama.so",
+                           "torch_hf_mrope.so"}) {
     const auto path = self.parent_path() / "plugins" / name;
     if (std::filesystem::is_regular_file(path, error)) peers.push_back(path);
   }
@@ -163,7 +170,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     // The peers on the error-vs-position plot beside ropecheck's implementations.
     const LoadedPlugins loaded = load_plugins(peers, PluginOptions{});
     std::vector<const RopeImpl*> extra;
-    for (const auto& peer : loaded) extra.push_back(peer.get());
+    for (const auto& peer : loaded.rope) extra.push_back(peer.get());
     write_json_file(accuracy_json(extra), dir / "accuracy.json");
   }
 

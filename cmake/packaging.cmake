@@ -1,7 +1,7 @@
 # The Debian package: `cpack --config build/CPackConfig.cmake` -> ropecheck_<version>_amd64.deb
 # (docs/packaging.md). Included by the top-level CMakeLists.txt after every install() rule.
 #
-# What it holds (under /usr): bin/ropecheck; include/ropecheck/plugin.h; lib/cmake/ropecheck/
+# What it holds (under /usr): bin/ropecheck; include/ropecheck/plugin.h and attention_plugin.h; lib/cmake/ropecheck/
 # (find_package(ropecheck), ropecheck_add_plugin_test); share/ropecheck/examples/ (the example
 # plugins' sources, the outside-project example); share/man/man1/ropecheck.1.gz (generated from
 # the CLI's own --help: cmake/man_page.cmake); share/doc/ropecheck/ (README, docs/, copyright).
@@ -24,6 +24,7 @@ set(ROPECHECK_PACKAGE_MAINTAINER "ropecheck maintainers <maintainers@ropecheck.i
 install(FILES plugins/examples/example_rope.h plugins/examples/example_scaling.h plugins/examples/good_rope.c
               plugins/examples/broken_rope.c plugins/examples/fp16_rope.c plugins/examples/scaled_rope.c
               plugins/examples/recurrence_rope.c plugins/examples/mrope_rope.c plugins/examples/backward_rope.c
+              plugins/examples/example_attention.c
         DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples)
 install(DIRECTORY plugins/examples/outside-project DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples
         PATTERN "build*" EXCLUDE)  # a build of it made in place

@@ -62,6 +62,19 @@ double storage_min_normal(StorageType storage) {
   return storage == StorageType::fp16 ? double{kFp16MinNormal} : 0x1p-126;
 }
 
+double storage_unit_roundoff(StorageType storage) {
+  switch (storage) {
+    case StorageType::bf16: return 0x1p-8;
+    case StorageType::fp16: return 0x1p-11;
+    case StorageType::fp32: break;
+  }
+  return 0.0;
+}
+
+double storage_rounding_error(StorageType storage, double x) {
+  return storage_unit_roundoff(storage) * std::max(std::abs(x), storage_min_normal(storage));
+}
+
 double unit_pair_norm(StorageType storage, double attention_factor, double pair_norm) {
   if (pair_norm == 0) return 0;
   return std::max(pair_norm, storage_min_normal(storage) / attention_factor);

@@ -139,6 +139,15 @@ double pair_error_bound_units(const ErrorModel& model, std::int64_t position, do
 double norm_bound_units(const ErrorModel& model);
 inline constexpr double kNormBoundUnits = 1.4142135623730951 * kRoundingUnits;
 
+// --- attention on K and V kept in a narrower storage (llama.cpp's F16 KV cache) ----------------
+// An attention that keeps K and V as fp16 (or bf16) rounds each of their elements x once, to
+// nearest: |fl_s(x) - x| <= u_s |x| for normal results, and at most half the subnormal spacing,
+// u_s n_min, below the smallest normal n_min (fp16: 2^-25); so <= u_s max(|x|, n_min). K and V
+// kept in fp32 are not rounded: 0. The attention bound (properties/attention_properties.cc) adds
+// what these move: each score by scale sum_c |q_c| |dk_c|, each output by sum_j P_j |dv_j|.
+double storage_unit_roundoff(StorageType storage);  // u_s: 0 for fp32 (kept), 2^-8, 2^-11
+double storage_rounding_error(StorageType storage, double x);  // the bound on |fl_s(x) - x|
+
 // --- the sinusoidal table (seed 003) ----------------------------------------------------------
 // Units: eps32, absolute (every value lies in [-1, 1], the pair (sin, cos) has norm 1).
 //   fp64 (the formula in double, rounded once): half an ulp of a value in [-1, 1] is <= eps32/4;

@@ -76,7 +76,9 @@ std::optional<std::uint64_t> working_set_bytes(std::string_view case_name) {
     return *elements * element_bytes(bench::kernel_of_conversion(conversion->conversion));
   }
   if (const auto attention = bench::parse_attention_case(case_name)) {
-    return 4 * static_cast<std::uint64_t>(attention->tokens) * static_cast<std::uint64_t>(attention->heads) *
+    // q and out for every head, k and v for every kv head
+    return 2 * static_cast<std::uint64_t>(attention->tokens) *
+           static_cast<std::uint64_t>(attention->heads + attention->kv()) *
            static_cast<std::uint64_t>(attention->head_dim) * sizeof(float);
   }
   return std::nullopt;

@@ -1,6 +1,7 @@
 // The attention properties (seeds 000, 001, 003), on every attention implementation: agreement
-// with the double reference within a bound derived from fp32 accumulation, permutation
-// equivariance without positions, RoPE breaking it, RoPE invariance to a common shift, causality.
+// with the double reference within a bound derived from fp32 accumulation (and K and V kept as
+// the implementation declares), permutation equivariance without positions, RoPE breaking it,
+// RoPE invariance to a common shift, the average under equal scores, causality.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -45,13 +46,18 @@ Problem pick_problem(bool causal_any) {
   return p;
 }
 
-// Bound on |O_fp32 - O_exact| per output element, from the error model:
-//   S = Q K^T * scale in fp32:  |dS_ij| <= gamma_d * scale * sum_c |q_ic k_jc| + u |S_ij|
+// Bound on |O - O_exact| per output element, from the error model, for an attention computed in
+// fp32 on K and V kept in `kv` (fp32: as given; fp16: each element rounded once, dk and dv below,
+// core/tolerance.h storage_rounding_error):
+//   S = Q K^T * scale in fp32:  |dS_ij| <= gamma_d * scale * sum_c |q_ic| (|k_jc| + dk_jc) + u |S_ij|
+//                                         + scale * sum_c |q_ic| dk_jc
 //   softmax (max-subtracted):   P~_ij = P_ij (1 + e_ij),
 //     |e_ij| <= 2 max_j |dS_ij| + u |S_ij - max| + 2u (expf) + gamma_T (sum) + 2u (1/sum, *)
-//   O = P~ V in fp32:           |dO_ic| <= sum_j P_ij |v_jc| (|e_ij| + gamma_T (1 + |e_ij|))
+//   O = P~ V~ in fp32:          |dO_ic| <= sum_j P_ij (|v_jc| (|e_ij| + gamma_T (1 + |e_ij|))
+//                                                     + dv_jc (1 + |e_ij|) (1 + gamma_T))
 // plus u |O_ic| for the output's rounding. The double reference is within u |O_ic| of exact.
-std::vector<double> fp32_attention_bound(const Problem& p, const std::vector<float>& reference) {
+// (P~ V~ - P V = P~ dV + (P~ - P) V; the sum's roundings, gamma_T of sum P~ |V~|.)
+std::vector<double> attention_bound(const Problem& p, const std::vector<float>& reference, StorageType kv) {
   const auto& s = p.shape;
   const auto d = static_cast<std::size_t>(s.head_dim);
   const double scale = 1 / std::sqrt(static_cast<double>(s.head_dim));
@@ -63,15 +69,17 @@ std::vector<double> fp32_attention_bound(const Problem& p, const std::vector<flo
       std::vector<double> score(static_cast<std::size_t>(visible));
       double max_ds = 0;
       for (std::int64_t j = 0; j < visible; ++j) {
-        double dot = 0, abs_dot = 0;
+        double dot = 0, abs_dot = 0, stored = 0;
         for (std::size_t c = 0; c < d; ++c) {
           const double a = p.q[static_cast<std::size_t>(i * s.q_heads + h) * d + c];
           const double b = p.k[static_cast<std::size_t>(j * s.kv_heads + kvh) * d + c];
           dot += a * b;
           abs_dot += std::abs(a * b);
+          stored += std::abs(a) * storage_rounding_error(kv, b);
         }
         score[static_cast<std::size_t>(j)] = dot * scale;
-        max_ds = std::max(max_ds, gamma32(static_cast<double>(d)) * scale * abs_dot + kUnitRoundoff32 * std::abs(dot * scale));
+        max_ds = std::max(max_ds, gamma32(static_cast<double>(d)) * scale * (abs_dot + stored) +
+                                      kUnitRoundoff32 * std::abs(dot * scale) + scale * stored);
       }
       const double max = *std::max_element(score.begin(), score.end());
       double sum = 0;
@@ -82,7 +90,8 @@ std::vector<double> fp32_attention_bound(const Problem& p, const std::vector<flo
         for (std::int64_t j = 0; j < visible; ++j) {
           const double pij = std::exp(score[static_cast<std::size_t>(j)] - max) / sum;
           const double e = 2 * max_ds + kUnitRoundoff32 * (max - score[static_cast<std::size_t>(j)]) + 4 * kUnitRoundoff32 + g;
-          b += pij * std::abs(p.v[static_cast<std::size_t>(j * s.kv_heads + kvh) * d + c]) * (e + g * (1 + e));
+          const double vjc = p.v[static_cast<std::size_t>(j * s.kv_heads + kvh) * d + c];
+          b += pij * (std::abs(vjc) * (e + g * (1 + e)) + storage_rounding_error(kv, vjc) * (1 + e) * (1 + g));
         }
         const std::size_t at = static_cast<std::size_t>(i * s.q_heads + h) * d + c;
         bound[at] = b + 2 * kUnitRoundoff32 * std::abs(reference[at]);
@@ -90,6 +99,12 @@ std::vector<double> fp32_attention_bound(const Problem& p, const std::vector<flo
     }
   }
   return bound;
+}
+
+// The units results are reported in: the bound of the storage the subject keeps K and V in.
+std::string bound_units(const AttentionImpl& impl) {
+  return impl.kv_storage() == StorageType::fp32 ? "fp32 bound"
+                                                : fmt::format("{} K,V bound", to_string(impl.kv_storage()));
 }
 
 std::vector<float> attend(const AttentionImpl& impl, const Problem& p, const RopeSpec* rope = nullptr,
@@ -115,11 +130,11 @@ Problem permuted(const Problem& p, const std::vector<std::int64_t>& order) {
 PropertyResult matches_reference(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
   const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
-  return check_property(subject, config, "fp32 bound", tracker, [&] {
+  return check_property(subject, config, bound_units(*subject.attention), tracker, [&] {
     const Problem p = pick_problem(true);
     const auto got = attend(*subject.attention, p);
     const auto reference = attend(*find_attention("attention_naive/scalar"), p);
-    const auto bound = fp32_attention_bound(p, reference);
+    const auto bound = attention_bound(p, reference, subject.attention->kv_storage());
     for (std::size_t j = 0; j < got.size(); ++j) {
       const double diff = std::abs(static_cast<double>(got[j]) - reference[j]);
       tracker.observe(diff, bound[j]);
@@ -143,7 +158,7 @@ PropertyResult matches_reference(const Subject& subject, const RunConfig& config
 PropertyResult rope_matches_reference(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
   const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
-  return check_property(subject, config, "fp32 bound", tracker, [&] {
+  return check_property(subject, config, bound_units(*subject.attention), tracker, [&] {
     const Problem p = pick_problem(true);
     const auto& s = p.shape;
     const RopeSpec spec{s.head_dim, s.head_dim, 10000.0,
@@ -157,7 +172,7 @@ PropertyResult rope_matches_reference(const Subject& subject, const RunConfig& c
                  HeadTensor{rotated.k, s.tokens, s.kv_heads, s.head_dim}, positions);
     const auto got = attend(*subject.attention, p, &spec, positions);
     const auto reference = attend(*find_attention("attention_naive/scalar"), rotated);
-    const auto fp32 = fp32_attention_bound(rotated, reference);
+    const auto fp32 = attention_bound(rotated, reference, subject.attention->kv_storage());
     double max_v = 0;
     for (float x : p.v) max_v = std::max(max_v, static_cast<double>(std::abs(x)));
     const double scale = 1 / std::sqrt(static_cast<double>(s.head_dim));
@@ -200,7 +215,7 @@ PropertyResult rope_matches_reference(const Subject& subject, const RunConfig& c
 PropertyResult equivariance_without_positions(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
   const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
-  return check_property(subject, config, "fp32 bound", tracker, [&] {
+  return check_property(subject, config, bound_units(*subject.attention), tracker, [&] {
     // Seed 000: without positions, reordering the tokens reorders the outputs (full mask).
     const Problem p = pick_problem(false);
     std::vector<std::int64_t> order(static_cast<std::size_t>(p.shape.tokens));
@@ -208,7 +223,7 @@ PropertyResult equivariance_without_positions(const Subject& subject, const RunC
     std::shuffle(order.begin(), order.end(), std::mt19937(*rc::gen::arbitrary<unsigned>().as("token order's seed")));
     const Problem moved = permuted(p, order);
     const auto out = attend(*subject.attention, p), out_moved = attend(*subject.attention, moved);
-    const auto bound = fp32_attention_bound(p, out);
+    const auto bound = attention_bound(p, out, subject.attention->kv_storage());
     const auto row = static_cast<std::size_t>(p.shape.q_heads * p.shape.head_dim);
     for (std::size_t t = 0; t < order.size(); ++t) {
       for (std::size_t c = 0; c < row; ++c) {
@@ -261,11 +276,12 @@ PropertyResult rope_breaks_equivariance(const Subject& subject, const RunConfig&
 PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
   const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
-  return check_property(subject, config, "fp32 bound", tracker, [&] {
+  return check_property(subject, config, bound_units(*subject.attention), tracker, [&] {
     // softmax(R_m q . R_n k) depends on n - m only: shifting every position by c changes nothing
     // beyond rounding. Each rotated pair is within kNormBoundUnits eps32 |pair| of exact (fp64
     // angles), so each score within scale * sum|q||k| * 2 kNormBoundUnits eps32 per side; the two
-    // runs' scores differ by <= Delta_i, outputs by <= 2 Delta_i max|v|, plus each run's fp32 bound.
+    // runs' scores differ by <= Delta_i, outputs by <= 2 Delta_i max|v|, plus each run's bound
+    // (an F16 KV cache's on each run's rotated k, which the two runs round differently).
     const Problem p = pick_problem(true);
     const auto& s = p.shape;
     const RopeSpec spec{s.head_dim, s.head_dim, 10000.0, Layout::interleaved, AnglePrecision::fp64, {}, {}};
@@ -276,7 +292,22 @@ PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& co
     for (auto& m : shifted) m += c;
     const auto out_a = attend(*subject.attention, p, &spec, positions);
     const auto out_b = attend(*subject.attention, p, &spec, shifted);
-    const auto fp32 = fp32_attention_bound(p, out_a);  // on the unrotated problem: same |q||k| sums
+    const auto fp32 = attention_bound(p, out_a, StorageType::fp32);  // on the unrotated problem: same |q||k| sums
+    // What keeping K and V narrower adds to each run: its bound on its rotated q and k, less the
+    // fp32 part already counted (the storage terms are the only difference).
+    std::vector<double> stored(fp32.size(), 0.0);
+    if (subject.attention->kv_storage() != StorageType::fp32) {
+      const RopeImpl& kernel = *find_rope("kernel/" + std::string(to_string(dispatched_isa())));
+      for (const auto* run : {&positions, &shifted}) {
+        Problem rotated = p;
+        kernel.apply(spec, HeadTensor{rotated.q, s.tokens, s.q_heads, s.head_dim},
+                     HeadTensor{rotated.k, s.tokens, s.kv_heads, s.head_dim}, *run);
+        const auto& out = run == &positions ? out_a : out_b;
+        const auto with = attention_bound(rotated, out, subject.attention->kv_storage());
+        const auto without = attention_bound(rotated, out, StorageType::fp32);
+        for (std::size_t j = 0; j < stored.size(); ++j) stored[j] += with[j] - without[j];
+      }
+    }
     const double scale = 1 / std::sqrt(static_cast<double>(s.head_dim));
     double max_v = 0;
     for (float x : p.v) max_v = std::max(max_v, static_cast<double>(std::abs(x)));
@@ -296,13 +327,59 @@ PropertyResult rope_shift_invariance(const Subject& subject, const RunConfig& co
           const std::size_t at = static_cast<std::size_t>(i * s.q_heads + h) * d + x;
           // fp32 bounds of each run: the rotated problem's |q||k| sums are those of the unrotated
           // one up to rounding, so the unrotated bound is used, doubled for the two runs.
-          const double allowed = 2 * delta * max_v + 2 * fp32[at] + kUnitRoundoff32 * (std::abs(out_a[at]) + std::abs(out_b[at]));
+          const double allowed = 2 * delta * max_v + 2 * fp32[at] + stored[at] +
+                                 kUnitRoundoff32 * (std::abs(out_a[at]) + std::abs(out_b[at]));
           const double diff = std::abs(static_cast<double>(out_a[at]) - out_b[at]);
           tracker.observe(diff, allowed);
           if (!(diff <= allowed)) {
             RC_FAIL(fmt::format("shift {}: output {} changed by {:.3g} > {:.3g}", c, at, diff, allowed));
           }
         }
+      }
+    }
+  });
+}
+
+// With q = 0 every score is exactly 0, whatever K is rounded to: the softmax is uniform and output
+// i is the average of the values it sees, so the error is the P V sum's alone. The values are
+// same-signed, 1 to 4 in magnitude, where a long sum's roundings all go one way: an accumulator
+// narrower than the declared K and V shows here, where random scores' own bound would hide it.
+// Up to 64 tokens (a sum of 64 values of up to 4 passes 2^8: fp16's spacing there is 2^-2). The
+// values repeat a drawn pattern of 1 to 8, so that a failure shrinks in a few steps, not one per
+// element of v (thousands of calls); k meets only q = 0 and takes the same values.
+PropertyResult equal_scores_average(const Subject& subject, const RunConfig& config) {
+  ErrorTracker tracker;
+  const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
+  return check_property(subject, config, bound_units(*subject.attention), tracker, [&] {
+    Problem p;
+    p.shape.tokens = *rc::gen::inRange<std::int64_t>(1, 65).as("tokens");
+    p.shape.kv_heads = *rc::gen::inRange<std::int64_t>(1, 3).as("kv_heads");
+    p.shape.q_heads = p.shape.kv_heads * *rc::gen::inRange<std::int64_t>(1, 3).as("q heads per kv head");
+    p.shape.head_dim = *rc::gen::element(2, 16, 128).as("head_dim");
+    p.shape.causal = *rc::gen::arbitrary<bool>().as("causal");
+    p.threads = pick_call_threads().count;
+    const auto d = static_cast<std::size_t>(p.shape.head_dim);
+    const auto kv_n = static_cast<std::size_t>(p.shape.tokens * p.shape.kv_heads) * d;
+    p.q.assign(static_cast<std::size_t>(p.shape.tokens * p.shape.q_heads) * d, 0.0f);
+    const float sign = *rc::gen::arbitrary<bool>().as("values negative") ? -1.0f : 1.0f;
+    const auto pattern = *rc::gen::resize(
+                              8, rc::gen::nonEmpty(rc::gen::container<std::vector<float>>(rc::gen::map(
+                                     rc::gen::inRange(64, 257), [sign](int x) { return sign * static_cast<float>(x) / 64; }))))
+                              .as("values (v repeats them)");
+    p.v.resize(kv_n);
+    for (std::size_t j = 0; j < kv_n; ++j) p.v[j] = pattern[j % pattern.size()];
+    p.k = p.v;
+    const auto got = attend(*subject.attention, p);
+    const auto reference = attend(*find_attention("attention_naive/scalar"), p);
+    const auto bound = attention_bound(p, reference, subject.attention->kv_storage());
+    for (std::size_t j = 0; j < got.size(); ++j) {
+      const double diff = std::abs(static_cast<double>(got[j]) - reference[j]);
+      tracker.observe(diff, bound[j]);
+      if (!(diff <= bound[j])) {
+        RC_FAIL(fmt::format("{} tokens, every score 0: output {} (token {}) = {:.9g}, the average of its values "
+                            "{:.9g}: |diff| {:.3g} > bound {:.3g}",
+                            p.shape.tokens, j, j / (d * static_cast<std::size_t>(p.shape.q_heads)), got[j],
+                            reference[j], diff, bound[j]));
       }
     }
   });
@@ -352,6 +429,10 @@ std::span<const Property> attention_properties() {
        SubjectKind::attention, rope_breaks_equivariance},
       {"attention_rope_shift_invariant", "RoPE attention unchanged when every position shifts by c",
        SubjectKind::attention, rope_shift_invariance},
+      {"attention_equal_scores_average",
+       "with every score equal (q = 0), each output is the average of the values it sees, within "
+       "the attention bound: same-signed values, where a long sum's roundings add up",
+       SubjectKind::attention, equal_scores_average},
       {"attention_causal", "causal: output i does not change when tokens after i change",
        SubjectKind::attention, causality},
   };

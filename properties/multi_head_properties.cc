@@ -1,6 +1,7 @@
 // Seed 000 on the whole multi-head layer (seed 003: projections, heads, W_o), on every attention
 // implementation: without positions, reordering the tokens reorders the outputs within the fp32
-// bound; with sinusoidal, learned or rotary positions the outputs change beyond it.
+// bound (of K and V kept as the implementation keeps them); with sinusoidal, learned or rotary
+// positions the outputs change beyond it.
 //   ropecheck verify --property mha_positions_break_equivariance
 #include <fmt/format.h>
 
@@ -16,7 +17,9 @@ namespace {
 
 PropertyResult positions_break_equivariance(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
-  return check_property(subject, config, "fp32 bound", tracker, [&] {
+  const StorageType kv = subject.attention->kv_storage();
+  const std::string units = kv == StorageType::fp32 ? "fp32 bound" : fmt::format("{} K,V bound", to_string(kv));
+  return check_property(subject, config, units, tracker, [&] {
     const MultiHeadCase c = pick_multi_head_case(false, kMinReorderTokens);
     const auto order = pick_reordering(c.tokens);
     const auto blind = reorder_gap(*subject.attention, c, PositionalKind::none, false, order);

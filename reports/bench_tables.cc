@@ -25,7 +25,11 @@ std::vector<RopeAttentionRow> rope_attention_rows(const BenchData& bench) {
   std::map<std::tuple<long, int, int>, std::map<bench::AttentionRope, double>> rates;
   std::vector<std::tuple<long, int, int>> order;
   for (const CaseRecord& c : bench.records) {
-    if (!c.attention || !c.rate.rate || *c.rate.rate <= 0) continue;
+    // Ours, one kv head a q head (the RoPE forms are timed on those only).
+    if (!c.attention || !c.attention->peer.empty() || c.attention->kv() != c.attention->heads || !c.rate.rate ||
+        *c.rate.rate <= 0) {
+      continue;
+    }
     const auto key = std::make_tuple(c.attention->tokens, c.attention->head_dim, c.attention->blas_threads);
     if (!rates.contains(key)) order.push_back(key);
     rates[key][c.attention->rope] = *c.rate.rate;
@@ -45,6 +49,32 @@ std::vector<RopeAttentionRow> rope_attention_rows(const BenchData& bench) {
     row.separate_ratio = ratio(bench::AttentionRope::separate);
     row.fused_ratio = ratio(bench::AttentionRope::fused);
     rows.push_back(row);
+  }
+  return rows;
+}
+
+std::vector<AttentionPeerRow> attention_peer_rows(const BenchData& bench) {
+  // ropecheck's own cases of each problem and thread count, by form
+  using Key = std::tuple<long, long, int, int>;  // tokens, kv heads, head_dim, threads
+  std::map<std::pair<Key, bench::AttentionRope>, const CaseRecord*> own;
+  const auto key_of = [](const bench::AttentionCaseName& a) { return Key{a.tokens, a.kv(), a.head_dim, a.blas_threads}; };
+  for (const CaseRecord& c : bench.records) {
+    if (c.attention && c.attention->peer.empty()) own[{key_of(*c.attention), c.attention->rope}] = &c;
+  }
+  std::vector<AttentionPeerRow> rows;
+  for (const CaseRecord& c : bench.records) {
+    if (!c.attention || c.attention->peer.empty()) continue;
+    const auto& a = *c.attention;
+    AttentionPeerRow row{a.peer, a.tokens, a.kv(), a.heads, a.head_dim, a.blas_threads, c.rate, std::nullopt,
+                         std::nullopt, std::nullopt, c.oracle_failed};
+    if (const auto it = own.find({key_of(a), bench::AttentionRope::none}); it != own.end()) {
+      row.blas = it->second->rate;
+      if (row.blas->limit_fraction && row.peer_rate.limit_fraction && *row.peer_rate.limit_fraction > 0) {
+        row.ratio = *row.blas->limit_fraction / *row.peer_rate.limit_fraction;
+      }
+    }
+    if (const auto it = own.find({key_of(a), bench::AttentionRope::fused}); it != own.end()) row.fused = it->second->rate;
+    rows.push_back(std::move(row));
   }
   return rows;
 }
@@ -92,8 +122,9 @@ std::vector<ThreadSweepRow> thread_sweep_rows(const BenchData& bench) {
       subject = fmt::format("{} {}", c.conversion->conversion, c.conversion->shape);
       threads = c.conversion->threads;
     } else if (c.attention) {
-      subject = fmt::format("{} causal {} heads, {} tokens, head_dim {}", bench::form_id(c.attention->rope),
-                            c.attention->heads, c.attention->tokens, c.attention->head_dim);
+      subject = fmt::format("{} causal {} heads{}, {} tokens, head_dim {}", c.attention->impl(), c.attention->heads,
+                            c.attention->kv() == c.attention->heads ? "" : fmt::format(" ({} kv)", c.attention->kv()),
+                            c.attention->tokens, c.attention->head_dim);
       threads = c.attention->blas_threads;
     } else {
       continue;

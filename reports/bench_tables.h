@@ -50,6 +50,23 @@ struct PeerRow {
 // Every peer RoPE case of the run (is_peer), in file order.
 std::vector<PeerRow> peer_rows(const BenchData& bench);
 
+// Attention peers (attention plugins, "plugin/..." attention cases: llama.cpp's flash attention)
+// beside attention_blas and attention_fused on the same problem (tokens, head_dim, kv heads) and
+// thread count in the same run. ratio = attention_blas's limit_fraction / the peer's: each over
+// its own same-run sgemm probe (the same flops counted), what a load that changes between the two
+// cases moves least; < 1: the peer is faster.
+struct AttentionPeerRow {
+  std::string peer;
+  long tokens = 0, kv_heads = 0, heads = 0;
+  int head_dim = 0, threads = 0;
+  CaseRate peer_rate;
+  std::optional<CaseRate> blas, fused;  // attention_blas alone; attention_fused (with RoPE) where it ran
+  std::optional<double> ratio;          // attention_blas over the peer, by limit_fraction
+  bool oracle_failed = false;           // timed despite a failed check
+};
+// Every attention peer case of the run, in file order.
+std::vector<AttentionPeerRow> attention_peer_rows(const BenchData& bench);
+
 // RoPE with attention (bench/format/case_name.h AttentionRope): per problem and thread count,
 // attention alone and each RoPE form's time over attention alone's (the same flops are counted
 // for all three, so time ratio = rate alone / rate of the form; 1.05 = 5% slower).
@@ -59,7 +76,7 @@ struct RopeAttentionRow {
   std::optional<double> alone_rate;                      // GFLOP/s, median
   std::optional<double> separate_ratio, fused_ratio;     // time / attention alone's time
 };
-// Every problem that has a RoPE form in the run, in file order.
+// Every problem that has a RoPE form in the run, in file order (ropecheck's own cases only).
 std::vector<RopeAttentionRow> rope_attention_rows(const BenchData& bench);
 
 // The thread sweep: each RoPE case (implementation, shape, layout), each 16-bit conversion

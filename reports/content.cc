@@ -315,6 +315,43 @@ void peers_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// Attention peers (attention plugins: llama.cpp's flash attention) beside attention_blas and
+// attention_fused on the same problems and threads, from the same run.
+void attention_peers_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = attention_peer_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "Attention peers");
+  paragraph(doc, "Attention from outside ropecheck, through the attention plugin ABI (`--plugin`, "
+                 "attention_plugin.h), timed in this process as attention_blas is, on the same causal problems "
+                 "(8 q heads; kv: the kv heads of a GQA problem), each against its own same-run sgemm probe: "
+                 "plugin/ggml_flash_attn is llama.cpp's ggml_flash_attn_ext on ggml's CPU backend with K and V "
+                 "in its default F16 cache (the F32 to F16 copies of k and v included, as a prefill pays them), "
+                 "plugin/ggml_flash_attn_f32 the same with F32 K and V; threads: ggml's own (n_threads), "
+                 "attention_blas's team of as many. Every case counts the causal half's flops; fraction = of the "
+                 "same-run sgemm probe. ratio = attention_blas's fraction over the peer's (< 1: the peer is "
+                 "faster). attention_fused (RoPE fused into attention_blas) does more work: RoPE on q and k.");
+  Table t;
+  t.header = {"tokens", "kv", "threads", "peer", "peer (GFLOP/s)", "peer fraction", "attention_blas (GFLOP/s)",
+              "attention_blas fraction", "attention_fused fraction", "ratio attention_blas / peer"};
+  t.numeric = {true, true, true, false, true, true, true, true, true, true};
+  const auto fraction = [](const std::optional<CaseRate>& r) {
+    return r && r->limit_fraction ? format_fraction(*r->limit_fraction) : std::string("-");
+  };
+  for (const auto& r : rows) {
+    t.rows.push_back({{std::to_string(r.tokens), ""},
+                      {std::to_string(r.kv_heads), ""},
+                      {std::to_string(r.threads), ""},
+                      {fmt::format("{}{}", r.peer, r.oracle_failed ? " (check FAILED)" : ""), ""},
+                      {r.peer_rate.rate ? format_rate(*r.peer_rate.rate) : "-", ""},
+                      {fraction(r.peer_rate), ""},
+                      {r.blas && r.blas->rate ? format_rate(*r.blas->rate) : "-", ""},
+                      {fraction(r.blas), ""},
+                      {fraction(r.fused), ""},
+                      {r.ratio ? fmt::format("{:.2f}", *r.ratio) : "-", ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 // The fast kernel's kept cos/sin rows (impls/kernels/table_rows.h) on the decode cases: what a
 // position costs in memory, and a call at a position not formed yet against one at a kept one.
 void kept_rows_section(ReportDoc& doc, const BenchData& bench) {
@@ -534,6 +571,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   backward_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);
   peers_section(doc, *in.bench);
+  attention_peers_section(doc, *in.bench);
   kept_rows_section(doc, *in.bench);
 }
 

@@ -216,13 +216,15 @@ std::optional<PlotSpec> attention_plot(const BenchData& bench) {
     double gflops;
     std::optional<double> probe;
   };
-  std::map<std::pair<int, int>, std::vector<Point>> groups;  // (head_dim, threads)
+  // (implementation, head_dim, threads): attention_blas and each attention peer, its own lines
+  std::map<std::tuple<std::string, int, int>, std::vector<Point>> groups;
   for (const CaseRecord& c : bench.records) {
     const auto& a = c.attention;
-    if (!a || a->rope != bench::AttentionRope::none) continue;  // attention alone here
+    // attention alone here, one kv head a q head (a GQA problem is a single point)
+    if (!a || a->rope != bench::AttentionRope::none || a->kv() != a->heads) continue;
     const CaseRate& r = c.rate;
     if (r.unit != "GFLOP/s" || !r.rate) continue;
-    groups[{a->head_dim, a->blas_threads}].push_back({a->tokens, *r.rate, r.probe_rate});
+    groups[{a->impl(), a->head_dim, a->blas_threads}].push_back({a->tokens, *r.rate, r.probe_rate});
   }
   if (groups.empty()) return std::nullopt;
   long shortest = groups.begin()->second.front().tokens, longest = shortest;
@@ -236,29 +238,35 @@ std::optional<PlotSpec> attention_plot(const BenchData& bench) {
   xtics += ")";
   PlotSpec p;
   p.id = kPlotAttention;
-  p.title = "Causal attention (8 heads, attention_blas) vs the sgemm probe";
+  p.title = "Causal attention (8 heads: attention_blas and the peers) vs the sgemm probe";
   p.caption =
       "Median GFLOP/s of attention (causal half of the T x T products counted; solid) and of the "
       "same-run sgemm T x T x d probe (dashed, same colour): the gap is softmax, masking and the "
-      "causal half left unexploited by plain sgemm.";
+      "causal half left unexploited by plain sgemm. An attention peer (plugin/..., llama.cpp's "
+      "flash attention) has lines of its own, its threads its own.";
   std::ostringstream data, plot;
   data << "# tokens  attention_GFLOP/s  sgemm_probe_GFLOP/s (medians)\n";
   int index = 0;
   for (auto& [key, points] : groups) {
     std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.tokens < b.tokens; });
-    const auto [head_dim, threads] = key;
+    const auto& [impl, head_dim, threads] = key;
     const std::string color = kColors[static_cast<std::size_t>(index) % std::size(kColors)];
-    data << "# [" << index << "] head_dim " << head_dim << ", " << threads << " BLAS thread(s)\n";
+    data << "# [" << index << "] " << impl << ", head_dim " << head_dim << ", " << threads << " thread(s)\n";
     for (const auto& pt : points) {
       data << pt.tokens << ' ' << num(pt.gflops) << ' ' << (pt.probe ? num(*pt.probe) : "NaN") << '\n';
     }
     data << "\n\n";
     const std::string what = fmt::format("d = {}, {} thread{}", head_dim, threads, threads == 1 ? "" : "s");
+    const bool own = impl == "attention_blas";
     plot << (index == 0 ? "plot " : ", \\\n     ")
-         << fmt::format("'{0}.dat' index {1} using 1:2 with linespoints lw 2 pt 7 ps 0.8 lc rgb '{2}' "
-                        "title 'attention, {3}', \\\n     '{0}.dat' index {1} using 1:3 with "
-                        "linespoints lw 1.5 dt 2 pt 6 ps 0.8 lc rgb '{2}' title 'sgemm probe, {3}'",
-                        p.id, index, color, what);
+         << fmt::format("'{0}.dat' index {1} using 1:2 with linespoints lw 2 pt 7 ps 0.8 lc rgb '{2}' title {3}",
+                        p.id, index, color, gp_label(fmt::format("{}, {}", own ? "attention" : impl, what)));
+    // A peer's probe is the same sgemm on the same machine: drawn once, with attention_blas's.
+    if (own) {
+      plot << fmt::format(", \\\n     '{0}.dat' index {1} using 1:3 with linespoints lw 1.5 dt 2 pt 6 ps 0.8 "
+                          "lc rgb '{2}' title {3}",
+                          p.id, index, color, gp_label("sgemm probe, " + what));
+    }
     ++index;
   }
   p.data = data.str();

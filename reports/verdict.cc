@@ -116,8 +116,12 @@ std::optional<KernelHeadline> rope_headline(const BenchData& bench, const std::s
 std::optional<KernelHeadline> attention_headline(const BenchData& bench) {
   std::optional<KernelHeadline> h;
   for (const CaseRecord& c : bench.records) {
-    if (!c.attention || c.attention->rope != bench::AttentionRope::none || !c.rate.limit_fraction) continue;
-    const CaseValue here{fmt::format("attention_blas {} heads tokens:{} head_dim:{}{}", c.attention->heads,
+    if (!c.attention || c.attention->rope != bench::AttentionRope::none || !c.attention->peer.empty() ||
+        !c.rate.limit_fraction) {
+      continue;
+    }
+    const CaseValue here{fmt::format("attention_blas {} heads{} tokens:{} head_dim:{}{}", c.attention->heads,
+                                     c.attention->kv() == c.attention->heads ? "" : fmt::format(" ({} kv)", c.attention->kv()),
                                      c.attention->tokens, c.attention->head_dim,
                                      c.attention->blas_threads == 1 ? "" : fmt::format(" threads:{}", c.attention->blas_threads)),
                          *c.rate.limit_fraction};
@@ -152,6 +156,23 @@ void summarize_bench(const BenchData& bench, VerdictSummary& s) {
     it->timed_failing = it->timed_failing || row.oracle_failed;
     if (!row.ratio) continue;
     const CaseValue here{fmt::format("{}{}{}", row.shape, layouts[row.peer].size() > 1 ? " " + row.layout : "",
+                                     row.threads == 1 ? "" : fmt::format(" threads:{}", row.threads)),
+                         *row.ratio};
+    ++it->shapes;
+    if (!it->lowest_ratio || here.value < it->lowest_ratio->value) it->lowest_ratio = here;
+    if (!it->highest_ratio || here.value > it->highest_ratio->value) it->highest_ratio = here;
+  }
+  // Attention peers: attention_blas's rate over theirs, each over its own sgemm probe.
+  for (const AttentionPeerRow& row : attention_peer_rows(bench)) {
+    auto it = std::find_if(s.peers.begin(), s.peers.end(), [&](const PeerVerdict& p) { return p.peer == row.peer; });
+    if (it == s.peers.end()) {
+      s.peers.push_back(PeerVerdict{row.peer, 0, 0, 0, {}, 0, std::nullopt, std::nullopt, false});
+      it = s.peers.end() - 1;
+    }
+    it->timed_failing = it->timed_failing || row.oracle_failed;
+    if (!row.ratio) continue;
+    const CaseValue here{fmt::format("tokens:{}{}{}", row.tokens,
+                                     row.kv_heads == row.heads ? "" : fmt::format(" {}kv", row.kv_heads),
                                      row.threads == 1 ? "" : fmt::format(" threads:{}", row.threads)),
                          *row.ratio};
     ++it->shapes;

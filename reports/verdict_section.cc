@@ -119,7 +119,8 @@ void verdict_section(ReportDoc& doc, const VerdictSummary& s, const ReportHistor
   doc.blocks.emplace_back(Paragraph{
       "Kernels: each case's throughput as a fraction of the same-run limit (copy bandwidth over the same bytes for "
       "RoPE, sgemm for attention; 1 is the limit), each shape at the fastest level measured. A peer's speed: the fastest own fp32 kernel's rate over the peer's on the same shape, layout and threads (above 1: "
-      "ropecheck is faster)."});
+      "ropecheck is faster); an attention peer's: attention_blas's fraction of its sgemm probe over the peer's, same "
+      "problem and threads."});
 }
 
 }  // namespace ropecheck

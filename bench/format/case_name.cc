@@ -70,29 +70,56 @@ constexpr std::string_view kAttentionForms[] = {"attention_blas", "attention_bla
 std::string_view form_id(AttentionRope rope) { return kAttentionForms[static_cast<int>(rope)]; }
 
 std::string registered_name(const AttentionCaseName& n) {
-  return fmt::format("{}/causal_{}heads/tokens:{}/head_dim:{}/blas_threads:{}",
-                     kAttentionForms[static_cast<int>(n.rope)], n.heads, n.tokens, n.head_dim,
-                     n.blas_threads);
+  const std::string heads = n.kv() == n.heads ? fmt::format("causal_{}heads", n.heads)
+                                              : fmt::format("causal_{}heads_{}kv", n.heads, n.kv());
+  return fmt::format("{}/{}/tokens:{}/head_dim:{}/{}:{}", n.impl(), heads, n.tokens, n.head_dim,
+                     n.peer.empty() ? "blas_threads" : "threads", n.blas_threads);
 }
 std::string full_name(const AttentionCaseName& n) { return registered_name(n) + "/real_time"; }
 std::optional<AttentionCaseName> parse_attention_case(std::string_view name) {
-  const auto parts = split(name);
+  auto parts = split(name);
+  // A peer's id is two parts, "plugin/<name>"; an own form's one.
+  std::string peer;
+  if (parts.size() == 7 && parts[0] == "plugin" && !parts[1].empty()) {
+    peer = fmt::format("plugin/{}", parts[1]);
+    parts.erase(parts.begin());
+  }
   if (parts.size() != 6 || parts[5] != "real_time") return std::nullopt;
-  const auto form = std::find(std::begin(kAttentionForms), std::end(kAttentionForms), parts[0]);
-  if (form == std::end(kAttentionForms)) return std::nullopt;
-  const auto rope = static_cast<AttentionRope>(form - std::begin(kAttentionForms));
-  constexpr std::string_view kPrefix = "causal_", kSuffix = "heads";
-  const std::string_view heads_part = parts[1];
-  if (!heads_part.starts_with(kPrefix) || !heads_part.ends_with(kSuffix)) return std::nullopt;
-  long heads = 0;
-  const auto digits = heads_part.substr(kPrefix.size(), heads_part.size() - kPrefix.size() - kSuffix.size());
-  const auto [stop, error] = std::from_chars(digits.data(), digits.data() + digits.size(), heads);
-  if (error != std::errc() || stop != digits.data() + digits.size()) return std::nullopt;
+  AttentionRope rope = AttentionRope::none;
+  if (peer.empty()) {
+    const auto form = std::find(std::begin(kAttentionForms), std::end(kAttentionForms), parts[0]);
+    if (form == std::end(kAttentionForms)) return std::nullopt;
+    rope = static_cast<AttentionRope>(form - std::begin(kAttentionForms));
+  }
+  // causal_<H>heads or causal_<H>heads_<KV>kv
+  constexpr std::string_view kPrefix = "causal_", kHeads = "heads", kKv = "kv";
+  std::string_view rest = parts[1];
+  if (!rest.starts_with(kPrefix)) return std::nullopt;
+  rest.remove_prefix(kPrefix.size());
+  const auto number = [&rest]() -> std::optional<long> {
+    long value = 0;
+    const auto [stop, error] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+    if (error != std::errc() || stop == rest.data() || value < 1) return std::nullopt;
+    rest.remove_prefix(static_cast<std::size_t>(stop - rest.data()));
+    return value;
+  };
+  const auto heads = number();
+  if (!heads || !rest.starts_with(kHeads)) return std::nullopt;
+  rest.remove_prefix(kHeads.size());
+  long kv_heads = 0;
+  if (!rest.empty()) {
+    if (!rest.starts_with("_")) return std::nullopt;
+    rest.remove_prefix(1);
+    const auto kv = number();
+    if (!kv || rest != kKv || *kv == *heads || *heads % *kv != 0) return std::nullopt;
+    kv_heads = *kv;
+  }
   const auto tokens = keyed_int(parts[2], "tokens");
   const auto head_dim = keyed_int(parts[3], "head_dim");
-  const auto threads = keyed_int(parts[4], "blas_threads");
+  const auto threads = keyed_int(parts[4], peer.empty() ? "blas_threads" : "threads");
   if (!tokens || !head_dim || !threads) return std::nullopt;
-  return AttentionCaseName{heads, *tokens, static_cast<int>(*head_dim), static_cast<int>(*threads), rope};
+  return AttentionCaseName{*heads, *tokens, static_cast<int>(*head_dim), static_cast<int>(*threads), rope, kv_heads,
+                           peer};
 }
 
 std::string registered_name(const TableCaseName& n) { return fmt::format("{}/{}", n.impl, n.shape); }

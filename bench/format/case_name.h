@@ -8,6 +8,9 @@
 //               a plugin, timed in its worker process at N threads of its own (manual time):
 //               <impl id>/<shape>/<layout>[/backward]/threads:<N>/manual_time
 //   attention:  attention_blas/causal_<H>heads/tokens:<T>/head_dim:<D>/blas_threads:<N>/real_time
+//               grouped-query attention: causal_<H>heads_<KV>kv
+//               an attention peer (a plugin, attention_plugin.h), at N threads of its own:
+//               plugin/<name>/causal_<H>heads/tokens:<T>/head_dim:<D>/threads:<N>/real_time
 //   table:      <impl id>/<table shape>/real_time
 //   conversion: <conversion id>/<shape>/real_time/threads:<N>   (a 16-bit kernel's ceiling)
 //               conversion_fp16/avx512/gpt2_small_prefill512/real_time/threads:1
@@ -39,8 +42,13 @@ enum class AttentionRope { none, separate, fused };
 std::string_view form_id(AttentionRope rope);
 struct AttentionCaseName {
   long heads = 0, tokens = 0;
-  int head_dim = 0, blas_threads = 0;
+  int head_dim = 0, blas_threads = 0;  // a peer's: its own threads (ggml's n_threads)
   AttentionRope rope = AttentionRope::none;
+  long kv_heads = 0;                   // 0 or heads: one kv head a q head; fewer: GQA
+  std::string peer = {};               // "plugin/<name>": an attention peer (rope none), "" ours
+  long kv() const { return kv_heads == 0 ? heads : kv_heads; }
+  // The implementation id the report shows: the peer's, else the form's.
+  std::string impl() const { return peer.empty() ? std::string(form_id(rope)) : peer; }
 };
 std::string registered_name(const AttentionCaseName& name);
 std::string full_name(const AttentionCaseName& name);

@@ -1,6 +1,6 @@
 // The benchmark shapes, named after the models they come from (ggml test-backend-ops style).
 //   RoPE: the table of core/model_shapes.h that verify runs every property at too.
-//   Attention: causal, 8 heads, 128 to 4096 tokens, head_dim 64 and 128.
+//   Attention: causal, 8 heads, 128 to 4096 tokens, head_dim 64 and 128; one GQA problem.
 #pragma once
 
 #include <cstdint>
@@ -50,17 +50,23 @@ constexpr std::string_view one_axis_twin(std::string_view shape) {
 // should be its forward's, within this much (issue 39).
 constexpr bool has_backward_case(const RopeShape& shape) { return shape.tokens > 1; }
 inline constexpr double kBackwardFractionTolerance = 0.05;
+inline constexpr std::int64_t kAttentionHeads = 8;
 
 struct AttentionProblem {
   std::int64_t tokens;
   int head_dim;
   bool with_rope = false;  // also timed with RoPE, separate and fused (case_name.h AttentionRope)
+  std::int64_t kv_heads = kAttentionHeads;  // fewer: grouped-query attention
 };
 
-inline constexpr std::int64_t kAttentionHeads = 8;
 inline constexpr AttentionProblem kAttentionProblems[] = {
     {128, 64}, {512, 64}, {512, 128, true}, {1024, 128}, {2048, 128, true}, {4096, 128},
+    // GQA: Llama 3 8B's 4 q heads a kv head, at llama.cpp's default micro-batch (n_ubatch 512)
+    {512, 128, false, 2},
 };
+// The attention peers (attention plugins: llama.cpp's flash attention) are timed on the
+// head_dim 128 problems, the dimension of the models they serve.
+constexpr bool peer_problem(const AttentionProblem& p) { return p.head_dim == 128; }
 
 // The sinusoidal table: positions x d_model (the original Transformer's 512).
 struct TableShape {

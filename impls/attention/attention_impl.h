@@ -10,6 +10,7 @@
 
 #include "impls/attention/attention.h"
 #include "core/spec.h"
+#include "core/storage.h"
 #include "core/tensor.h"
 
 namespace ropecheck {
@@ -24,6 +25,9 @@ class AttentionImpl {
     (void)why;
     return true;
   }
+  // What it keeps K and V in: the attention properties derive its bound from it (fp16: K and V
+  // rounded to binary16 once, as llama.cpp's F16 KV cache keeps them; docs/tolerance.md).
+  virtual StorageType kv_storage() const { return StorageType::fp32; }
 
   // rope == nullptr: no positional encoding. Otherwise q and k (copies) are rotated first, at
   // `positions` (one per token), with spec.head_dim == shape.head_dim, by the dispatched fast

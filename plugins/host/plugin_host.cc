@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "core/errors.h"
+#include "plugins/host/attention_plugin_host.h"
 #include "plugins/host/plugin_guarded_buffers.h"
 #include "plugins/host/outside_rope.h"
 #include "plugins/host/plugin_process.h"
@@ -84,21 +85,53 @@ static_assert(offsetof(ropecheck_plugin_v1, apply_fp16) == 8 + 5 * kPointer);  /
 static_assert(offsetof(ropecheck_plugin_v1, reserved) == 8 + 6 * kPointer);
 static_assert(sizeof(ropecheck_plugin_v1) == 8 + 9 * kPointer);
 
+// Why an attention plugin's report is unacceptable (attention_plugin.h), "" when it is fine.
+std::string judge_attention(const LoadReport& r) {
+  switch (r.stage) {
+    case LoadStage::attention_loaded: break;
+    case LoadStage::null_entry: return fmt::format("{}() returned NULL", ROPECHECK_ATTENTION_PLUGIN_ENTRY_SYMBOL);
+    case LoadStage::wrong_abi:
+      return fmt::format("speaks attention plugin ABI version {}; this ropecheck speaks version {}", r.abi_version,
+                         ROPECHECK_ATTENTION_PLUGIN_ABI_V1);
+    case LoadStage::bad_struct:
+      return fmt::format("ropecheck_attention_plugin_v1 is malformed: struct_size {} or query_capabilities or "
+                         "attend is NULL",
+                         r.struct_size);
+    case LoadStage::init_failed:
+    case LoadStage::query_failed: return r.detail;
+    default: return fmt::format("could not be loaded as an attention plugin (stage {})", static_cast<int>(r.stage));
+  }
+  if (r.name_truncated != 0 || !valid_subject_name(r.name)) {
+    return fmt::format("name '{}' is not 1 to {} characters of [A-Za-z0-9_.-]", r.name,
+                       plugin_protocol::kMaxNameBytes);
+  }
+  const auto& caps = r.attention_caps;
+  if (caps.kv_dtype != ROPECHECK_DTYPE_FP32 && caps.kv_dtype != ROPECHECK_DTYPE_FP16) {
+    return fmt::format("capabilities: kv_dtype {:#x} (ROPECHECK_DTYPE_FP32 or _FP16)", caps.kv_dtype);
+  }
+  if (caps.max_head_dim < 0) {
+    return fmt::format("capabilities: max_head_dim {} (0 for no limit, else positive)", caps.max_head_dim);
+  }
+  return {};
+}
+
 // Why the report is unacceptable, "" when it is fine.
 std::string judge(const LoadReport& r) {
   const auto& caps = r.caps;
+  if (r.attention != 0) return judge_attention(r);
   switch (r.stage) {
     case LoadStage::loaded: break;
     case LoadStage::dlopen_failed: return fmt::format("cannot be loaded: {}", r.detail);
     case LoadStage::no_entry:
-      return fmt::format("exports no '{}' function: not a ropecheck plugin (see "
-                         "plugins/include/ropecheck/plugin.h)",
-                         ROPECHECK_PLUGIN_ENTRY_SYMBOL);
+      return fmt::format("exports no '{}' function (nor '{}'): not a ropecheck plugin (see "
+                         "plugins/include/ropecheck/plugin.h, attention_plugin.h)",
+                         ROPECHECK_PLUGIN_ENTRY_SYMBOL, ROPECHECK_ATTENTION_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::null_entry: return fmt::format("{}() returned NULL", ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::wrong_abi:
       return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {}, {}, {} and {}",
                          r.abi_version, ROPECHECK_PLUGIN_ABI_V1, ROPECHECK_PLUGIN_ABI_V2,
                          ROPECHECK_PLUGIN_ABI_V3, ROPECHECK_PLUGIN_ABI_V4);
+    case LoadStage::attention_loaded: return "is an attention plugin";  // never without r.attention
     case LoadStage::bad_struct:
       return r.abi_version != ROPECHECK_PLUGIN_ABI_V1
                  ? fmt::format("ropecheck_plugin_v2 is malformed: struct_size {} (at least {} "
@@ -222,8 +255,7 @@ double watchdog_seconds(std::size_t elements) {
   return kWatchdogBaseSeconds + kWatchdogSecondsPerElement * static_cast<double>(elements);
 }
 
-std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
-                                      const PluginOptions& options) {
+PluginLibrary load_plugin_library(const std::filesystem::path& path, const PluginOptions& options) {
   check_plugin_options(options);
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
@@ -244,6 +276,7 @@ std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
   if (auto why = judge(worker->report()); !why.empty()) {
     throw InvalidInput(fmt::format("plugin '{}' {}", path.string(), why));
   }
+  if (worker->report().attention != 0) return {nullptr, load_attention_plugin_here(absolute, worker->report())};
   PluginInfo info;
   info.path = absolute;
   info.name = worker->report().name;
@@ -269,7 +302,17 @@ std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
     }
     return fresh;
   };
-  return make_outside_rope(std::move(identity), options, std::move(memory), std::move(worker), std::move(restart));
+  return {make_outside_rope(std::move(identity), options, std::move(memory), std::move(worker), std::move(restart)),
+          nullptr};
+}
+
+std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path, const PluginOptions& options) {
+  PluginLibrary library = load_plugin_library(path, options);
+  if (library.attention != nullptr) {
+    throw InvalidInput(fmt::format("plugin '{}' is an attention plugin (attention_plugin.h), not a RoPE one",
+                                   path.string()));
+  }
+  return std::move(library.rope);
 }
 
 const PluginInfo* plugin_info(const RopeImpl& impl) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "impls/attention/attention_impl.h"
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_protocol.h"
 
@@ -74,9 +75,19 @@ struct PluginInfo {
   std::string description;   // what an ABI 2 init said it chose ("" without one)
 };
 
-// Loads the plugin in a worker child and checks what it declares. Throws InvalidInput (the CLI's
+// What a plugin library is: a RoPE plugin (plugin.h), run in its worker child, or an attention
+// plugin (attention_plugin.h), tried in a worker child and then loaded into this process
+// (attention_plugin_host.h). Exactly one is set.
+struct PluginLibrary {
+  std::unique_ptr<RopeImpl> rope;
+  std::unique_ptr<AttentionImpl> attention;
+};
+
+// Loads the library in a worker child and checks what it declares. Throws InvalidInput (the CLI's
 // exit 2) naming the problem: no such file, not loadable, no entry symbol, a wrong ABI version,
 // a malformed capability record, or a crash or hang while loading.
+PluginLibrary load_plugin_library(const std::filesystem::path& path, const PluginOptions& options = {});
+// The same for a RoPE plugin only: an attention plugin is InvalidInput too.
 std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path,
                                       const PluginOptions& options = {});
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ropecheck/attention_plugin.h"
 #include "ropecheck/plugin.h"
 
 namespace ropecheck::plugin_protocol {
@@ -22,6 +23,9 @@ enum class LoadStage : std::uint32_t {
   bad_struct,     // struct_size too small, or a required function NULL
   init_failed,    // ABI 2 init returned non-OK (detail: the status and its description)
   query_failed,   // query_capabilities returned non-OK (detail: the status)
+  // An attention plugin (attention_plugin.h): entry, init, query_capabilities and teardown all
+  // went well in the worker, which then exits: the host loads it into its own process.
+  attention_loaded,
 };
 
 // The smallest struct_size accepted: every field through apply_bf16. apply_fp16 took the place of
@@ -48,7 +52,9 @@ struct LoadReport {
   std::uint32_t has_apply_fp16 = 0;
   std::uint32_t has_apply_backward = 0;  // ABI 4's optional backward entry
   std::uint32_t name_truncated = 0;  // the name ran past kMaxNameBytes (refused by the host)
+  std::uint32_t attention = 0;       // the library exports the attention entry, not the RoPE one
   ropecheck_plugin_capabilities caps{};
+  ropecheck_attention_capabilities attention_caps{};
   char name[kMaxNameBytes + 1] = {};
   char summary[kMaxSummaryBytes + 1] = {};
   char detail[kMaxDetailBytes + 1] = {};

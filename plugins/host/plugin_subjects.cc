@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "plugins/host/attention_plugin_host.h"
 #include "plugins/host/python_host.h"
 
 namespace ropecheck {
@@ -11,25 +12,36 @@ namespace ropecheck {
 LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
                            const PluginOptions& options) {
   LoadedPlugins loaded;
-  for (const auto& path : paths) {
-    std::shared_ptr<const RopeImpl> plugin = load_plugin(path, options);
-    for (const auto& other : loaded) {
-      if (other->id() == plugin->id()) {
-        throw InvalidInput(fmt::format("plugins '{}' and '{}' are both named {}", path.string(),
-                                       plugin_info(*other)->path.string(), plugin->id()));
-      }
+  const auto path_of = [&](std::string_view id) {
+    for (const auto& other : loaded.rope) {
+      if (other->id() == id) return plugin_info(*other)->path;
     }
-    loaded.push_back(std::move(plugin));
+    for (const auto& other : loaded.attention) {
+      if (other->id() == id) return attention_plugin_info(*other)->path;
+    }
+    return std::filesystem::path();
+  };
+  for (const auto& path : paths) {
+    PluginLibrary library = load_plugin_library(path, options);
+    const std::string id(library.rope != nullptr ? library.rope->id() : library.attention->id());
+    if (const auto other = path_of(id); !other.empty()) {
+      throw InvalidInput(fmt::format("plugins '{}' and '{}' are both named {}", path.string(), other.string(), id));
+    }
+    if (library.rope != nullptr) {
+      loaded.rope.push_back(std::move(library.rope));
+    } else {
+      loaded.attention.push_back(std::move(library.attention));
+    }
   }
   for (const auto& target : options.python) {
     std::shared_ptr<const RopeImpl> function = load_python(target, options);
-    for (const auto& other : loaded) {
+    for (const auto& other : loaded.rope) {
       if (other->id() == function->id()) {
         throw InvalidInput(fmt::format("--python '{}' and '{}' are both {}", target,
                                        python_info(*other)->target, function->id()));
       }
     }
-    loaded.push_back(std::move(function));
+    loaded.rope.push_back(std::move(function));
   }
   return loaded;
 }

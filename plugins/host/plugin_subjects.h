@@ -1,4 +1,4 @@
-// --plugin and --python for `verify`, `bench` and `list`: every path loaded by load_plugin() and
+// --plugin and --python for `verify`, `bench` and `list`: every path loaded by load_plugin_library() and
 // every callable of PluginOptions::python by load_python() (each in its own worker child), and
 // the arguments a printed command (a __REPRO line) needs to load them again.
 #pragma once
@@ -8,14 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "impls/attention/attention_impl.h"
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_host.h"
 
 namespace ropecheck {
 
-using LoadedPlugins = std::vector<std::shared_ptr<const RopeImpl>>;
+// What --plugin and --python loaded: RoPE plugins and Python callables (each in its worker
+// child), and attention plugins (attention_plugin.h, in this process).
+struct LoadedPlugins {
+  std::vector<std::shared_ptr<const RopeImpl>> rope;
+  std::vector<std::shared_ptr<const AttentionImpl>> attention;
+};
 
-// Throws InvalidInput for a plugin or Python callable that does not load (load_plugin(),
+// Throws InvalidInput for a plugin or Python callable that does not load (load_plugin_library(),
 // load_python()) and for two with the same id.
 LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
                            const PluginOptions& options);

@@ -134,6 +134,43 @@ LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& rep
   return LoadStage::loaded;
 }
 
+// An attention plugin (attention_plugin.h) tried out here, in the child: init, query and
+// teardown, so that one that crashes or fails there is refused before the host loads it into its
+// own process (attention_plugin_host.h).
+LoadStage load_attention(const ropecheck_attention_plugin_v1* p, int max_threads, LoadReport& report) {
+  if (p->struct_size < sizeof(ropecheck_attention_plugin_v1) - sizeof p->reserved ||
+      p->query_capabilities == nullptr || p->attend == nullptr) {
+    return LoadStage::bad_struct;
+  }
+  copy_bounded(report.name, plugin_protocol::kMaxNameBytes, p->name, &report.name_truncated);
+  copy_bounded(report.summary, plugin_protocol::kMaxSummaryBytes, p->summary, nullptr);
+  void* context = nullptr;
+  if (p->init != nullptr) {
+    ropecheck_plugin_init_args args{};
+    args.struct_size = sizeof args;
+    args.max_threads = max_threads;
+    args.description = report.description;
+    args.description_bytes = sizeof report.description;
+    const std::int32_t status = p->init(&args, &context);
+    report.description[sizeof report.description - 1] = '\0';  // whatever init wrote
+    if (status != ROPECHECK_PLUGIN_OK) {
+      std::snprintf(report.detail, sizeof report.detail, "init returned %d: %s", static_cast<int>(status),
+                    report.description);
+      return LoadStage::init_failed;
+    }
+  }
+  ropecheck_attention_capabilities caps{};
+  caps.struct_size = sizeof caps;
+  const std::int32_t status = p->query_capabilities(context, &caps);
+  if (p->teardown != nullptr) p->teardown(context);
+  if (status != ROPECHECK_PLUGIN_OK) {
+    std::snprintf(report.detail, sizeof report.detail, "query_capabilities returned %d", static_cast<int>(status));
+    return LoadStage::query_failed;
+  }
+  report.attention_caps = caps;
+  return LoadStage::attention_loaded;
+}
+
 LoadReport load(const char* path, int max_threads, Plugin& plugin) {
   LoadReport report;
   void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -143,6 +180,10 @@ LoadReport load(const char* path, int max_threads, Plugin& plugin) {
     return report;
   }
   void* symbol = dlsym(library, ROPECHECK_PLUGIN_ENTRY_SYMBOL);
+  if (symbol == nullptr) {
+    symbol = dlsym(library, ROPECHECK_ATTENTION_PLUGIN_ENTRY_SYMBOL);
+    report.attention = symbol != nullptr;
+  }
   if (symbol == nullptr) {
     report.stage = LoadStage::no_entry;
     return report;
@@ -161,6 +202,12 @@ LoadReport load(const char* path, int max_threads, Plugin& plugin) {
   const auto* header = static_cast<const std::uint32_t*>(returned);
   report.abi_version = header[0];
   report.struct_size = header[1];
+  if (report.attention != 0) {
+    report.stage = report.abi_version == ROPECHECK_ATTENTION_PLUGIN_ABI_V1
+                       ? load_attention(static_cast<const ropecheck_attention_plugin_v1*>(returned), max_threads, report)
+                       : LoadStage::wrong_abi;
+    return report;
+  }
   switch (report.abi_version) {
     case ROPECHECK_PLUGIN_ABI_V1:
       report.stage = load_v1(static_cast<const ropecheck_plugin_v1*>(returned), report, plugin);

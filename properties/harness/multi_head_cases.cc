@@ -104,8 +104,8 @@ ReorderGap reorder_gap(const AttentionImpl& attention, const MultiHeadCase& c,
   const auto moved_x = permute_tokens(c.x, w.d_model, order);
   const auto out = multi_head_attention(w, c.x, c.tokens, positional, attention, false);
   const auto moved = multi_head_attention(w, moved_x, c.tokens, positional, attention, false);
-  const auto ref = multi_head_reference(w, c.x, c.tokens, positional, false);
-  const auto moved_ref = multi_head_reference(w, moved_x, c.tokens, positional, false);
+  const auto ref = multi_head_reference(w, c.x, c.tokens, positional, false, attention.kv_storage());
+  const auto moved_ref = multi_head_reference(w, moved_x, c.tokens, positional, false, attention.kv_storage());
   ReorderGap gap;
   bool first = true;
   const auto dm = static_cast<std::size_t>(w.d_model);

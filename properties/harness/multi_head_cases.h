@@ -48,14 +48,15 @@ std::vector<float> permute_tokens(std::span<const float> x, std::int64_t width,
 // The layer in float64 on the same fp32 inputs (exact up to 2^-40 relative, far below fp32
 // rounding), and for every output element a bound on |fp32 layer - reference| for an
 // implementation that projects by fp32 sgemm, rotates with the fp32 kernel (fp64 angles), and
-// attends within the fp32 model of attention_blas. The derivation is in the .cc.
+// attends within the fp32 model of attention_blas, on K and V kept in `kv` (an attention's
+// kv_storage(): fp16 rounds each once more). The derivation is in the .cc.
 struct MultiHeadReference {
   std::vector<double> out;    // [tokens][d_model]
   std::vector<double> bound;  // same shape
 };
 MultiHeadReference multi_head_reference(const MultiHeadWeights& weights, std::span<const float> x,
                                         std::int64_t tokens, const PositionalEncoding& positional,
-                                        bool causal);
+                                        bool causal, StorageType kv = StorageType::fp32);
 
 // Seed 000 on the whole layer: run x, and x with its tokens reordered by `order`, both with the
 // same positions 0..tokens-1 (the encoding follows the slot, not the token). Compares output t

@@ -7,6 +7,9 @@
 //  3. RoPE: the exact rotation keeps ||dQ||; the fp32 kernel (fp64 angles) moves each pair by
 //     <= kNormBoundUnits eps32 |pair| (tolerance.h), so e_q = ||dQ|| + kNormBoundUnits eps32
 //     (||q*|| + ||dQ||) bounds ||q^ - q*|| per (token, head); without RoPE e_q = ||dQ||.
+//  3b. K and V kept narrower (an F16 KV cache): each element rounded once more, by at most
+//     u_s max(|x|, n_min) (tolerance.h storage_rounding_error), so e_k grows by u_s (||k*|| + e_k)
+//     + u_s n_min sqrt(d) and dV by u_s (|v*| + dV) + u_s n_min; fp32 K and V: nothing.
 //  4. Scores s = scale <q, k>: the sgemm with alpha = fl(scale) makes d + 2 roundings, so
 //     |s^ - scale <q^, k^>| <= gamma_(d+2) scale ||q^|| ||k^|| (Cauchy-Schwarz), and
 //     scale |<q^, k^> - <q*, k*>| <= scale (e_q ||k^|| + ||q*|| e_k), with ||q^|| <= ||q*|| + e_q:
@@ -94,7 +97,7 @@ std::vector<double> norms(const std::vector<double>& x, std::size_t d) {
 
 MultiHeadReference multi_head_reference(const MultiHeadWeights& w, std::span<const float> x,
                                         std::int64_t tokens, const PositionalEncoding& positional,
-                                        bool causal) {
+                                        bool causal, StorageType kv) {
   validate(w);
   const auto dm = static_cast<std::size_t>(w.d_model), d = static_cast<std::size_t>(w.head_dim);
   const auto T = static_cast<std::size_t>(tokens);
@@ -135,6 +138,11 @@ MultiHeadReference multi_head_reference(const MultiHeadWeights& w, std::span<con
   std::vector<double> eq(nq.size()), ek(nk.size());
   for (std::size_t r = 0; r < eq.size(); ++r) eq[r] = ndq[r] + rope_units * (nq[r] + ndq[r]);
   for (std::size_t r = 0; r < ek.size(); ++r) ek[r] = ndk[r] + rope_units * (nk[r] + ndk[r]);
+  if (const double us = storage_unit_roundoff(kv); us > 0) {  // 3b.
+    const double floor = us * storage_min_normal(kv);
+    for (std::size_t r = 0; r < ek.size(); ++r) ek[r] += us * (nk[r] + ek[r]) + floor * std::sqrt(static_cast<double>(d));
+    for (std::size_t j = 0; j < dv.size(); ++j) dv[j] += us * (std::abs(v[j]) + dv[j]) + floor;
+  }
   if (rotary) {
     rotate(positional.rope, positional.positions, H, q);
     rotate(positional.rope, positional.positions, G, k);

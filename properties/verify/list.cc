@@ -98,6 +98,22 @@ void print_plain_table(const Json& impls, std::ostream& out) {
   table.print(out);
 }
 
+// KV: what K and V are kept in (the bound it is held to); an attention plugin's path and what
+// its init chose below it.
+void print_attention_table(const Json& impls, std::ostream& out) {
+  TextTable table({"ID", "KV", "SUMMARY"});
+  for (const auto& impl : impls) {
+    table.add_row({impl["id"].get<std::string>(), impl["kv_storage"].get<std::string>(),
+                   impl["summary"].get<std::string>()});
+    if (impl.contains("plugin")) {
+      const auto& info = impl["plugin"];
+      table.add_note(fmt::format("    attention plugin {}, loaded into this process", info["path"].get<std::string>()));
+      if (const auto chose = info["description"].get<std::string>(); !chose.empty()) table.add_note("    init: " + chose);
+    }
+  }
+  table.print(out);
+}
+
 void print_text(const Json& list, std::ostream& out) {
   out << fmt::format("RoPE implementations ({}):\n", list["rope_implementations"].size());
   print_rope_table(list["rope_implementations"], false, out);
@@ -110,7 +126,7 @@ void print_text(const Json& list, std::ostream& out) {
 
   out << fmt::format("\nAttention implementations ({}):\n",
                      list["attention_implementations"].size());
-  print_plain_table(list["attention_implementations"], out);
+  print_attention_table(list["attention_implementations"], out);
 
   out << fmt::format(
       "\nMUTANTS ({}): deliberately wrong implementations, never run unless asked "
@@ -132,8 +148,10 @@ void print_text(const Json& list, std::ostream& out) {
 int run_list(const ListOptions& options, std::ostream& out) {
   const LoadedPlugins loaded = load_plugins(options.plugins, options.plugin_options);
   std::vector<const RopeImpl*> plugins;
-  for (const auto& p : loaded) plugins.push_back(p.get());
-  const Json list = list_json(plugins);
+  for (const auto& p : loaded.rope) plugins.push_back(p.get());
+  std::vector<const AttentionImpl*> attention_plugins;
+  for (const auto& p : loaded.attention) attention_plugins.push_back(p.get());
+  const Json list = list_json(plugins, attention_plugins);
   if (options.json) {
     out << list.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   } else {

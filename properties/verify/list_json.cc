@@ -7,6 +7,7 @@
 
 #include "properties/property.h"
 #include "ropecheck/plugin.h"
+#include "plugins/host/attention_plugin_host.h"
 #include "plugins/host/plugin_host.h"
 #include "plugins/host/python_host.h"
 #include "impls/registry.h"
@@ -59,6 +60,15 @@ Json plain_json(const Impl& impl, std::string_view kind) {
           {"summary", std::string(impl.summary())}};
 }
 
+Json attention_json(const AttentionImpl& impl) {
+  Json entry = plain_json(impl, "attention");
+  std::string why;
+  entry["available"] = impl.available(&why);
+  entry["unavailable_reason"] = why;
+  entry["kv_storage"] = std::string(to_string(impl.kv_storage()));
+  return entry;
+}
+
 Json plugin_json(const RopeImpl& impl) {
   Json entry = rope_json(impl);
   if (const PluginInfo* info = plugin_info(impl)) {
@@ -85,8 +95,17 @@ Json plugin_json(const RopeImpl& impl) {
 
 }  // namespace
 
-Json list_json(const std::vector<const RopeImpl*>& plugins) {
+Json list_json(const std::vector<const RopeImpl*>& plugins, const std::vector<const AttentionImpl*>& attention_plugins) {
   Json list = list_json();
+  for (const AttentionImpl* impl : attention_plugins) {
+    Json entry = attention_json(*impl);
+    if (const AttentionPluginInfo* info = attention_plugin_info(*impl)) {
+      entry["plugin"] = {{"path", info->path.string()},
+                         {"max_head_dim", info->max_head_dim},
+                         {"description", info->description}};
+    }
+    list["attention_implementations"].push_back(std::move(entry));
+  }
   if (plugins.empty()) return list;
   Json entries = Json::array();
   for (const RopeImpl* impl : plugins) entries.push_back(plugin_json(*impl));
@@ -106,13 +125,7 @@ Json list_json() {
   for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
     sinusoidal.push_back(plain_json(*impl, "sinusoidal"));
   }
-  for (const AttentionImpl* impl : attention_implementations()) {
-    Json entry = plain_json(*impl, "attention");
-    std::string why;
-    entry["available"] = impl->available(&why);
-    entry["unavailable_reason"] = why;
-    attention.push_back(std::move(entry));
-  }
+  for (const AttentionImpl* impl : attention_implementations()) attention.push_back(attention_json(*impl));
   for (const RopeImpl* impl : rope_mutants()) mutants.push_back(rope_json(*impl));
   for (const SinusoidalImpl* impl : sinusoidal_mutants()) {
     mutants.push_back(plain_json(*impl, "sinusoidal"));

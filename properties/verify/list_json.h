@@ -18,7 +18,10 @@ inline constexpr const char* kListSchemaId = "ropecheck.list/1";
 //  unavailable_reason}.
 nlohmann::ordered_json list_json();
 // The same with a "plugins" array after "rope_implementations" (list --plugin): each entry as a
-// RoPE implementation plus "plugin": {path, abi_version, dtypes, max_head_dim (0: no limit)}.
-nlohmann::ordered_json list_json(const std::vector<const RopeImpl*>& plugins);
+// RoPE implementation plus "plugin": {path, abi_version, dtypes, max_head_dim (0: no limit)};
+// attention plugins after the registry's "attention_implementations", each with "plugin": {path,
+// max_head_dim, description}. Every attention entry says its "kv_storage".
+nlohmann::ordered_json list_json(const std::vector<const RopeImpl*>& plugins,
+                                 const std::vector<const AttentionImpl*>& attention_plugins = {});
 
 }  // namespace ropecheck

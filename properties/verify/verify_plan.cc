@@ -30,7 +30,8 @@ std::vector<std::string> subject_ids(const std::vector<Subject>& subjects) {
 // accepted, so that a printed __REPRO command works.
 std::vector<Subject> plugin_subjects(const LoadedPlugins& plugins) {
   std::vector<Subject> subjects;
-  for (const auto& p : plugins) subjects.push_back({std::string(p->id()), p.get(), nullptr, false});
+  for (const auto& p : plugins.rope) subjects.push_back({std::string(p->id()), p.get(), nullptr, false});
+  for (const auto& p : plugins.attention) subjects.push_back({std::string(p->id()), nullptr, nullptr, false, p.get()});
   return subjects;
 }
 

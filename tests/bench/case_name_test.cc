@@ -74,6 +74,22 @@ TEST(CaseName, AttentionAndTableRoundTrip) {
       EXPECT_TRUE(full_name(name).starts_with(std::string(form_id(rope)) + "/")) << full_name(name);
     }
   }
+  // GQA, and an attention peer at threads of its own: their own names, read back whole.
+  for (const AttentionProblem p : kAttentionProblems) {
+    for (const std::string peer : {"", "plugin/ggml_flash_attn"}) {
+      const AttentionCaseName name{kAttentionHeads, p.tokens, p.head_dim, 2, AttentionRope::none, p.kv_heads, peer};
+      const auto parsed = parse_attention_case(full_name(name));
+      ASSERT_TRUE(parsed) << full_name(name);
+      EXPECT_EQ(parsed->kv(), p.kv_heads) << full_name(name);
+      EXPECT_EQ(parsed->peer, peer);
+      EXPECT_EQ(parsed->impl(), peer.empty() ? "attention_blas" : peer);
+      EXPECT_EQ(full_name(*parsed), full_name(name));
+    }
+  }
+  EXPECT_EQ(full_name(AttentionCaseName{8, 512, 128, 1, AttentionRope::none, 2}),
+            "attention_blas/causal_8heads_2kv/tokens:512/head_dim:128/blas_threads:1/real_time");
+  EXPECT_EQ(full_name(AttentionCaseName{8, 512, 128, 2, AttentionRope::none, 8, "plugin/ggml_flash_attn"}),
+            "plugin/ggml_flash_attn/causal_8heads/tokens:512/head_dim:128/threads:2/real_time");
   // Attention alone keeps the name it always had (gate baselines and reports read it).
   EXPECT_EQ(full_name(AttentionCaseName{8, 512, 64, 1}),
             "attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time");
@@ -119,7 +135,17 @@ TEST(CaseName, MalformedNamesAreRefused) {
                           "attention_blas/causal_8/tokens:512/head_dim:64/blas_threads:1/real_time",
                           "attention_blas/causal_8heads/tokens:-5/head_dim:64/blas_threads:1/real_time",
                           "attention/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time",
-                          "attention_naive/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time"}) {
+                          "attention_naive/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time",
+                          // kv heads that do not divide the q heads, or equal them (one spelling each)
+                          "attention_blas/causal_8heads_3kv/tokens:512/head_dim:64/blas_threads:1/real_time",
+                          "attention_blas/causal_8heads_8kv/tokens:512/head_dim:64/blas_threads:1/real_time",
+                          "attention_blas/causal_8heads_kv/tokens:512/head_dim:64/blas_threads:1/real_time",
+                          "attention_blas/causal_8heads_2/tokens:512/head_dim:64/blas_threads:1/real_time",
+                          // a peer counts its own threads, an own form its team's
+                          "plugin/ggml_flash_attn/causal_8heads/tokens:512/head_dim:128/blas_threads:1/real_time",
+                          "attention_blas/causal_8heads/tokens:512/head_dim:128/threads:1/real_time",
+                          "plugin//causal_8heads/tokens:512/head_dim:128/threads:1/real_time",
+                          "other/ggml/causal_8heads/tokens:512/head_dim:128/threads:1/real_time"}) {
     EXPECT_FALSE(parse_attention_case(bad)) << bad;
   }
   EXPECT_FALSE(parse_table_case("sinusoidal/formula/transformer_base_4096x512"));

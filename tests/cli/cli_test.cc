@@ -468,6 +468,13 @@ TEST(CliMainJob, VerifiesBenchmarksAndReportsIntoReportsOutLatest) {
       }
       EXPECT_TRUE(plotted);
     }
+    if (fs::exists(built / "ggml_flash_attn.so")) {
+      // llama.cpp's flash attention (its finding pinned in ggml_attention_peer_test), timed beside
+      // attention_blas: its line has a speed.
+      const auto lines = lines_with(run.out, "plugin/ggml_flash_attn: ");
+      ASSERT_EQ(lines.size(), 1u) << run.out;
+      EXPECT_NE(lines.front().find("; speed "), std::string::npos) << lines.front();
+    }
   }
   EXPECT_EQ(read_json(latest / "accuracy.json")["schema"], "ropecheck.accuracy/1");
   EXPECT_FALSE(read_json(latest / "bench.json")["benchmarks"].empty());

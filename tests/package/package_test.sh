@@ -38,7 +38,7 @@ done
 
 # --- file list ---------------------------------------------------------------------------------------
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$scratch/files"
-for expected in /usr/bin/ropecheck /usr/include/ropecheck/plugin.h \
+for expected in /usr/bin/ropecheck /usr/include/ropecheck/plugin.h /usr/include/ropecheck/attention_plugin.h \
     /usr/lib/cmake/ropecheck/ropecheckConfig.cmake /usr/lib/cmake/ropecheck/ropecheckConfigVersion.cmake \
     /usr/lib/cmake/ropecheck/ropecheckTargets.cmake /usr/lib/cmake/ropecheck/ropecheckAddPluginTest.cmake \
     /usr/share/man/man1/ropecheck.1.gz /usr/share/doc/ropecheck/copyright /usr/share/doc/ropecheck/README.md \

@@ -209,6 +209,38 @@ TEST(AttentionBlocks, TheLengthChoosesTheHeight) {
   }
 }
 
+// The error model of an F16 KV cache (core/tolerance.h, properties/attention_properties.cc) on a
+// correct implementation of it: K and V rounded to fp16 once, then attention_blas in fp32. Every
+// attention property holds within it, so a peer that fails one does more than store K and V in
+// fp16.
+class Fp16KvCache final : public AttentionImpl {
+ public:
+  std::string_view id() const override { return "test/fp16_kv_cache"; }
+  std::string_view summary() const override { return "K and V rounded to fp16 once, then attention_blas"; }
+  StorageType kv_storage() const override { return StorageType::fp16; }
+
+ protected:
+  void attend(const AttentionShape& shape, std::span<const float> q, std::span<const float> k,
+              std::span<const float> v, std::span<float> out, int threads) const override {
+    std::vector<float> k16(k.begin(), k.end()), v16(v.begin(), v.end());
+    for (float& x : k16) x = round_to_storage(x, StorageType::fp16);
+    for (float& x : v16) x = round_to_storage(x, StorageType::fp16);
+    attention_blas(shape, q, k16, v16, out, {.block_rows = 7, .threads = threads});
+  }
+};
+
+TEST(AttentionFp16KvCache, EveryAttentionPropertyHoldsWithinTheF16KvBound) {
+  const Fp16KvCache cache;
+  const Subject subject{"test/fp16_kv_cache", nullptr, nullptr, false, &cache};
+  for (const Property& property : attention_properties()) {
+    const auto result = run_property(property, subject, test_run_config());
+    EXPECT_EQ(result.status, Status::passed) << property.id << ": " << describe_failure(result);
+    if (result.units.ends_with("bound")) {
+      EXPECT_EQ(result.units, "fp16 K,V bound") << property.id;
+    }
+  }
+}
+
 TEST(AttentionBadInput, Refused) {
   std::vector<float> x(2 * 2 * 4), out(2 * 2 * 4);
   EXPECT_THROW(attention_blas({2, 2, 0, 4, true}, x, x, x, out), InvalidInput);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/format/case_name.h"
 #include "reports/content.h"
 #include "reports/data.h"
 #include "reports/verdict.h"
@@ -146,6 +147,49 @@ TEST(Verdict, PeersAreJudgedApartWithTheirFindingAndSpeed) {
   const std::string text = verdict_text(s);
   EXPECT_NE(text.find("plugin/ggml: 0 passed, 1 failed, 0 skipped; speed"), std::string::npos) << text;
   EXPECT_NE(text.find("finding: identity_at_zero: R_0 changed q"), std::string::npos) << text;
+}
+
+// An attention peer: its verify counts and finding as a RoPE peer's, its speed attention_blas's
+// fraction of the sgemm probe over its own, per problem; never in ropecheck's own attention line.
+TEST(Verdict, AnAttentionPeerIsJudgedApartWithItsSpeedAgainstAttentionBlas) {
+  ReportInputs in = verdict_fixture();
+  VerifyResultRow finding;
+  finding.subject = "plugin/ggml_flash_attn";
+  finding.property = "attention_equal_scores_average";
+  finding.status = "FAILED";
+  finding.message = "33 tokens, every score 0: output 0 (token 0) = 1.1117425";
+  in.verify->results.push_back(finding);
+  const auto add = [&](const bench::AttentionCaseName& name, double fraction) {
+    BenchCase c;
+    c.name = bench::full_name(name);
+    c.real_time_ns = {1e6, 1e6, 1e6};
+    c.counters["flops"] = {2e10, 2e10, 2e10};
+    c.limit_fraction = {fraction, fraction, fraction};
+    add_case(*in.bench, c);
+  };
+  add({8, 512, 128, 1}, 0.66);
+  add({8, 512, 128, 1, bench::AttentionRope::none, 8, "plugin/ggml_flash_attn"}, 1.1);
+  add({8, 512, 128, 1, bench::AttentionRope::none, 2}, 0.5);
+  add({8, 512, 128, 1, bench::AttentionRope::none, 2, "plugin/ggml_flash_attn"}, 1.25);
+  const VerdictSummary s = summarize_verdict(in);
+  EXPECT_TRUE(s.passed_all()) << "a peer's failure is a finding, not the run's";
+  const auto peer = std::find_if(s.peers.begin(), s.peers.end(), [](const PeerVerdict& p) {
+    return p.peer == "plugin/ggml_flash_attn";
+  });
+  ASSERT_NE(peer, s.peers.end());
+  EXPECT_EQ(peer->failed, 1);
+  EXPECT_EQ(peer->shapes, 2);
+  EXPECT_EQ(peer->lowest_ratio->label, "tokens:512 2kv");
+  EXPECT_DOUBLE_EQ(peer->lowest_ratio->value, 0.5 / 1.25);
+  EXPECT_EQ(peer->highest_ratio->label, "tokens:512");
+  const auto attention = std::find_if(s.kernels.begin(), s.kernels.end(), [](const KernelHeadline& k) {
+    return k.group == "attention against sgemm";
+  });
+  ASSERT_NE(attention, s.kernels.end());
+  EXPECT_EQ(attention->best.label.find("ggml"), std::string::npos) << attention->best.label;
+  const std::string text = verdict_text(s);
+  EXPECT_NE(text.find("plugin/ggml_flash_attn: 0 passed, 1 failed, 0 skipped; speed"), std::string::npos) << text;
+  EXPECT_NE(text.find("finding: attention_equal_scores_average: 33 tokens"), std::string::npos) << text;
 }
 
 // However much fails, the console summary stays on one screen (the main job adds 3-4 lines of
