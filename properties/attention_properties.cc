@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <random>
 
 #include "properties/catalogue.h"
@@ -127,21 +128,34 @@ Problem permuted(const Problem& p, const std::vector<std::int64_t>& order) {
   return out;
 }
 
+// The first output of the subject on p farther from attention_naive's than attention_bound allows,
+// with its values; none when every output is within its bound. Each output up to it is observed in
+// `tracker`.
+struct ReferenceMiss {
+  std::size_t output;
+  float got, reference;
+  double diff, bound;
+};
+std::optional<ReferenceMiss> miss_against_reference(const Subject& subject, const Problem& p, ErrorTracker& tracker) {
+  const auto got = attend(*subject.attention, p);
+  const auto reference = attend(*find_attention("attention_naive/scalar"), p);
+  const auto bound = attention_bound(p, reference, subject.attention->kv_storage());
+  for (std::size_t j = 0; j < got.size(); ++j) {
+    const double diff = std::abs(static_cast<double>(got[j]) - reference[j]);
+    tracker.observe(diff, bound[j]);
+    if (!(diff <= bound[j])) return ReferenceMiss{j, got[j], reference[j], diff, bound[j]};
+  }
+  return std::nullopt;
+}
+
 PropertyResult matches_reference(const Subject& subject, const RunConfig& config) {
   ErrorTracker tracker;
   const CallThreadsInForce team(config.threads);  // attention's team sizes drawn up to it
   return check_property(subject, config, bound_units(*subject.attention), tracker, [&] {
     const Problem p = pick_problem(true);
-    const auto got = attend(*subject.attention, p);
-    const auto reference = attend(*find_attention("attention_naive/scalar"), p);
-    const auto bound = attention_bound(p, reference, subject.attention->kv_storage());
-    for (std::size_t j = 0; j < got.size(); ++j) {
-      const double diff = std::abs(static_cast<double>(got[j]) - reference[j]);
-      tracker.observe(diff, bound[j]);
-      if (!(diff <= bound[j])) {
-        RC_FAIL(fmt::format("output {} = {:.9g}, reference {:.9g}: |diff| {:.3g} > bound {:.3g}",
-                            j, got[j], reference[j], diff, bound[j]));
-      }
+    if (const auto miss = miss_against_reference(subject, p, tracker)) {
+      RC_FAIL(fmt::format("output {} = {:.9g}, reference {:.9g}: |diff| {:.3g} > bound {:.3g}", miss->output,
+                          miss->got, miss->reference, miss->diff, miss->bound));
     }
   });
 }
@@ -369,18 +383,11 @@ PropertyResult equal_scores_average(const Subject& subject, const RunConfig& con
     p.v.resize(kv_n);
     for (std::size_t j = 0; j < kv_n; ++j) p.v[j] = pattern[j % pattern.size()];
     p.k = p.v;
-    const auto got = attend(*subject.attention, p);
-    const auto reference = attend(*find_attention("attention_naive/scalar"), p);
-    const auto bound = attention_bound(p, reference, subject.attention->kv_storage());
-    for (std::size_t j = 0; j < got.size(); ++j) {
-      const double diff = std::abs(static_cast<double>(got[j]) - reference[j]);
-      tracker.observe(diff, bound[j]);
-      if (!(diff <= bound[j])) {
-        RC_FAIL(fmt::format("{} tokens, every score 0: output {} (token {}) = {:.9g}, the average of its values "
-                            "{:.9g}: |diff| {:.3g} > bound {:.3g}",
-                            p.shape.tokens, j, j / (d * static_cast<std::size_t>(p.shape.q_heads)), got[j],
-                            reference[j], diff, bound[j]));
-      }
+    if (const auto miss = miss_against_reference(subject, p, tracker)) {
+      RC_FAIL(fmt::format("{} tokens, every score 0: output {} (token {}) = {:.9g}, the average of its values "
+                          "{:.9g}: |diff| {:.3g} > bound {:.3g}",
+                          p.shape.tokens, miss->output, miss->output / (d * static_cast<std::size_t>(p.shape.q_heads)),
+                          miss->got, miss->reference, miss->diff, miss->bound));
     }
   });
 }

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include "core/subject_ids.h"
 #include "reports/bench_tables.h"
@@ -133,6 +136,23 @@ std::optional<KernelHeadline> attention_headline(const BenchData& bench) {
   return h;
 }
 
+// One timed problem of a peer (its verdict added to s.peers if verify had none): a failed check
+// marks it; a ratio, when the kernels or attention_blas have one on that problem, widens its range.
+void add_timed_case(VerdictSummary& s, const std::string& peer, bool oracle_failed, const std::optional<double>& ratio,
+                    std::string label) {
+  auto it = std::find_if(s.peers.begin(), s.peers.end(), [&](const PeerVerdict& p) { return p.peer == peer; });
+  if (it == s.peers.end()) {
+    s.peers.push_back(PeerVerdict{peer, 0, 0, 0, {}, 0, std::nullopt, std::nullopt, false});
+    it = s.peers.end() - 1;
+  }
+  it->timed_failing = it->timed_failing || oracle_failed;
+  if (!ratio) return;
+  const CaseValue here{std::move(label), *ratio};
+  ++it->shapes;
+  if (!it->lowest_ratio || here.value < it->lowest_ratio->value) it->lowest_ratio = here;
+  if (!it->highest_ratio || here.value > it->highest_ratio->value) it->highest_ratio = here;
+}
+
 void summarize_bench(const BenchData& bench, VerdictSummary& s) {
   s.bench_cases = bench.records.size();
   if (const auto it = bench.context.find("ropecheck_isa_levels"); it != bench.context.end()) s.isa_levels = it->second;
@@ -147,37 +167,17 @@ void summarize_bench(const BenchData& bench, VerdictSummary& s) {
   // A peer timed in one layout (the PyTorch forms) needs no layout in its shapes' labels.
   std::map<std::string, std::set<std::string>> layouts;
   for (const PeerRow& row : rows) layouts[row.peer].insert(row.layout);
+  const auto threads = [](int n) { return n == 1 ? std::string() : fmt::format(" threads:{}", n); };
   for (const PeerRow& row : rows) {
-    auto it = std::find_if(s.peers.begin(), s.peers.end(), [&](const PeerVerdict& p) { return p.peer == row.peer; });
-    if (it == s.peers.end()) {
-      s.peers.push_back(PeerVerdict{row.peer, 0, 0, 0, {}, 0, std::nullopt, std::nullopt, false});
-      it = s.peers.end() - 1;
-    }
-    it->timed_failing = it->timed_failing || row.oracle_failed;
-    if (!row.ratio) continue;
-    const CaseValue here{fmt::format("{}{}{}", row.shape, layouts[row.peer].size() > 1 ? " " + row.layout : "",
-                                     row.threads == 1 ? "" : fmt::format(" threads:{}", row.threads)),
-                         *row.ratio};
-    ++it->shapes;
-    if (!it->lowest_ratio || here.value < it->lowest_ratio->value) it->lowest_ratio = here;
-    if (!it->highest_ratio || here.value > it->highest_ratio->value) it->highest_ratio = here;
+    add_timed_case(s, row.peer, row.oracle_failed, row.ratio,
+                   fmt::format("{}{}{}", row.shape, layouts[row.peer].size() > 1 ? " " + row.layout : "",
+                               threads(row.threads)));
   }
   // Attention peers: attention_blas's rate over theirs, each over its own sgemm probe.
   for (const AttentionPeerRow& row : attention_peer_rows(bench)) {
-    auto it = std::find_if(s.peers.begin(), s.peers.end(), [&](const PeerVerdict& p) { return p.peer == row.peer; });
-    if (it == s.peers.end()) {
-      s.peers.push_back(PeerVerdict{row.peer, 0, 0, 0, {}, 0, std::nullopt, std::nullopt, false});
-      it = s.peers.end() - 1;
-    }
-    it->timed_failing = it->timed_failing || row.oracle_failed;
-    if (!row.ratio) continue;
-    const CaseValue here{fmt::format("tokens:{}{}{}", row.tokens,
-                                     row.kv_heads == row.heads ? "" : fmt::format(" {}kv", row.kv_heads),
-                                     row.threads == 1 ? "" : fmt::format(" threads:{}", row.threads)),
-                         *row.ratio};
-    ++it->shapes;
-    if (!it->lowest_ratio || here.value < it->lowest_ratio->value) it->lowest_ratio = here;
-    if (!it->highest_ratio || here.value > it->highest_ratio->value) it->highest_ratio = here;
+    add_timed_case(s, row.peer, row.oracle_failed, row.ratio,
+                   fmt::format("tokens:{}{}{}", row.tokens,
+                               row.kv_heads == row.heads ? "" : fmt::format(" {}kv", row.kv_heads), threads(row.threads)));
   }
 }
 

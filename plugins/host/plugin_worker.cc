@@ -86,6 +86,24 @@ LoadStage load_v1(const ropecheck_plugin_v1* p, LoadReport& report, Plugin& plug
   return LoadStage::loaded;
 }
 
+// Calls a plugin's init, when it has one (a RoPE plugin's and an attention plugin's take the same
+// arguments), with report.description for its line. False, with the detail, when it fails.
+bool call_init(std::int32_t (*init)(const ropecheck_plugin_init_args*, void**), int max_threads, void** context,
+               LoadReport& report) {
+  if (init == nullptr) return true;
+  ropecheck_plugin_init_args args{};
+  args.struct_size = sizeof args;
+  args.max_threads = max_threads;
+  args.description = report.description;
+  args.description_bytes = sizeof report.description;
+  const std::int32_t status = init(&args, context);
+  report.description[sizeof report.description - 1] = '\0';  // whatever init wrote
+  if (status == ROPECHECK_PLUGIN_OK) return true;
+  std::snprintf(report.detail, sizeof report.detail, "init returned %d: %s", static_cast<int>(status),
+                report.description);
+  return false;
+}
+
 // ABI 2, 3 and 4 (one struct; abi_version says which).
 LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& report, Plugin& plugin) {
   if (p->struct_size < plugin_protocol::kMinStructSizeV2 || p->query_capabilities == nullptr ||
@@ -96,20 +114,7 @@ LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& rep
   copy_bounded(report.summary, plugin_protocol::kMaxSummaryBytes, p->summary, nullptr);
   // One apply for every storage: which ones it serves is what the capabilities declare.
   report.has_apply_f32 = report.has_apply_bf16 = report.has_apply_fp16 = 1;
-  if (p->init != nullptr) {
-    ropecheck_plugin_init_args args{};
-    args.struct_size = sizeof args;
-    args.max_threads = max_threads;
-    args.description = report.description;
-    args.description_bytes = sizeof report.description;
-    const std::int32_t status = p->init(&args, &plugin.context);
-    report.description[sizeof report.description - 1] = '\0';  // whatever init wrote
-    if (status != ROPECHECK_PLUGIN_OK) {
-      std::snprintf(report.detail, sizeof report.detail, "init returned %d: %s",
-                    static_cast<int>(status), report.description);
-      return LoadStage::init_failed;
-    }
-  }
+  if (!call_init(p->init, max_threads, &plugin.context, report)) return LoadStage::init_failed;
   ropecheck_plugin_capabilities caps{};
   caps.struct_size = sizeof caps;
   const std::int32_t status = p->query_capabilities(plugin.context, &caps);
@@ -145,20 +150,7 @@ LoadStage load_attention(const ropecheck_attention_plugin_v1* p, int max_threads
   copy_bounded(report.name, plugin_protocol::kMaxNameBytes, p->name, &report.name_truncated);
   copy_bounded(report.summary, plugin_protocol::kMaxSummaryBytes, p->summary, nullptr);
   void* context = nullptr;
-  if (p->init != nullptr) {
-    ropecheck_plugin_init_args args{};
-    args.struct_size = sizeof args;
-    args.max_threads = max_threads;
-    args.description = report.description;
-    args.description_bytes = sizeof report.description;
-    const std::int32_t status = p->init(&args, &context);
-    report.description[sizeof report.description - 1] = '\0';  // whatever init wrote
-    if (status != ROPECHECK_PLUGIN_OK) {
-      std::snprintf(report.detail, sizeof report.detail, "init returned %d: %s", static_cast<int>(status),
-                    report.description);
-      return LoadStage::init_failed;
-    }
-  }
+  if (!call_init(p->init, max_threads, &context, report)) return LoadStage::init_failed;
   ropecheck_attention_capabilities caps{};
   caps.struct_size = sizeof caps;
   const std::int32_t status = p->query_capabilities(context, &caps);

@@ -22,6 +22,7 @@
 #include "core/exit_codes.h"
 #include "impls/oracle/oracle.h"
 #include "tests/support/in_process_cli.h"
+#include "tests/support/golden_vectors_fixture.h"
 #include "tests/support/test_process.h"
 #include "vectors/axes_golden_cases.h"
 #include "vectors/golden_cases.h"
@@ -47,50 +48,7 @@ AxesCheckRun check_axes_outputs(const fs::path& vectors, const fs::path& out, bo
 }
 
 // The vectors, written once for the suite.
-class AxesVectors : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new ScratchDir("ropecheck_axes_vectors");
-    std::ostringstream out;
-    ASSERT_EQ(run_vectors(VectorsOptions{vectors()}, out), kExitOk);
-    manifest_ = new Json(Json::parse(slurp(vectors() / "manifest.json")));
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    delete manifest_;
-  }
-  static fs::path vectors() { return *dir_ / "golden"; }
-  static const Json& entry(const GoldenRopeCase& c) {
-    for (const auto& e : (*manifest_)["cases"]) {
-      if (e["name"] == c.name) return e;
-    }
-    throw std::runtime_error("no manifest entry for " + c.name);
-  }
-  static NpyArray file(const GoldenRopeCase& c, const std::string& key) {
-    return read_npy(vectors() / entry(c)["files"][key]["path"].get<std::string>());
-  }
-
-  // A port's outputs for case c: the oracle's rotation of its inputs under `spec` at `positions`
-  // (the case's own, or a broken port's reading of them), rounded once to fp32.
-  static void write_outputs(const fs::path& out, const GoldenRopeCase& c, const RopeSpec& spec,
-                            const std::vector<std::int64_t>& positions) {
-    fs::create_directories(out / c.name);
-    const std::int64_t tokens = golden_tokens(c);
-    for (const auto& [tensor, heads] : {std::pair{std::string("q"), c.q_heads}, {std::string("k"), c.kv_heads}}) {
-      const auto input = file(c, tensor).as_float32();
-      const auto rotated = oracle_rope(spec, input, tokens, heads, positions);
-      const std::vector<float> rounded(rotated.begin(), rotated.end());
-      write_npy(out / c.name / (tensor + "_out.npy"), rounded,
-                std::vector<std::int64_t>{tokens, heads, c.spec.head_dim});
-    }
-  }
-
-  static ScratchDir* dir_;
-  static Json* manifest_;
-};
-
-ScratchDir* AxesVectors::dir_ = nullptr;
-Json* AxesVectors::manifest_ = nullptr;
+class AxesVectors : public test::GoldenVectorsTest {};
 
 // The case's positions with axes a and b exchanged on every token.
 std::vector<std::int64_t> swapped(const GoldenRopeCase& c, int a, int b) {
@@ -214,15 +172,15 @@ TEST_F(AxesVectors, CheckPassesTheRightRotationAndFailsSwappedOrDroppedAxes) {
   const ScratchDir right("ropecheck_axes_right"), swapped_out("ropecheck_axes_swapped"),
       dropped_out("ropecheck_axes_dropped");
   for (const auto& c : axes_golden_rope_cases()) {
-    write_outputs(right.path(), c, c.spec, c.positions);
+    write_oracle_outputs(right.path(), c, c.spec, c.positions);
     const auto [a, b] = confusable_axes(c);
-    write_outputs(swapped_out.path(), c, c.spec, swapped(c, a, b));
+    write_oracle_outputs(swapped_out.path(), c, c.spec, swapped(c, a, b));
     RopeSpec one_axis = c.spec;
     one_axis.axes = {};
     std::vector<std::int64_t> first;
     const auto axes = static_cast<std::size_t>(axis_count(c.spec));
     for (std::size_t t = 0; t < c.positions.size(); t += axes) first.push_back(c.positions[t]);
-    write_outputs(dropped_out.path(), c, one_axis, first);
+    write_oracle_outputs(dropped_out.path(), c, one_axis, first);
   }
   const AxesCheckRun good = check_axes_outputs(vectors(), right.path());
   EXPECT_EQ(good.code, kExitOk) << good.out << good.err;
@@ -261,7 +219,7 @@ TEST_F(AxesVectors, PositionsOfAnotherShapeAreBadInput) {
   const fs::path positions = copy / entry(c)["files"]["positions"]["path"].get<std::string>();
   write_npy(positions, c.positions, std::vector<std::int64_t>{static_cast<std::int64_t>(c.positions.size())});
   const ScratchDir out("ropecheck_axes_shape_out");
-  write_outputs(out.path(), c, c.spec, c.positions);
+  write_oracle_outputs(out.path(), c, c.spec, c.positions);
   const AxesCheckRun run = check_axes_outputs(copy, out.path());
   EXPECT_EQ(run.code, kExitUsage) << run.out << run.err;
   EXPECT_TRUE(test::contains(run.err, positions.string())) << run.err;

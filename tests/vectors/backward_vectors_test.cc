@@ -20,6 +20,7 @@
 #include "core/frequency.h"
 #include "core/storage.h"
 #include "impls/oracle/oracle.h"
+#include "tests/support/golden_vectors_fixture.h"
 #include "tests/support/in_process_cli.h"
 #include "tests/support/test_process.h"
 #include "vectors/backward_golden_cases.h"
@@ -42,56 +43,12 @@ BackwardCheckRun check_backward_outputs(const fs::path& vectors, const fs::path&
   return test::run_in_process({"check", "--vectors", vectors.string(), "--outputs", out.string(), "--only-present"});
 }
 
-class BackwardVectors : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new ScratchDir("ropecheck_backward_vectors");
-    std::ostringstream out;
-    ASSERT_EQ(run_vectors(VectorsOptions{vectors()}, out), kExitOk);
-    manifest_ = new Json(Json::parse(slurp(vectors() / "manifest.json")));
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    delete manifest_;
-  }
-  static fs::path vectors() { return *dir_ / "golden"; }
-  static const Json& entry(const GoldenRopeCase& c) {
-    for (const auto& e : (*manifest_)["cases"]) {
-      if (e["name"] == c.name) return e;
-    }
-    throw std::runtime_error("no manifest entry for " + c.name);
-  }
-
-  // A port's outputs for case c: the oracle's result for `spec` on the case's inputs, rounded to
-  // the case's storage (a bf16 case's outputs are its bf16 bits).
-  static void write_outputs(const fs::path& out, const GoldenRopeCase& c, const RopeSpec& spec) {
-    fs::create_directories(out / c.name);
-    const std::int64_t tokens = golden_tokens(c);
-    for (const auto& [tensor, heads] : {std::pair{std::string("q"), c.q_heads}, {std::string("k"), c.kv_heads}}) {
-      const NpyArray input = read_npy(vectors() / entry(c)["files"][tensor]["path"].get<std::string>());
-      const auto result = oracle_rope(spec, input.stored_as_float32(), tokens, heads, c.positions);
-      const std::vector<std::int64_t> shape{tokens, heads, c.spec.head_dim};
-      const fs::path path = out / c.name / (tensor + "_out.npy");
-      if (c.dtype == StorageType::bf16) {
-        std::vector<std::uint16_t> bits;
-        for (const double y : result) bits.push_back(bf16_from_float(static_cast<float>(y)));
-        write_npy(path, bits, shape);
-      } else {
-        write_npy(path, std::vector<float>(result.begin(), result.end()), shape);
-      }
-    }
-  }
-
-  static ScratchDir* dir_;
-  static Json* manifest_;
-};
-
-ScratchDir* BackwardVectors::dir_ = nullptr;
-Json* BackwardVectors::manifest_ = nullptr;
+// The vectors, written once for the suite.
+class BackwardVectors : public test::GoldenVectorsTest {};
 
 TEST_F(BackwardVectors, EveryCaseSaysItsPass) {
   std::size_t backward = 0;
-  for (const auto& e : (*manifest_)["cases"]) {
+  for (const auto& e : manifest()["cases"]) {
     if (e["kind"] != "rope") continue;
     const bool listed = std::any_of(backward_golden_rope_cases().begin(), backward_golden_rope_cases().end(),
                                     [&](const GoldenRopeCase& c) { return c.name == e["name"]; });
@@ -99,21 +56,21 @@ TEST_F(BackwardVectors, EveryCaseSaysItsPass) {
     backward += listed ? 1 : 0;
   }
   EXPECT_EQ(backward, backward_golden_rope_cases().size());
-  EXPECT_EQ((*manifest_)["format"], kVectorsFormat);
+  EXPECT_EQ(manifest()["format"], kVectorsFormat);
 }
 
 TEST_F(BackwardVectors, CheckPassesTheGradientAndFailsTheForwardAndAGradientWithoutTheFactor) {
   const ScratchDir right("ropecheck_backward_right"), forward("ropecheck_backward_forward"),
       unscaled("ropecheck_backward_unscaled");
   for (const auto& c : backward_golden_rope_cases()) {
-    write_outputs(right.path(), c, c.spec);
+    write_oracle_outputs(right.path(), c, c.spec, c.positions);
     RopeSpec not_flipped = c.spec;
     not_flipped.pass = Pass::forward;  // the sine's sign not flipped: R(m) dy
-    write_outputs(forward.path(), c, not_flipped);
+    write_oracle_outputs(forward.path(), c, not_flipped, c.positions);
     if (attention_factor(c.spec) != 1.0) {
       RopeSpec without = c.spec;
       without.scaling.attention_factor = 1.0;  // the attention factor left out of the gradient
-      write_outputs(unscaled.path(), c, without);
+      write_oracle_outputs(unscaled.path(), c, without, c.positions);
     }
   }
   const auto cases = backward_golden_rope_cases().size();

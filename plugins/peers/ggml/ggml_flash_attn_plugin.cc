@@ -11,8 +11,6 @@
 // own class of error, is verified apart as plugin/ggml.
 //   ropecheck list --plugin build/plugins/ggml_flash_attn.so    # the version, CPU level, pool
 //   ropecheck verify --plugin build/plugins/ggml_flash_attn.so
-#include <sched.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -21,6 +19,7 @@
 
 #include "ggml_attention_graph.h"
 #include "ggml_cpu_backend.h"
+#include "ggml_plugin_init.h"
 #include "ropecheck/attention_plugin.h"
 
 namespace ropecheck_ggml_peer {
@@ -46,22 +45,6 @@ struct Peer {
   AttentionGraph graph{kKvType};
   int max_threads;
 };
-
-// The pool's size: what init allows, at most the CPUs this process may run on (ggml's members
-// spin at its barriers: members past the CPUs make every graph wait; ggml_rope_plugin.cc).
-int pool_threads(int allowed) {
-  cpu_set_t set;
-  int cpus = 1;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
-  return std::clamp(allowed, 1, std::max(cpus, 1));
-}
-
-void write_line(const ropecheck_plugin_init_args* args, const std::string& text) {
-  if (args->description == nullptr || args->description_bytes == 0) return;
-  const std::size_t n = std::min<std::size_t>(text.size(), args->description_bytes - 1);
-  std::memcpy(args->description, text.data(), n);
-  args->description[n] = '\0';
-}
 
 int32_t init(const ropecheck_plugin_init_args* args, void** context) {
   try {

@@ -12,8 +12,6 @@
 // in fp32: ROPECHECK_ANGLES_FP32_RECURRENCE, and the oracle judges it by that.
 //   ropecheck list --plugin build/plugins/ggml.so      # init's line: the version, CPU level, pool
 //   ropecheck verify --plugin build/plugins/ggml.so
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +23,7 @@
 
 #include "ggml_cpu_backend.h"
 #include "ggml_neox_rows.h"
+#include "ggml_plugin_init.h"
 #include "ggml_rope_graph.h"
 #include "ggml_rope_parameters.h"
 #include "ropecheck/plugin.h"
@@ -45,24 +44,6 @@ struct Peer {
   int max_threads;
   std::vector<unsigned char> staging;  // q and k of a caller whose buffers ggml cannot wrap
 };
-
-// The pool's size: what init allows, at most the CPUs this process may run on. ggml's members
-// spin at its barriers, so a pool larger than the CPUs makes every call wait for members that are
-// not running; verify asks for more threads than the machine has (a split is judged whatever the
-// machine), and plugin.h's "at most" lets the peer use fewer.
-int pool_threads(int allowed) {
-  cpu_set_t set;
-  int cpus = 1;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
-  return std::clamp(allowed, 1, std::max(cpus, 1));
-}
-
-void write_line(const ropecheck_plugin_init_args* args, const std::string& text) {
-  if (args->description == nullptr || args->description_bytes == 0) return;
-  const std::size_t n = std::min<std::size_t>(text.size(), args->description_bytes - 1);
-  std::memcpy(args->description, text.data(), n);
-  args->description[n] = '\0';
-}
 
 int32_t init(const ropecheck_plugin_init_args* args, void** context) {
   try {
