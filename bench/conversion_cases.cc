@@ -6,44 +6,23 @@
 #include <algorithm>
 #include <string>
 
+#include "bench/ceiling_timing.h"
 #include "bench/format/case_name.h"
 #include "core/logging.h"
-#include "bench/rope_walk.h"
-#include "bench/same_run_limit.h"
 
 namespace ropecheck::bench {
 namespace {
 
-// The level's conversions over this thread's tokens, in the probe's token groups; the probe
-// interleaved as for every case (same_run_limit.h). The bench's values are normal numbers, which a
-// round trip gives back unchanged: every pass converts the same values.
-template <typename Element, typename RoundTrip>
-void time_conversion(benchmark::State& state, const Workload& w, AlignedVector<Element>& q_all,
-                     AlignedVector<Element>& k_all, RoundTrip round_trip) {
-  const RopeShape& shape = w.shape;
-  const TokenRange r = my_tokens(state, shape.tokens);
-  const auto q = token_rows(std::span(q_all), shape.q_heads * shape.head_dim, r);
-  const auto k = token_rows(std::span(k_all), shape.k_heads * shape.head_dim, r);
-  const double bytes = 2.0 * sizeof(Element) * static_cast<double>(q.size() + k.size());  // read + write
-  const auto step = [&] {
-    walk_token_groups(q, k, r.count, [&](std::span<Element> q_part, std::span<Element> k_part) {
-      round_trip(q_part.data(), static_cast<std::int64_t>(q_part.size()));
-      round_trip(k_part.data(), static_cast<std::int64_t>(k_part.size()));
-    });
-    benchmark::ClobberMemory();
-  };
-  run_with_limit(state, step, [&] { probe_pass(as_floats(q), as_floats(k), r.count); }, bytes);
-  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
-}
-
+// The bench's values are normal numbers, which a round trip gives back unchanged: every pass
+// converts the same values.
 void bench_conversion(benchmark::State& state, ConversionCase* c) {
   Workload& w = *c->workload;
   if (c->level->storage == StorageType::fp16) {
     w.allocate_fp16();
-    time_conversion(state, w, w.q_half, w.k_half, c->level->fp16);
+    time_ceiling(state, w, w.q_half, w.k_half, c->level->fp16);
   } else {
     w.allocate_bf16();
-    time_conversion(state, w, w.q16, w.k16, c->level->bf16);
+    time_ceiling(state, w, w.q16, w.k16, c->level->bf16);
   }
 }
 

@@ -10,6 +10,9 @@ std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* c
   for (auto& row : register_conversion_cases(suite.conversions, suite.rope.workloads, threads)) {
     table.push_back(std::move(row));
   }
+  for (auto& row : register_rotation_cases(suite.rotations, suite.rope.workloads, threads)) {
+    table.push_back(std::move(row));
+  }
   for (auto& row : register_table_cases(suite.tables)) table.push_back(std::move(row));
   for (auto& row : register_attention_cases(suite.attention, threads, attention_peers, suite.rope.time_failing)) {
     table.push_back(std::move(row));

@@ -1,7 +1,7 @@
 // The benchmark suite of `ropecheck bench`: every RoPE implementation of the registry (and any
-// plugin) on the shapes of shapes.h, the 16-bit kernels' conversions alone (their ceilings), the
-// sinusoidal tables, and attention, each verified before it is timed and each with its same-run
-// limit (same_run_limit.h). The suite only registers cases with Google Benchmark;
+// plugin) on the shapes of shapes.h, the kernels' ceilings (the 16-bit levels' conversions alone,
+// every SIMD level's rotation alone), the sinusoidal tables, and attention, each verified before
+// it is timed and each with its same-run limit (same_run_limit.h). The suite only registers cases with Google Benchmark;
 // bench/run_bench.cc runs them.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "bench/conversion_cases.h"
 #include "bench/ratio_table.h"
 #include "bench/rope_cases.h"
+#include "bench/rotation_cases.h"
 #include "bench/table_cases.h"
 
 namespace ropecheck::bench {
@@ -23,6 +24,7 @@ struct Suite {
   std::deque<AttentionCase> attention;
   std::deque<TableCase> tables;
   std::deque<ConversionCase> conversions;
+  std::deque<RotationCase> rotations;
 };
 
 // Registers every case (rope_impls: the implementations to time, e.g. the registry's real ones

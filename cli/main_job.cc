@@ -63,6 +63,9 @@ constexpr const char* kShortBenchFilter =
     "|kernel_(bf16/(avx2|avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved" ROPECHECK_FORWARD
     // and each beside its conversions alone, its ceiling (bench/conversion_cases.h)
     "|conversion_(bf16|fp16)/[a-z0-9]+/llama7b_prefill512/"
+    // and each SIMD level beside its rotation alone (bench/rotation_cases.h) where its cases run
+    "|rotation(_bf16|_fp16)?/[a-z0-9]+/llama7b_prefill512/interleaved/"
+    "|rotation/(avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/interleaved/"
     "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved" ROPECHECK_FORWARD
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"

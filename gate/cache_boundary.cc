@@ -75,6 +75,11 @@ std::optional<std::uint64_t> working_set_bytes(std::string_view case_name) {
     if (!elements) return std::nullopt;
     return *elements * element_bytes(bench::kernel_of_conversion(conversion->conversion));
   }
+  if (const auto rotation = bench::parse_rotation_case(case_name)) {  // its kernel's q and k
+    const auto elements = qk_elements(rotation->shape);
+    if (!elements) return std::nullopt;
+    return *elements * element_bytes(bench::kernel_of_rotation(rotation->rotation));
+  }
   if (const auto attention = bench::parse_attention_case(case_name)) {
     // q and out for every head, k and v for every kv head
     return 2 * static_cast<std::uint64_t>(attention->tokens) *

@@ -121,6 +121,9 @@ std::vector<ThreadSweepRow> thread_sweep_rows(const BenchData& bench) {
     } else if (c.conversion) {
       subject = fmt::format("{} {}", c.conversion->conversion, c.conversion->shape);
       threads = c.conversion->threads;
+    } else if (c.rotation) {
+      subject = fmt::format("{} {}, {}", c.rotation->rotation, c.rotation->shape, c.rotation->layout);
+      threads = c.rotation->threads;
     } else if (c.attention) {
       subject = fmt::format("{} causal {} heads{}, {} tokens, head_dim {}", c.attention->impl(), c.attention->heads,
                             c.attention->kv() == c.attention->heads ? "" : fmt::format(" ({} kv)", c.attention->kv()),
@@ -214,6 +217,27 @@ std::vector<CeilingRow> ceiling_rows(const BenchData& bench) {
     };
     fill("interleaved", row.interleaved, row.interleaved_share);
     fill("half_split", row.half_split, row.half_split_share);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<RotationRow> rotation_rows(const BenchData& bench) {
+  std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> kernels;
+  for (const CaseRecord& c : bench.records) {
+    if (c.rope && !c.rope->in_worker) kernels[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
+  }
+  std::vector<RotationRow> rows;
+  for (const CaseRecord& c : bench.records) {
+    if (!c.rotation) continue;
+    RotationRow row{c.rotation->rotation, bench::kernel_of_rotation(c.rotation->rotation), c.rotation->shape,
+                    c.rotation->layout, c.rotation->threads, c.rate, std::nullopt, std::nullopt};
+    if (const auto it = kernels.find({row.kernel, row.shape, row.layout, row.threads}); it != kernels.end()) {
+      row.kernel_rate = it->second->rate;
+      if (row.kernel_rate->limit_fraction && row.ceiling.limit_fraction && *row.ceiling.limit_fraction > 0) {
+        row.share = *row.kernel_rate->limit_fraction / *row.ceiling.limit_fraction;
+      }
+    }
     rows.push_back(std::move(row));
   }
   return rows;

@@ -115,6 +115,19 @@ struct CeilingRow {
 // Every conversion case of the run, in file order.
 std::vector<CeilingRow> ceiling_rows(const BenchData& bench);
 
+// A SIMD kernel level against its rotation alone (bench/rotation_cases.h): the level's rotation
+// with cos and sin in registers on a shape, layout and thread count, and the kernel of that level
+// on the same, from the same run.
+struct RotationRow {
+  std::string rotation, kernel, shape, layout;
+  int threads = 0;
+  CaseRate ceiling;                   // the rotation alone
+  std::optional<CaseRate> kernel_rate;  // the kernel's case, where it ran
+  std::optional<double> share;        // the kernel's limit_fraction over the rotation's
+};
+// Every rotation case of the run, in file order.
+std::vector<RotationRow> rotation_rows(const BenchData& bench);
+
 // A multi-axis RoPE case (a vision-language shape) beside its 1D twin, the same implementation,
 // layout and threads on the same tensors at one axis (bench/format/shapes.h), from the same run.
 struct MultiAxisRow {

@@ -45,6 +45,9 @@ CaseRecord case_record(const BenchCase& c) {
     if (!r.rope && !r.backward) r.attention = bench::parse_attention_case(c.name);
     if (!r.rope && !r.backward && !r.attention) r.table = bench::parse_table_case(c.name);
     if (!r.rope && !r.backward && !r.attention && !r.table) r.conversion = bench::parse_conversion_case(c.name);
+    if (!r.rope && !r.backward && !r.attention && !r.table && !r.conversion) {
+      r.rotation = bench::parse_rotation_case(c.name);
+    }
   }
   r.rate = case_rate(c);
   r.oracle_failed = oracle_failed(c);

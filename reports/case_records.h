@@ -26,8 +26,8 @@ bool oracle_failed(const BenchCase& c);
 // The median of counter `name` over the repetitions divided by `scale`; empty without it.
 std::optional<double> counter_median(const BenchCase& c, const char* name, double scale);
 
-// One case: at most one of rope, backward, attention, table and conversion is set (none: a probe,
-// or a name of none of the grammars).
+// One case: at most one of rope, backward, attention, table, conversion and rotation is set (none:
+// a probe, or a name of none of the grammars).
 struct CaseRecord {
   std::string name;  // bench.json's run_name, the key of BenchData::cases
   std::optional<bench::RopeCaseName> rope;      // RoPE's forward: what every plot and table reads
@@ -35,6 +35,7 @@ struct CaseRecord {
   std::optional<bench::AttentionCaseName> attention;
   std::optional<bench::TableCaseName> table;
   std::optional<bench::ConversionCaseName> conversion;  // a 16-bit kernel's ceiling
+  std::optional<bench::RotationCaseName> rotation;      // a SIMD kernel level's rotation ceiling
   CaseRate rate;
   bool oracle_failed = false;
   std::size_t repetitions = 0;

@@ -413,6 +413,35 @@ void ceilings_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// Each SIMD kernel level beside its rotation alone (bench/rotation_cases.h), from the same run.
+void rotation_ceilings_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = rotation_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "Kernels against their rotation alone");
+  paragraph(doc, "Each SIMD kernel level's rotation with one cos and sin held in registers, by the level's own "
+                 "load, store and rotation instructions and nothing else (no table, no positions, no heads), "
+                 "over the same bytes in the same walk: the most any kernel of that level can reach on this "
+                 "CPU, since a kernel also loads or forms its cos/sin and walks its heads. A target above it "
+                 "asks for other instructions or another core, not a better kernel. Each kernel case's "
+                 "fraction of the same-run probe, and that over the rotation's (its share of the ceiling, "
+                 "each side against its own probe), medians of the same run.");
+  Table t;
+  t.header = {"kernel", "shape", "layout", "threads", "rotation alone (of the probe)", "kernel (of the probe)",
+              "kernel / rotation alone"};
+  t.numeric = {false, false, false, true, true, true, true};
+  for (const auto& r : rows) {
+    const auto& k = r.kernel_rate;
+    t.rows.push_back({{r.kernel, ""},
+                      {r.shape, ""},
+                      {r.layout, ""},
+                      {std::to_string(r.threads), ""},
+                      {r.ceiling.limit_fraction ? format_fraction(*r.ceiling.limit_fraction) : "-", ""},
+                      {k && k->limit_fraction ? format_fraction(*k->limit_fraction) : "-", ""},
+                      {r.share ? fmt::format("{:.2f}", *r.share) : "-", ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 void multi_axis_section(ReportDoc& doc, const BenchData& bench) {
   const auto rows = multi_axis_rows(bench);
   if (rows.empty()) return;
@@ -567,6 +596,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   bench_table(doc, *in.bench);
   thread_sweep_section(doc, *in.bench);
   ceilings_section(doc, *in.bench);
+  rotation_ceilings_section(doc, *in.bench);
   multi_axis_section(doc, *in.bench);
   backward_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);

@@ -36,6 +36,11 @@ std::optional<long> keyed_int(std::string_view part, std::string_view key) {
 
 bool is_layout(std::string_view s) { return s == "interleaved" || s == "half_split"; }
 
+// A rotation ceiling's algorithm: "rotation" or "rotation_<storage>".
+bool is_rotation(std::string_view algorithm) {
+  return algorithm == "rotation" || (algorithm.starts_with("rotation_") && algorithm.size() > 9);
+}
+
 }  // namespace
 
 std::string registered_name(const RopeCaseName& n) {
@@ -50,7 +55,7 @@ std::optional<RopeCaseName> parse_rope_case(std::string_view name) {
   // The backward's segment after the layout; without it, the forward's name.
   const bool backward = parts.size() == 7 && parts[4] == "backward";
   if (backward) parts.erase(parts.begin() + 4);
-  if (parts.size() != 6 || !is_layout(parts[3])) return std::nullopt;
+  if (parts.size() != 6 || !is_layout(parts[3]) || is_rotation(parts[0])) return std::nullopt;
   const bool in_worker = parts[5] == "manual_time";
   if (!in_worker && parts[4] != "real_time") return std::nullopt;
   const auto threads = keyed_int(in_worker ? parts[4] : parts[5], "threads");
@@ -156,6 +161,28 @@ std::string kernel_of_conversion(std::string_view conversion) {
   return conversion.starts_with(kConversionPrefix)
              ? "kernel_" + std::string(conversion.substr(kConversionPrefix.size()))
              : std::string(conversion);
+}
+
+
+std::string registered_name(const RotationCaseName& n) {
+  return fmt::format("{}/{}/{}", n.rotation, n.shape, n.layout);
+}
+std::string full_name(const RotationCaseName& n) {
+  return fmt::format("{}/real_time/threads:{}", registered_name(n), n.threads);
+}
+std::optional<RotationCaseName> parse_rotation_case(std::string_view name) {
+  const auto parts = split(name);
+  if (parts.size() != 6 || !is_rotation(parts[0]) || parts[1].empty() || parts[2].empty() || !is_layout(parts[3]) ||
+      parts[4] != "real_time") {
+    return std::nullopt;
+  }
+  const auto threads = keyed_int(parts[5], "threads");
+  if (!threads || *threads < 1) return std::nullopt;
+  return RotationCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2]),
+                          std::string(parts[3]), static_cast<int>(*threads)};
+}
+std::string kernel_of_rotation(std::string_view rotation) {
+  return rotation.starts_with("rotation") ? "kernel" + std::string(rotation.substr(8)) : std::string(rotation);
 }
 
 }  // namespace ropecheck::bench

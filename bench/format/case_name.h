@@ -14,6 +14,9 @@
 //   table:      <impl id>/<table shape>/real_time
 //   conversion: <conversion id>/<shape>/real_time/threads:<N>   (a 16-bit kernel's ceiling)
 //               conversion_fp16/avx512/gpt2_small_prefill512/real_time/threads:1
+//   rotation:   <rotation id>/<shape>/<layout>/real_time/threads:<N>   (a kernel's rotation ceiling)
+//               rotation/avx2/gpt2_small_prefill512/interleaved/real_time/threads:1
+//               ("rotation" is no implementation's algorithm: parse_rope_case refuses it)
 // An implementation id is <algorithm>/<isa>, the storage type a suffix of the algorithm
 // (kernel_bf16, complex_multiply_fp16; none for fp32): core/impl_id.h.
 #pragma once
@@ -73,5 +76,18 @@ std::string full_name(const ConversionCaseName& name);
 std::optional<ConversionCaseName> parse_conversion_case(std::string_view full_name);
 // The kernel whose ceiling the conversion is: "conversion_fp16/avx512" -> "kernel_fp16/avx512".
 std::string kernel_of_conversion(std::string_view conversion);
+
+// A SIMD kernel level's rotation alone, cos and sin in registers, on a RoPE shape's q and k
+// (impls/kernels/rotation_alone_levels.h): "rotation[_<storage>]/<isa>", the kernel's id with
+// "rotation" for "kernel".
+struct RotationCaseName {
+  std::string rotation, shape, layout;
+  int threads = 1;
+};
+std::string registered_name(const RotationCaseName& name);
+std::string full_name(const RotationCaseName& name);
+std::optional<RotationCaseName> parse_rotation_case(std::string_view full_name);
+// The kernel whose ceiling the rotation is: "rotation_bf16/avx2" -> "kernel_bf16/avx2".
+std::string kernel_of_rotation(std::string_view rotation);
 
 }  // namespace ropecheck::bench

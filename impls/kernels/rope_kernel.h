@@ -306,4 +306,23 @@ void round_trip_bf16_avx2(std::uint16_t* x, std::int64_t n);
 void round_trip_bf16_avx512(std::uint16_t* x, std::int64_t n);
 void round_trip_bf16_avx512bf16(std::uint16_t* x, std::int64_t n);
 
+// The kernels' rotations alone: n elements rotated in place by one fixed angle (kAloneCos,
+// kAloneSin), its cos and sin held in registers, with a level's own storage code and arithmetic
+// and nothing else: no table, no positions, no heads. Any RoPE on that level also loads its
+// cos/sin (or forms them) and walks heads, so the bench times these as each kernel level's
+// rotation ceiling (rotation_alone_levels.h). The elements go in blocks of two of the level's
+// registers (block_elements there): interleaved, pairs (2j, 2j + 1), as the kernel's; half-split,
+// pairs (i, i + block / 2) within a block, the kernel's two halves as two registers. A remainder
+// under one block is only converted (the round trip), not rotated. The arithmetic per pair is
+// the kernel's: y_a = x_a c - x_b s and y_b = x_b c + x_a s, each a product rounded and one FMA.
+inline constexpr float kAloneCos = 0.6f;
+inline constexpr float kAloneSin = 0.8f;
+void rotation_alone_avx2(float* x, std::int64_t n, bool interleaved);
+void rotation_alone_fp16_avx2(Fp16* x, std::int64_t n, bool interleaved);
+void rotation_alone_bf16_avx2(std::uint16_t* x, std::int64_t n, bool interleaved);
+void rotation_alone_avx512(float* x, std::int64_t n, bool interleaved);
+void rotation_alone_fp16_avx512(Fp16* x, std::int64_t n, bool interleaved);
+void rotation_alone_bf16_avx512(std::uint16_t* x, std::int64_t n, bool interleaved);
+void rotation_alone_bf16_avx512bf16(std::uint16_t* x, std::int64_t n, bool interleaved);
+
 }  // namespace ropecheck::kernels

@@ -176,51 +176,79 @@ inline __m256 rotate_pairs(__m256 v, __m256 c, __m256 s) {
   return _mm256_fmadd_ps(swapped, s, _mm256_mul_ps(v, c));
 }
 
-template <typename S, typename Args>
-void rotate_interleaved(const Args& p, typename S::Element* x) {
-  const float* c = p.table;
-  const float* s = p.table + p.rotary_dim;
-  int j = 0;
-  // Full vectors with plain loads and stores: vmaskmov stores are slow on AMD cores.
-  for (; j + 8 <= p.rotary_dim; j += 8) {
-    S::store(x + j, rotate_pairs(S::load(x + j), _mm256_loadu_ps(c + j), _mm256_loadu_ps(s + j)));
-  }
-  if (j < p.rotary_dim) {
-    const int n = p.rotary_dim - j;
-    const __m256i lanes = mask8(n);
-    S::store_first(x + j,
-                   rotate_pairs(S::load_first(x + j, n), _mm256_maskload_ps(c + j, lanes),
-                                _mm256_maskload_ps(s + j, lanes)),
-                   n);
+// One token's rows as the prefill walk reads them, in locals: a store through x may alias p (an
+// __m256 or __m128i store may alias anything), which made the compiler reload p.rotary_dim
+// after every vector (a fourth load a vector beside x, cos and sin, where the loads bound the
+// loop).
+struct RowWalk {
+  const float* c;
+  const float* s;
+  int rotary;
+  std::int64_t dim;
+};
+
+template <typename Args>
+RowWalk row_walk(const Args& p) {
+  return {p.table, p.table + p.rotary_dim, p.rotary_dim, p.head_dim};
+}
+
+// Head after head, each row in address order (the walk the hardware prefetchers follow out of
+// cache), two vectors a step; full vectors with plain loads and stores (vmaskmov stores are slow
+// on AMD cores), the remainder masked.
+template <typename S>
+void rotate_interleaved(RowWalk w, typename S::Element* rows, std::int64_t heads) {
+  for (std::int64_t h = 0; h < heads; ++h) {
+    typename S::Element* x = rows + h * w.dim;
+    int j = 0;
+    for (; j + 16 <= w.rotary; j += 16) {
+      const __m256 y0 = rotate_pairs(S::load(x + j), _mm256_loadu_ps(w.c + j), _mm256_loadu_ps(w.s + j));
+      const __m256 y1 = rotate_pairs(S::load(x + j + 8), _mm256_loadu_ps(w.c + j + 8), _mm256_loadu_ps(w.s + j + 8));
+      S::store(x + j, y0);
+      S::store(x + j + 8, y1);
+    }
+    if (j + 8 <= w.rotary) {
+      S::store(x + j, rotate_pairs(S::load(x + j), _mm256_loadu_ps(w.c + j), _mm256_loadu_ps(w.s + j)));
+      j += 8;
+    }
+    if (j < w.rotary) {
+      const int n = w.rotary - j;
+      const __m256i lanes = mask8(n);
+      S::store_first(x + j,
+                     rotate_pairs(S::load_first(x + j, n), _mm256_maskload_ps(w.c + j, lanes),
+                                  _mm256_maskload_ps(w.s + j, lanes)),
+                     n);
+    }
   }
 }
 
-template <typename S, typename Args>
-void rotate_half_split(const Args& p, typename S::Element* x) {
-  const int half = p.rotary_dim / 2;
-  const float* c = p.table;
-  const float* s = p.table + p.rotary_dim;
-  // n == 8: a full vector, plain loads and stores; else the first n lanes.
-  const auto rotate = [&](int i, int n) {
-    const bool full = n == 8;
-    const __m256i lanes = mask8(n);
-    const auto load = [&](const typename S::Element* at) { return full ? S::load(at) : S::load_first(at, n); };
-    const auto load_table = [&](const float* at) { return full ? _mm256_loadu_ps(at) : _mm256_maskload_ps(at, lanes); };
-    const __m256 x1 = load(x + i), x2 = load(x + half + i);
-    const __m256 cv = load_table(c + i), sv = load_table(s + i);
-    const __m256 y1 = _mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv));
-    const __m256 y2 = _mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv));
-    if (full) {
+template <typename S>
+void rotate_half_split(RowWalk w, typename S::Element* rows, std::int64_t heads) {
+  const int half = w.rotary / 2;
+  const auto rotate = [](__m256 x1, __m256 x2, __m256 c, __m256 s, __m256& y1, __m256& y2) {
+    y1 = _mm256_fnmadd_ps(x2, s, _mm256_mul_ps(x1, c));
+    y2 = _mm256_fmadd_ps(x1, s, _mm256_mul_ps(x2, c));
+  };
+  for (std::int64_t h = 0; h < heads; ++h) {
+    typename S::Element* x = rows + h * w.dim;
+    int i = 0;
+    for (; i + 8 <= half; i += 8) {
+      __m256 y1, y2;
+      // cos and sin each feed two instructions: in registers, not loaded into both (x likewise).
+      rotate(S::load(x + i), S::load(x + half + i), in_register(_mm256_loadu_ps(w.c + i)),
+             in_register(_mm256_loadu_ps(w.s + i)), y1, y2);
       S::store(x + i, y1);
       S::store(x + half + i, y2);
-    } else {
+    }
+    if (i < half) {
+      const int n = half - i;
+      const __m256i lanes = mask8(n);
+      __m256 y1, y2;
+      rotate(S::load_first(x + i, n), S::load_first(x + half + i, n), _mm256_maskload_ps(w.c + i, lanes),
+             _mm256_maskload_ps(w.s + i, lanes), y1, y2);
       S::store_first(x + i, y1, n);
       S::store_first(x + half + i, y2, n);
     }
-  };
-  int i = 0;
-  for (; i + 8 <= half; i += 8) rotate(i, 8);
-  if (i < half) rotate(i, half - i);
+  }
 }
 
 // A single-token call (decode): all heads of the token at once, column block outermost and heads
@@ -336,10 +364,7 @@ struct Avx2Level {
       p.interleaved ? rotate_interleaved_heads<S>(p, rows, heads) : rotate_half_split_heads<S>(p, rows, heads);
       return;
     }
-    for (std::int64_t h = 0; h < heads; ++h) {
-      p.interleaved ? rotate_interleaved<S>(p, rows + h * p.head_dim)
-                    : rotate_half_split<S>(p, rows + h * p.head_dim);
-    }
+    p.interleaved ? rotate_interleaved<S>(row_walk(p), rows, heads) : rotate_half_split<S>(row_walk(p), rows, heads);
   }
 };
 
@@ -365,6 +390,32 @@ void round_trip(typename S::Element* x, std::int64_t n) {
   }
 }
 
+// rope_kernel.h's rotation_alone_*: the rotation with cos and sin in registers, on S's storage,
+// 16 elements (two registers) a block; the remainder is only converted.
+template <typename S>
+void rotation_alone(typename S::Element* x, std::int64_t n, bool interleaved) {
+  const __m256 c = _mm256_set1_ps(kAloneCos), s = _mm256_set1_ps(kAloneSin);
+  const __m256 s_signed = _mm256_mul_ps(s, _mm256_setr_ps(-1, 1, -1, 1, -1, 1, -1, 1));
+  std::int64_t i = 0;
+  if (interleaved) {
+    for (; i + 16 <= n; i += 16) {
+      const __m256 y0 = rotate_pairs(S::load(x + i), c, s_signed), y1 = rotate_pairs(S::load(x + i + 8), c, s_signed);
+      S::store(x + i, y0);
+      S::store(x + i + 8, y1);
+    }
+  } else {
+    for (; i + 16 <= n; i += 16) {
+      const __m256 x1 = S::load(x + i), x2 = S::load(x + i + 8);
+      S::store(x + i, _mm256_fnmadd_ps(x2, s, _mm256_mul_ps(x1, c)));
+      S::store(x + i + 8, _mm256_fmadd_ps(x1, s, _mm256_mul_ps(x2, c)));
+    }
+  }
+  for (; i < n; i += 8) {
+    const int count = static_cast<int>(n - i < 8 ? n - i : 8);
+    S::store_first(x + i, S::load_first(x + i, count), count);
+  }
+}
+
 }  // namespace
 
 void rope_kernel_avx2(const RopeKernelProblem& p) { run_tokens<Avx2Level<Fp32Storage>>(p); }
@@ -373,5 +424,13 @@ void rope_kernel_fp16_avx2(const RopeKernelFp16Problem& p) { run_tokens<Avx2Leve
 
 void round_trip_fp16_avx2(Fp16* x, std::int64_t n) { round_trip<Fp16Storage>(x, n); }
 void round_trip_bf16_avx2(std::uint16_t* x, std::int64_t n) { round_trip<Bf16Storage>(x, n); }
+
+void rotation_alone_avx2(float* x, std::int64_t n, bool interleaved) { rotation_alone<Fp32Storage>(x, n, interleaved); }
+void rotation_alone_fp16_avx2(Fp16* x, std::int64_t n, bool interleaved) {
+  rotation_alone<Fp16Storage>(x, n, interleaved);
+}
+void rotation_alone_bf16_avx2(std::uint16_t* x, std::int64_t n, bool interleaved) {
+  rotation_alone<Bf16Storage>(x, n, interleaved);
+}
 
 }  // namespace ropecheck::kernels

@@ -20,4 +20,14 @@ void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& p) {
 void round_trip_fp16_avx512(Fp16* x, std::int64_t n) { round_trip<Fp16Storage>(x, n); }
 void round_trip_bf16_avx512(std::uint16_t* x, std::int64_t n) { round_trip_bf16<IntegerRoundingBf16>(x, n); }
 
+void rotation_alone_avx512(float* x, std::int64_t n, bool interleaved) {
+  rotation_alone<Fp32Storage>(x, n, interleaved);
+}
+void rotation_alone_fp16_avx512(Fp16* x, std::int64_t n, bool interleaved) {
+  rotation_alone<Fp16Storage>(x, n, interleaved);
+}
+void rotation_alone_bf16_avx512(std::uint16_t* x, std::int64_t n, bool interleaved) {
+  rotation_alone_bf16<IntegerRoundingBf16>(x, n, interleaved);
+}
+
 }  // namespace ropecheck::kernels

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "impls/kernels/rope_kernel.h"
 #include "impls/kernels/rope_kernel_avx512_tiles.h"
 
 namespace ropecheck::kernels {
@@ -199,6 +200,38 @@ void round_trip_bf16(std::uint16_t* x, std::int64_t n) {
     const __m512i narrowed = Narrow::narrow_pairs(low, high);
     full ? store_lanes(x + i, narrowed) : store_lanes(x + i, narrowed, features);
   }
+}
+
+// rope_kernel.h's rotation_alone_bf16_*: the rotation with cos and sin in registers, two values a
+// lane as the kernel's (above), 64 elements (two registers) a block; the remainder is only
+// converted. Interleaved, a lane's two values are a pair; half-split, lane j of the first register
+// pairs with lane j of the second, low with low and high with high.
+template <typename Narrow>
+void rotation_alone_bf16(std::uint16_t* x, std::int64_t n, bool interleaved) {
+  const __m512 c = _mm512_set1_ps(kAloneCos), s = _mm512_set1_ps(kAloneSin);
+  const auto rotate_lane_pairs = [&](__m512i v) {
+    const __m512 even = low_halves(v), odd = high_halves(v);
+    return Narrow::narrow_pairs(_mm512_fnmadd_ps(odd, s, _mm512_mul_ps(even, c)),
+                                _mm512_fmadd_ps(even, s, _mm512_mul_ps(odd, c)));
+  };
+  std::int64_t i = 0;
+  if (interleaved) {
+    for (; i + 64 <= n; i += 64) {
+      const __m512i y0 = rotate_lane_pairs(load_lanes(x + i)), y1 = rotate_lane_pairs(load_lanes(x + i + 32));
+      store_lanes(x + i, y0);
+      store_lanes(x + i + 32, y1);
+    }
+  } else {
+    for (; i + 64 <= n; i += 64) {
+      const __m512i v1 = load_lanes(x + i), v2 = load_lanes(x + i + 32);
+      const __m512 x1l = low_halves(v1), x1h = high_halves(v1), x2l = low_halves(v2), x2h = high_halves(v2);
+      store_lanes(x + i, Narrow::narrow_pairs(_mm512_fnmadd_ps(x2l, s, _mm512_mul_ps(x1l, c)),
+                                              _mm512_fnmadd_ps(x2h, s, _mm512_mul_ps(x1h, c))));
+      store_lanes(x + i + 32, Narrow::narrow_pairs(_mm512_fmadd_ps(x1l, s, _mm512_mul_ps(x2l, c)),
+                                                   _mm512_fmadd_ps(x1h, s, _mm512_mul_ps(x2h, c))));
+    }
+  }
+  if (i < n) round_trip_bf16<Narrow>(x + i, n - i);
 }
 
 }  // namespace

@@ -241,6 +241,32 @@ void round_trip(typename S::Element* x, std::int64_t n) {
   }
 }
 
+// rope_kernel.h's rotation_alone_* on fp32 and fp16: the rotation with cos and sin in registers,
+// 32 elements (two registers) a block; the remainder is only converted.
+template <typename S>
+void rotation_alone(typename S::Element* x, std::int64_t n, bool interleaved) {
+  const __m512 c = _mm512_set1_ps(kAloneCos), s = _mm512_set1_ps(kAloneSin);
+  const __m512 s_signed = _mm512_mask_sub_ps(s, static_cast<__mmask16>(0x5555), _mm512_setzero_ps(), s);
+  const auto rotate_pairs = [&](__m512 v) {
+    return _mm512_fmadd_ps(_mm512_permute_ps(v, 0xB1), s_signed, _mm512_mul_ps(v, c));
+  };
+  std::int64_t i = 0;
+  if (interleaved) {
+    for (; i + 32 <= n; i += 32) {
+      const __m512 y0 = rotate_pairs(S::load(x + i)), y1 = rotate_pairs(S::load(x + i + 16));
+      S::store(x + i, y0);
+      S::store(x + i + 16, y1);
+    }
+  } else {
+    for (; i + 32 <= n; i += 32) {
+      const __m512 x1 = S::load(x + i), x2 = S::load(x + i + 16);
+      S::store(x + i, _mm512_fnmadd_ps(x2, s, _mm512_mul_ps(x1, c)));
+      S::store(x + i + 16, _mm512_fmadd_ps(x1, s, _mm512_mul_ps(x2, c)));
+    }
+  }
+  if (i < n) round_trip<S>(x + i, n - i);
+}
+
 // rope_kernel.h's Level for run_tokens, on storage S.
 template <typename S>
 struct Avx512Level {

@@ -25,4 +25,8 @@ void rope_kernel_bf16_avx512bf16(const RopeKernelBf16Problem& p) {
 
 void round_trip_bf16_avx512bf16(std::uint16_t* x, std::int64_t n) { round_trip_bf16<NativeRoundingBf16>(x, n); }
 
+void rotation_alone_bf16_avx512bf16(std::uint16_t* x, std::int64_t n, bool interleaved) {
+  rotation_alone_bf16<NativeRoundingBf16>(x, n, interleaved);
+}
+
 }  // namespace ropecheck::kernels

@@ -120,6 +120,31 @@ TEST(CaseName, ConversionRoundTrips) {
   EXPECT_EQ(kernel_of_conversion("conversion_fp16/avx2"), "kernel_fp16/avx2");
 }
 
+TEST(CaseName, RotationRoundTripsAndIsNoImplementation) {
+  for (const RopeShape& shape : kRopeShapes) {
+    for (const char* rotation : {"rotation/avx2", "rotation_bf16/avx512bf16"}) {
+      for (const char* layout : {"interleaved", "half_split"}) {
+        const RotationCaseName name{rotation, shape.name, layout, 2};
+        const auto parsed = parse_rotation_case(full_name(name));
+        ASSERT_TRUE(parsed) << full_name(name);
+        EXPECT_EQ(parsed->rotation, name.rotation);
+        EXPECT_EQ(parsed->shape, name.shape);
+        EXPECT_EQ(parsed->layout, name.layout);
+        EXPECT_EQ(parsed->threads, 2);
+        // RoPE's grammar would take it as an implementation "rotation/avx2": it must not
+        EXPECT_FALSE(parse_rope_case(full_name(name))) << full_name(name);
+        EXPECT_FALSE(parse_conversion_case(full_name(name)));
+        EXPECT_FALSE(parse_rotation_case(full_name(RopeCaseName{"kernel/avx2", shape.name, layout, 2})));
+      }
+    }
+  }
+  EXPECT_FALSE(parse_rotation_case("rotation/avx2/gpt2_small_prefill512/diagonal/real_time/threads:1"));
+  EXPECT_FALSE(parse_rotation_case("rotation/avx2/gpt2_small_prefill512/interleaved/real_time/threads:0"));
+  EXPECT_FALSE(parse_rotation_case("rotation_/avx2/gpt2_small_prefill512/interleaved/real_time/threads:1"));
+  EXPECT_EQ(kernel_of_rotation("rotation/avx2"), "kernel/avx2");
+  EXPECT_EQ(kernel_of_rotation("rotation_bf16/avx512bf16"), "kernel_bf16/avx512bf16");
+}
+
 TEST(CaseName, MalformedNamesAreRefused) {
   for (const char* bad : {"", "kernel/avx2", "kernel/avx2/llama7b_prefill512/diagonal/real_time/threads:1",
                           "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:",

@@ -105,6 +105,8 @@ TEST(GatedCases, WorkingSetsFromTheShapeTable) {
             40u * 128 * 512 * 2);
   EXPECT_EQ(working_set_bytes("conversion_bf16/avx512bf16/llama3_8b_gqa_prefill512/real_time/threads:1"),
             working_set_bytes("kernel_bf16/avx512bf16/llama3_8b_gqa_prefill512/interleaved/real_time/threads:1"));
+  EXPECT_EQ(working_set_bytes("rotation_fp16/avx2/llama3_8b_gqa_prefill512/half_split/real_time/threads:1"),
+            40u * 128 * 512 * 2);
   EXPECT_EQ(working_set_bytes("plugin/*/llama7b_decode_at4095/interleaved/real_time/threads:1"), 64u * 128 * 4);
   EXPECT_EQ(working_set_bytes("attention_blas/causal_8heads/tokens:512/head_dim:64/blas_threads:1/real_time"),
             4u * 512 * 8 * 64 * 4);

@@ -70,6 +70,28 @@ TEST(CaseRecords, EachSixteenBitKernelBesideItsConversionsAlone) {
   EXPECT_FALSE(rows[1].interleaved || rows[1].half_split || rows[1].interleaved_share) << "no kernel case ran";
 }
 
+TEST(CaseRecords, EachKernelLevelBesideItsRotationAloneOfTheSameLayout) {
+  BenchData bench;
+  add_case(bench, case_named("kernel/avx2/gpt2_small_prefill512/interleaved/real_time/threads:1", 50, 0.7));
+  add_case(bench, case_named("kernel/avx2/gpt2_small_prefill512/half_split/real_time/threads:1", 55, 0.8));
+  add_case(bench, case_named("kernel/avx512/gpt2_small_prefill512/interleaved/real_time/threads:1", 60, 0.9));
+  add_case(bench, case_named("rotation/avx2/gpt2_small_prefill512/interleaved/real_time/threads:1", 70, 1.05));
+  add_case(bench, case_named("rotation_bf16/avx2/llama7b_decode_at4095/half_split/real_time/threads:1", 14, 0.04));
+  // a rotation is no RoPE implementation: no row of the kernels' tables takes it
+  EXPECT_FALSE(bench.records[3].rope);
+  ASSERT_TRUE(bench.records[3].rotation);
+  const auto rows = rotation_rows(bench);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].kernel, "kernel/avx2");
+  EXPECT_EQ(rows[0].layout, "interleaved");
+  ASSERT_TRUE(rows[0].kernel_rate && rows[0].share);
+  // the same level and layout (not AVX-512's, not half_split's), by limit_fraction: 0.7 / 1.05
+  EXPECT_DOUBLE_EQ(*rows[0].kernel_rate->limit_fraction, 0.7);
+  EXPECT_DOUBLE_EQ(*rows[0].share, 0.7 / 1.05);
+  EXPECT_EQ(rows[1].kernel, "kernel_bf16/avx2");
+  EXPECT_FALSE(rows[1].kernel_rate || rows[1].share) << "no kernel case ran";
+}
+
 TEST(CaseRecords, PeersArePluginsAndPythonCallablesBesideTheFastestKernel) {
   BenchData bench;
   add_case(bench, case_named("kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:1", 20, 0.6));

@@ -1,0 +1,37 @@
+// How a kernel level's ceiling is timed (conversion_cases.h, rotation_cases.h): a bare pass over
+// a RoPE workload's q and k, the very buffers the kernels stream, this benchmark thread's tokens
+// in the probe's token groups, with the probe interleaved as for every case (same_run_limit.h).
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <span>
+
+#include "bench/rope_cases.h"
+#include "bench/rope_walk.h"
+#include "bench/same_run_limit.h"
+
+namespace ropecheck::bench {
+
+// pass(x, n) over each group's q part, then its k part; bytes: each element read and written once.
+template <typename Element, typename Pass>
+void time_ceiling(benchmark::State& state, const Workload& w, AlignedVector<Element>& q_all,
+                  AlignedVector<Element>& k_all, Pass pass) {
+  const RopeShape& shape = w.shape;
+  const TokenRange r = my_tokens(state, shape.tokens);
+  const auto q = token_rows(std::span(q_all), shape.q_heads * shape.head_dim, r);
+  const auto k = token_rows(std::span(k_all), shape.k_heads * shape.head_dim, r);
+  const double bytes = 2.0 * sizeof(Element) * static_cast<double>(q.size() + k.size());  // read + write
+  const auto step = [&] {
+    walk_token_groups(q, k, r.count, [&](std::span<Element> q_part, std::span<Element> k_part) {
+      pass(q_part.data(), static_cast<std::int64_t>(q_part.size()));
+      pass(k_part.data(), static_cast<std::int64_t>(k_part.size()));
+    });
+    benchmark::ClobberMemory();
+  };
+  run_with_limit(state, step, [&] { probe_pass(as_floats(q), as_floats(k), r.count); }, bytes);
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+}
+
+}  // namespace ropecheck::bench

@@ -1,0 +1,34 @@
+// The kernels' rotations alone (rotation_alone_levels.h).
+#include "impls/kernels/rotation_alone_levels.h"
+
+#include "impls/kernels/rope_kernel.h"
+
+namespace ropecheck::kernels {
+namespace {
+
+constexpr RotationAloneLevel kRotationAloneLevels[] = {
+    {"rotation/avx2", "kernel/avx2", StorageType::fp32, Isa::avx2, false, 16, rotation_alone_avx2, nullptr, nullptr},
+    {"rotation/avx512", "kernel/avx512", StorageType::fp32, Isa::avx512, false, 32, rotation_alone_avx512, nullptr,
+     nullptr},
+    {"rotation_fp16/avx2", "kernel_fp16/avx2", StorageType::fp16, Isa::avx2, false, 16, nullptr,
+     rotation_alone_fp16_avx2, nullptr},
+    {"rotation_fp16/avx512", "kernel_fp16/avx512", StorageType::fp16, Isa::avx512, false, 32, nullptr,
+     rotation_alone_fp16_avx512, nullptr},
+    {"rotation_bf16/avx2", "kernel_bf16/avx2", StorageType::bf16, Isa::avx2, false, 16, nullptr, nullptr,
+     rotation_alone_bf16_avx2},
+    // bf16 on AVX-512 holds two values a 32-bit lane (rope_kernel_avx512_bf16.h): 32 a register.
+    {"rotation_bf16/avx512", "kernel_bf16/avx512", StorageType::bf16, Isa::avx512, false, 64, nullptr, nullptr,
+     rotation_alone_bf16_avx512},
+    {"rotation_bf16/avx512bf16", "kernel_bf16/avx512bf16", StorageType::bf16, Isa::avx512, true, 64, nullptr,
+     nullptr, rotation_alone_bf16_avx512bf16},
+};
+
+}  // namespace
+
+bool RotationAloneLevel::available(std::string* why) const {
+  return cpu_supports(isa, why) && (!needs_avx512_bf16 || cpu_supports_avx512_bf16(why));
+}
+
+std::span<const RotationAloneLevel> rotation_alone_levels() { return kRotationAloneLevels; }
+
+}  // namespace ropecheck::kernels
