@@ -3,6 +3,7 @@
 #include "impls/attention/attention.h"
 
 #include "impls/attention/attention_block.h"
+#include "impls/attention/kept_scratch.h"
 #include "impls/attention/one_blas_thread.h"
 
 #include <cblas.h>
@@ -85,16 +86,17 @@ void attention_naive(const AttentionShape& s, std::span<const float> q, std::spa
 }
 
 Isa softmax_isa() {
-  static const Isa level = dispatched_isa() == Isa::avx512 ? Isa::avx512 : Isa::scalar;
+  static const Isa level = dispatched_isa();
   return level;
 }
 
 void softmax_row(float* x, std::int64_t n, Isa level) {
-  if (level == Isa::avx512) {
-    kernels::softmax_row_avx512(x, n);
-  } else {
-    kernels::softmax_row_scalar(x, n);
+  switch (level) {
+    case Isa::avx512: return kernels::softmax_row_avx512(x, n);
+    case Isa::avx2: return kernels::softmax_row_avx2(x, n);
+    case Isa::scalar: break;
   }
+  kernels::softmax_row_scalar(x, n);
 }
 
 std::int64_t block_rows_for(std::int64_t tokens) {
@@ -129,8 +131,12 @@ void attention_blas(const AttentionShape& s, std::span<const float> q, std::span
   const std::int64_t blocks = (s.tokens + block_rows - 1) / block_rows;
   std::atomic<std::int64_t> next_task{0};  // task t: every head of one block, then the next block
   const OneBlasThread one_blas_thread(work.threads > 1);
-  run_team(work.threads, [&](int) {
-    std::vector<float> scores(static_cast<std::size_t>(block_rows * s.tokens));
+  // One scores buffer per thread of the team (members past the CPUs take turns on a thread).
+  const int workers = team_threads(work.threads);
+  const auto scores_each = static_cast<std::size_t>(block_rows * s.tokens);
+  const std::span<float> scores_all = kept_scratch(ScratchUse::scores, scores_each * static_cast<std::size_t>(workers));
+  run_team(work.threads, [&](int member) {
+    float* scores = scores_all.data() + static_cast<std::size_t>(member % workers) * scores_each;
     for (std::int64_t task; (task = next_task.fetch_add(1, std::memory_order_relaxed)) < blocks * s.q_heads;) {
       const std::int64_t h = task % s.q_heads;
       const std::int64_t i0 = block_of_task(task / s.q_heads, blocks) * block_rows;
@@ -139,7 +145,7 @@ void attention_blas(const AttentionShape& s, std::span<const float> q, std::span
       const float* vh = v.data() + (h / group) * d;
       const float* qh = q.data() + (i0 * s.q_heads + h) * d;
       attend_block(s, {i0, rows, qh, ldq, kh, vh, ldkv, out.data() + (i0 * s.q_heads + h) * d, ldq},
-                   scale, work.softmax, scores.data());
+                   scale, work.softmax, scores);
     }
   });
 }

@@ -35,8 +35,8 @@ void validate(const AttentionShape& shape, std::span<const float> q, std::span<c
 void attention_naive(const AttentionShape& shape, std::span<const float> q,
                      std::span<const float> k, std::span<const float> v, std::span<float> out);
 
-// The softmax's ISA level: avx512 where the CPU has it (and ROPECHECK_ISA allows it), else
-// scalar (there is no AVX2 softmax).
+// The softmax's ISA level: the kernels' (core/isa.h dispatched_isa: avx512, avx2 or scalar, as the
+// CPU has it and ROPECHECK_ISA allows).
 Isa softmax_isa();
 
 // How attention_blas and its fused form cut and share the work. Each thread of the team runs its

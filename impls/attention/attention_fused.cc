@@ -13,6 +13,7 @@
 #include "core/thread_team.h"
 #include "impls/attention/attention.h"
 #include "impls/attention/attention_block.h"
+#include "impls/attention/kept_scratch.h"
 #include "impls/attention/one_blas_thread.h"
 #include "impls/registry.h"
 
@@ -43,21 +44,29 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
   const auto ldq = static_cast<int>(s.q_heads * d), ldkv = static_cast<int>(s.kv_heads * d);
   // The keys, rotated into a copy once: every block of query rows reads all of them. The
   // kernel forms each token's cos/sin table once for all its kv heads.
-  std::vector<float> keys(k.begin(), k.end());
+  const std::span<float> keys = kept_scratch(ScratchUse::keys, k.size());
+  std::copy(k.begin(), k.end(), keys.begin());
   kernel.apply(spec, HeadTensor{keys, s.tokens, s.kv_heads, d}, positions);
   const std::int64_t block_rows = block_height(work, s.tokens);
   const std::int64_t blocks = (s.tokens + block_rows - 1) / block_rows;
   std::atomic<std::int64_t> next_task{0};  // task t: one block, every head
   const OneBlasThread one_blas_thread(work.threads > 1);
-  run_team(work.threads, [&](int) {
-    std::vector<float> queries(static_cast<std::size_t>(block_rows * s.q_heads * d));
-    std::vector<float> scores(static_cast<std::size_t>(block_rows * s.tokens));
+  const auto queries_each = static_cast<std::size_t>(block_rows * s.q_heads * d);
+  const auto scores_each = static_cast<std::size_t>(block_rows * s.tokens);
+  // One buffer of each per thread of the team (members past the CPUs take turns on a thread).
+  const int workers = team_threads(work.threads);
+  const std::span<float> queries_all = kept_scratch(ScratchUse::queries, queries_each * static_cast<std::size_t>(workers));
+  const std::span<float> scores_all = kept_scratch(ScratchUse::scores, scores_each * static_cast<std::size_t>(workers));
+  run_team(work.threads, [&](int member) {
+    const auto slot = static_cast<std::size_t>(member % workers);
+    float* queries = queries_all.data() + slot * queries_each;
+    float* scores = scores_all.data() + slot * scores_each;
     for (std::int64_t task; (task = next_task.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
       const std::int64_t i0 = block_of_task(task, blocks) * block_rows;
       const std::int64_t rows = std::min(block_rows, s.tokens - i0);
       // The block's query rows of every head (contiguous in the layout), copied and rotated in
       // cache, never written back: one table per token for all its heads.
-      const std::span<float> packed(queries.data(), static_cast<std::size_t>(rows * s.q_heads * d));
+      const std::span<float> packed(queries, static_cast<std::size_t>(rows * s.q_heads * d));
       const auto first = q.subspan(static_cast<std::size_t>(i0 * s.q_heads * d), packed.size());
       std::copy(first.begin(), first.end(), packed.begin());
       kernel.apply(spec, HeadTensor{packed, rows, s.q_heads, d}, query_positions(positions, i0, rows));
@@ -66,7 +75,7 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
         const float* vh = v.data() + (h / group) * d;
         attend_block(s, {i0, rows, packed.data() + h * d, ldq, kh, vh, ldkv,
                          out.data() + (i0 * s.q_heads + h) * d, ldq},
-                     scale, work.softmax, scores.data());
+                     scale, work.softmax, scores);
       }
     }
   });

@@ -71,8 +71,12 @@ class BlasAttention final : public AttentionImpl {
       : softmax_(softmax), id_("attention_blas/" + std::string(to_string(softmax))) {}
   std::string_view id() const override { return id_; }
   std::string_view summary() const override {
-    return softmax_ == Isa::avx512 ? "OpenBLAS sgemm on blocks of query rows, AVX-512 softmax (SLEEF)"
-                                   : "OpenBLAS sgemm on blocks of query rows, scalar softmax";
+    switch (softmax_) {
+      case Isa::avx512: return "OpenBLAS sgemm on blocks of query rows, AVX-512 softmax (SLEEF)";
+      case Isa::avx2: return "OpenBLAS sgemm on blocks of query rows, AVX2 softmax (SLEEF)";
+      case Isa::scalar: break;
+    }
+    return "OpenBLAS sgemm on blocks of query rows, scalar softmax";
   }
   bool available(std::string* why) const override { return cpu_supports(softmax_, why); }
 
@@ -120,6 +124,9 @@ class FusedAttention final : public AttentionImpl {
 std::unique_ptr<AttentionImpl> make_attention_fused_scalar() {
   return std::make_unique<FusedAttention>(Isa::scalar);
 }
+std::unique_ptr<AttentionImpl> make_attention_fused_avx2() {
+  return std::make_unique<FusedAttention>(Isa::avx2);
+}
 std::unique_ptr<AttentionImpl> make_attention_fused_avx512() {
   return std::make_unique<FusedAttention>(Isa::avx512);
 }
@@ -127,6 +134,9 @@ std::unique_ptr<AttentionImpl> make_attention_fused_avx512() {
 std::unique_ptr<AttentionImpl> make_attention_naive() { return std::make_unique<NaiveAttention>(); }
 std::unique_ptr<AttentionImpl> make_attention_blas_scalar() {
   return std::make_unique<BlasAttention>(Isa::scalar);
+}
+std::unique_ptr<AttentionImpl> make_attention_blas_avx2() {
+  return std::make_unique<BlasAttention>(Isa::avx2);
 }
 std::unique_ptr<AttentionImpl> make_attention_blas_avx512() {
   return std::make_unique<BlasAttention>(Isa::avx512);

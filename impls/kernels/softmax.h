@@ -8,6 +8,7 @@
 namespace ropecheck::kernels {
 
 void softmax_row_scalar(float* x, std::int64_t n);
+void softmax_row_avx2(float* x, std::int64_t n);
 void softmax_row_avx512(float* x, std::int64_t n);
 
 }  // namespace ropecheck::kernels

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/isa.h"
@@ -35,11 +36,54 @@ TEST(SoftmaxLevels, EachLevelRunsItsOwnKernel) {
   const auto scalar = softmax_with(kernels::softmax_row_scalar);
   EXPECT_EQ(softmax_at(Isa::scalar), scalar);
   std::string why;
+  if (!cpu_supports(Isa::avx2, &why)) GTEST_SKIP() << why;
+  const auto avx2 = softmax_with(kernels::softmax_row_avx2);
+  EXPECT_EQ(softmax_at(Isa::avx2), avx2);
+  // The scalar and SLEEF exp differ in the last bits on these scores: a swapped dispatch shows.
+  EXPECT_NE(scalar, avx2);
   if (!cpu_supports(Isa::avx512, &why)) GTEST_SKIP() << why;
   const auto avx512 = softmax_with(kernels::softmax_row_avx512);
   EXPECT_EQ(softmax_at(Isa::avx512), avx512);
-  // The two kernels' exp differ in the last bits on these scores: a swapped dispatch shows.
   EXPECT_NE(scalar, avx512);
+}
+
+// Every vector level against the scalar one on rows of every length up to three vectors and a
+// tail (the masked lanes), with masked keys (-inf) among them, and a row all masked: within the
+// two exps' and the sums' rounding (below), zeros where a key is masked or the whole row is,
+// and nothing written past the row.
+TEST(SoftmaxLevels, VectorLevelsAgreeWithScalarOnEveryTail) {
+  for (const Isa level : {Isa::avx2, Isa::avx512}) {
+    if (!cpu_supports(level)) continue;
+    for (std::int64_t n = 1; n <= 3 * 16 + 1; ++n) {
+      std::vector<float> row(static_cast<std::size_t>(n) + 8, 123.0f);  // guards past n
+      for (std::int64_t j = 0; j < n; ++j) {
+        row[static_cast<std::size_t>(j)] = j % 5 == 3 ? -INFINITY : 9.0f * std::sin(0.7f * static_cast<float>(j));
+      }
+      auto want = row;
+      kernels::softmax_row_scalar(want.data(), n);
+      softmax_row(row.data(), n, level);
+      // Relative to each weight: each exp within 1 ulp of the truth (SLEEF u10; glibc's expf
+      // below), the two sums' roundings in different orders n ulp each at most, the scaling one.
+      const float bound = static_cast<float>(2 + 2 * n + 2) * std::numeric_limits<float>::epsilon();
+      float total = 0;
+      for (std::size_t j = 0; j < row.size(); ++j) {
+        if (j >= static_cast<std::size_t>(n)) {
+          ASSERT_EQ(row[j], 123.0f) << to_string(level) << " n " << n << ": wrote past the row at " << j;
+          continue;
+        }
+        total += row[j];
+        ASSERT_NEAR(row[j], want[j], bound * want[j])
+            << to_string(level) << " n " << n << " at " << j;
+        if (j % 5 == 3) {
+          ASSERT_EQ(row[j], 0.0f) << to_string(level) << " n " << n << ": masked key " << j << " weighted";
+        }
+      }
+      EXPECT_NEAR(total, 1.0f, 1e-5f) << to_string(level) << " n " << n;
+    }
+    std::vector<float> masked(19, -INFINITY);
+    softmax_row(masked.data(), 19, level);
+    EXPECT_EQ(masked, std::vector<float>(19, 0.0f)) << to_string(level);
+  }
 }
 
 }  // namespace
