@@ -146,13 +146,15 @@ void rotate_token_heads(const Args& p, std::int64_t t) {
 }
 
 // One multi-axis row from its axes' rows: float j from rows[row_axis[j]], a vector at a time in
-// GCC's vector types, as wide as the level's flags allow (one AVX-512 or AVX2 register; scalar
-// code at the scalar level). Written as a plain loop, GCC at -O2 left it scalar: a fifth of an
-// in-cache token's time.
+// GCC's vector types, one register of the level's flags (AVX-512, AVX2, or the baseline's SSE2 at
+// the scalar level). Written as a plain loop, GCC at -O2 left it scalar: a fifth of an in-cache
+// token's time.
 #if defined(__AVX512F__)
 inline constexpr int kAssembleWidth = 16;
-#else
+#elif defined(__AVX2__)
 inline constexpr int kAssembleWidth = 8;
+#else
+inline constexpr int kAssembleWidth = 4;  // SSE2's registers: a wider type GCC splits a float at a time
 #endif
 using AssembleFloats = float __attribute__((vector_size(4 * kAssembleWidth)));
 using AssembleInts = std::int32_t __attribute__((vector_size(4 * kAssembleWidth)));
@@ -166,7 +168,12 @@ inline void assemble_row(const float* const rows[3], const std::int32_t* row_axi
     __builtin_memcpy(&h, rows[1] + j, sizeof h);
     __builtin_memcpy(&w, rows[2] + j, sizeof w);
     __builtin_memcpy(&axis, row_axis + j, sizeof axis);
-    const AssembleFloats picked = axis == 1 ? h : (axis == 2 ? w : t);
+    // Selected by masks (a compare gives all ones where true), not by `?:` on the vectors: at the
+    // scalar level GCC 12 lowered that (on 8 floats, two SSE2 registers) to a branch a float
+    // through the stack, 13% of the scalar kernel's time on Qwen2-VL's MRoPE (bench/README.md).
+    const AssembleInts from_h = axis == 1, from_w = axis == 2;
+    const AssembleInts picked = (reinterpret_cast<AssembleInts>(h) & from_h) | (reinterpret_cast<AssembleInts>(w) & from_w) |
+                                (reinterpret_cast<AssembleInts>(t) & ~(from_h | from_w));
     __builtin_memcpy(out + j, &picked, sizeof picked);
   }
 }
