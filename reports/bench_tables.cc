@@ -154,11 +154,26 @@ std::vector<KeptRowsRow> kept_rows_rows(const BenchData& bench) {
   return rows;
 }
 
-std::vector<MultiAxisRow> multi_axis_rows(const BenchData& bench) {
-  std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> cases;
+namespace {
+
+// The forward RoPE cases by (implementation, shape, layout, threads): what a row of a table
+// that sets a case beside another looks the other up in. own_process_only: leave out the cases
+// timed in a plugin's worker.
+using ForwardKey = std::tuple<std::string, std::string, std::string, int>;
+std::map<ForwardKey, const CaseRecord*> forward_cases(const BenchData& bench, bool own_process_only) {
+  std::map<ForwardKey, const CaseRecord*> cases;
   for (const CaseRecord& c : bench.records) {
-    if (c.rope) cases[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
+    if (c.rope && !(own_process_only && c.rope->in_worker)) {
+      cases[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
+    }
   }
+  return cases;
+}
+
+}  // namespace
+
+std::vector<MultiAxisRow> multi_axis_rows(const BenchData& bench) {
+  const auto cases = forward_cases(bench, false);
   std::vector<MultiAxisRow> rows;
   for (const CaseRecord& c : bench.records) {
     if (!c.rope) continue;
@@ -177,10 +192,7 @@ std::vector<MultiAxisRow> multi_axis_rows(const BenchData& bench) {
 }
 
 std::vector<BackwardRow> backward_rows(const BenchData& bench) {
-  std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> forward;
-  for (const CaseRecord& c : bench.records) {
-    if (c.rope) forward[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
-  }
+  const auto forward = forward_cases(bench, false);
   std::vector<BackwardRow> rows;
   for (const CaseRecord& c : bench.records) {
     if (!c.backward) continue;
@@ -197,10 +209,7 @@ std::vector<BackwardRow> backward_rows(const BenchData& bench) {
 }
 
 std::vector<CeilingRow> ceiling_rows(const BenchData& bench) {
-  std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> kernels;
-  for (const CaseRecord& c : bench.records) {
-    if (c.rope && !c.rope->in_worker) kernels[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
-  }
+  const auto kernels = forward_cases(bench, true);
   std::vector<CeilingRow> rows;
   for (const CaseRecord& c : bench.records) {
     if (!c.conversion) continue;
@@ -223,10 +232,7 @@ std::vector<CeilingRow> ceiling_rows(const BenchData& bench) {
 }
 
 std::vector<RotationRow> rotation_rows(const BenchData& bench) {
-  std::map<std::tuple<std::string, std::string, std::string, int>, const CaseRecord*> kernels;
-  for (const CaseRecord& c : bench.records) {
-    if (c.rope && !c.rope->in_worker) kernels[{c.rope->impl, c.rope->shape, c.rope->layout, c.rope->threads}] = &c;
-  }
+  const auto kernels = forward_cases(bench, true);
   std::vector<RotationRow> rows;
   for (const CaseRecord& c : bench.records) {
     if (!c.rotation) continue;
