@@ -111,12 +111,16 @@ inline __m256 in_register(__m256 v) {
 }
 
 // How q and k are stored: fp32 as is, fp16 and bf16 widened on load (exact) and rounded to
-// nearest even on store. load/store take 8 elements; the _first forms the first n < 8 (the rest
-// read as 0).
+// nearest even on store. load/store take 8 elements, store2 16 (two vectors, the first at x);
+// the _first forms the first n < 8 (the rest read as 0).
 struct Fp32Storage {
   using Element = float;
   static __m256 load(const float* x) { return in_register(_mm256_loadu_ps(x)); }
   static void store(float* x, __m256 v) { _mm256_storeu_ps(x, v); }
+  static void store2(float* x, __m256 a, __m256 b) {
+    store(x, a);
+    store(x + 8, b);
+  }
   static __m256 load_first(const float* x, int n) { return _mm256_maskload_ps(x, mask8(n)); }
   static void store_first(float* x, __m256 v, int n) { _mm256_maskstore_ps(x, mask8(n), v); }
 };
@@ -146,6 +150,10 @@ struct Fp16Storage : BufferedRemainder<Fp16Storage, Fp16> {
   static void store(Fp16* x, __m256 v) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm256_cvtps_ph(v, kRounding));
   }
+  static void store2(Fp16* x, __m256 a, __m256 b) {
+    store(x, a);
+    store(x + 8, b);
+  }
 };
 
 // bf16 is the top half of an fp32: widening is a 16-bit shift, exact. Narrowing rounds to nearest
@@ -159,15 +167,28 @@ struct Bf16Storage : BufferedRemainder<Bf16Storage, std::uint16_t> {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(half), 16));
   }
   static void store(std::uint16_t* x, __m256 v) {
+    const __m256i top = rounded_top(v);
+    // Eight 32-bit lanes holding 16-bit values into eight 16-bit lanes (no saturation happens).
+    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(top), _mm256_extracti128_si256(top, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x), packed);
+  }
+  // Two vectors' narrowing packed at once: one in-lane pack and one qword permute for 16
+  // elements, where store() takes an extract and a pack for 8 (all on the shuffle unit).
+  static void store2(std::uint16_t* x, __m256 a, __m256 b) {
+    // packus interleaves by 128-bit lane: [a0-3 b0-3 | a4-7 b4-7]; 0xD8 puts a's halves first.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(rounded_top(a), rounded_top(b)), 0xD8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), packed);
+  }
+
+ private:
+  // Each lane's bf16 (its value rounded to nearest even, a NaN quiet) in the lane's low 16 bits.
+  static __m256i rounded_top(__m256 v) {
     const __m256i bits = _mm256_castps_si256(v);
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
     const __m256i rounded = _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb));
     const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     const __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
-    const __m256i top = _mm256_srli_epi32(_mm256_blendv_epi8(rounded, quiet, nan), 16);
-    // Eight 32-bit lanes holding 16-bit values into eight 16-bit lanes (no saturation happens).
-    const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(top), _mm256_extracti128_si256(top, 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(x), packed);
+    return _mm256_srli_epi32(_mm256_blendv_epi8(rounded, quiet, nan), 16);
   }
 };
 
@@ -203,8 +224,7 @@ void rotate_interleaved(RowWalk w, typename S::Element* rows, std::int64_t heads
     for (; j + 16 <= w.rotary; j += 16) {
       const __m256 y0 = rotate_pairs(S::load(x + j), _mm256_loadu_ps(w.c + j), _mm256_loadu_ps(w.s + j));
       const __m256 y1 = rotate_pairs(S::load(x + j + 8), _mm256_loadu_ps(w.c + j + 8), _mm256_loadu_ps(w.s + j + 8));
-      S::store(x + j, y0);
-      S::store(x + j + 8, y1);
+      S::store2(x + j, y0, y1);
     }
     if (j + 8 <= w.rotary) {
       S::store(x + j, rotate_pairs(S::load(x + j), _mm256_loadu_ps(w.c + j), _mm256_loadu_ps(w.s + j)));
@@ -279,10 +299,8 @@ void rotate_interleaved_heads(const Args& p, typename S::Element* rows, std::int
     for (std::int64_t h = 0; h < heads; ++h, x += stride) {
       const __m256 y0 = rotate_pairs(S::load(x), c0, s0), y1 = rotate_pairs(S::load(x + 8), c1, s1);
       const __m256 y2 = rotate_pairs(S::load(x + 16), c2, s2), y3 = rotate_pairs(S::load(x + 24), c3, s3);
-      S::store(x, y0);
-      S::store(x + 8, y1);
-      S::store(x + 16, y2);
-      S::store(x + 24, y3);
+      S::store2(x, y0, y1);
+      S::store2(x + 16, y2, y3);
     }
   }
   for (; j + 16 <= rotary; j += 16) {
@@ -291,8 +309,7 @@ void rotate_interleaved_heads(const Args& p, typename S::Element* rows, std::int
     typename S::Element* x = rows + j;
     for (std::int64_t h = 0; h < heads; ++h, x += stride) {
       const __m256 y0 = rotate_pairs(S::load(x), c0, s0), y1 = rotate_pairs(S::load(x + 8), c1, s1);
-      S::store(x, y0);
-      S::store(x + 8, y1);
+      S::store2(x, y0, y1);
     }
   }
   for (; j + 8 <= rotary; j += 8) {
@@ -375,11 +392,11 @@ template <typename S>
 void round_trip(typename S::Element* x, std::int64_t n) {
   std::int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-#pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) {
-      __m256 v = S::load(x + i + 8 * t);
-      asm("" : "+x"(v));
-      S::store(x + i + 8 * t, v);
+#pragma GCC unroll 2
+    for (int t = 0; t < 2; ++t) {  // two vectors a store2, as the kernels' rows store them
+      __m256 a = S::load(x + i + 16 * t), b = S::load(x + i + 16 * t + 8);
+      asm("" : "+x"(a), "+x"(b));
+      S::store2(x + i + 16 * t, a, b);
     }
   }
   for (; i < n; i += 8) {
@@ -400,14 +417,12 @@ void rotation_alone(typename S::Element* x, std::int64_t n, bool interleaved) {
   if (interleaved) {
     for (; i + 16 <= n; i += 16) {
       const __m256 y0 = rotate_pairs(S::load(x + i), c, s_signed), y1 = rotate_pairs(S::load(x + i + 8), c, s_signed);
-      S::store(x + i, y0);
-      S::store(x + i + 8, y1);
+      S::store2(x + i, y0, y1);
     }
   } else {
     for (; i + 16 <= n; i += 16) {
       const __m256 x1 = S::load(x + i), x2 = S::load(x + i + 8);
-      S::store(x + i, _mm256_fnmadd_ps(x2, s, _mm256_mul_ps(x1, c)));
-      S::store(x + i + 8, _mm256_fmadd_ps(x1, s, _mm256_mul_ps(x2, c)));
+      S::store2(x + i, _mm256_fnmadd_ps(x2, s, _mm256_mul_ps(x1, c)), _mm256_fmadd_ps(x1, s, _mm256_mul_ps(x2, c)));
     }
   }
   for (; i < n; i += 8) {
