@@ -46,9 +46,8 @@ std::vector<Comparison> register_rotation_cases(std::deque<RotationCase>& owner,
       continue;
     }
     for (Workload& w : workloads) {
-      if (std::find(std::begin(kRotationShapes), std::end(kRotationShapes), w.shape.name) == std::end(kRotationShapes)) {
-        continue;
-      }
+      const auto* const end = std::end(kRotationShapes);
+      if (std::find(std::begin(kRotationShapes), end, w.shape.name) == end) continue;
       for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
         const std::string layout_name(to_string(layout));
         const std::string name = registered_name(RotationCaseName{std::string(level.id), w.shape.name, layout_name});

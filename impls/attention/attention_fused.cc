@@ -55,8 +55,9 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
   const auto scores_each = static_cast<std::size_t>(block_rows * s.tokens);
   // One buffer of each per thread of the team (members past the CPUs take turns on a thread).
   const int workers = team_threads(work.threads);
-  const std::span<float> queries_all = kept_scratch(ScratchUse::queries, queries_each * static_cast<std::size_t>(workers));
-  const std::span<float> scores_all = kept_scratch(ScratchUse::scores, scores_each * static_cast<std::size_t>(workers));
+  const auto slots = static_cast<std::size_t>(workers);
+  const std::span<float> queries_all = kept_scratch(ScratchUse::queries, queries_each * slots);
+  const std::span<float> scores_all = kept_scratch(ScratchUse::scores, scores_each * slots);
   run_team(work.threads, [&](int member) {
     const auto slot = static_cast<std::size_t>(member % workers);
     float* queries = queries_all.data() + slot * queries_each;

@@ -172,8 +172,8 @@ inline void assemble_row(const float* const rows[3], const std::int32_t* row_axi
     // scalar level GCC 12 lowered that (on 8 floats, two SSE2 registers) to a branch a float
     // through the stack, 13% of the scalar kernel's time on Qwen2-VL's MRoPE (bench/README.md).
     const AssembleInts from_h = axis == 1, from_w = axis == 2;
-    const AssembleInts picked = (reinterpret_cast<AssembleInts>(h) & from_h) | (reinterpret_cast<AssembleInts>(w) & from_w) |
-                                (reinterpret_cast<AssembleInts>(t) & ~(from_h | from_w));
+    const auto bits = [](AssembleFloats v) { return reinterpret_cast<AssembleInts>(v); };
+    const AssembleInts picked = (bits(h) & from_h) | (bits(w) & from_w) | (bits(t) & ~(from_h | from_w));
     __builtin_memcpy(out + j, &picked, sizeof picked);
   }
 }

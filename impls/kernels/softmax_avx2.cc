@@ -36,7 +36,8 @@ void softmax_row_avx2(float* x, std::int64_t n) {
   __m256 max = minus_inf;
   for (std::int64_t j = 0; j < whole; j += 8) max = _mm256_max_ps(max, _mm256_loadu_ps(x + j));
   if (whole < n) {  // masked-off lanes read as 0: put -inf there instead
-    max = _mm256_max_ps(max, _mm256_blendv_ps(minus_inf, _mm256_maskload_ps(x + whole, tail), _mm256_castsi256_ps(tail)));
+    const __m256 last = _mm256_blendv_ps(minus_inf, _mm256_maskload_ps(x + whole, tail), _mm256_castsi256_ps(tail));
+    max = _mm256_max_ps(max, last);
   }
   const float row_max = horizontal_max(max);
   if (row_max == -__builtin_inff()) {  // every score masked: defined as no attention at all

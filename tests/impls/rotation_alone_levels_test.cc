@@ -106,7 +106,8 @@ TEST(RotationAloneLevels, WholeBlocksRotateAsTheKernelsArithmeticAndTheRestIsOnl
 TEST(RotationAloneLevels, TheFixedAngleMovesEveryPair) {
   EXPECT_NE(kAloneCos, 1.0f);
   EXPECT_NE(kAloneSin, 0.0f);
-  EXPECT_NEAR(double{kAloneCos} * kAloneCos + double{kAloneSin} * kAloneSin, 1.0, 1e-7);  // a rotation: no growth over passes
+  // A rotation: the bench's values neither grow nor shrink over its passes.
+  EXPECT_NEAR(double{kAloneCos} * kAloneCos + double{kAloneSin} * kAloneSin, 1.0, 1e-7);
 }
 
 }  // namespace
