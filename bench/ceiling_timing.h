@@ -1,18 +1,40 @@
-// How a kernel level's ceiling is timed (conversion_cases.h, rotation_cases.h): a bare pass over
-// a RoPE workload's q and k, the very buffers the kernels stream, this benchmark thread's tokens
-// in the probe's token groups, with the probe interleaved as for every case (same_run_limit.h).
+// How a kernel level's ceiling is registered and timed (conversion_cases.h, rotation_cases.h): on
+// the levels this CPU runs and the shapes the ceiling is for, a bare pass over a RoPE workload's q
+// and k, the very buffers the kernels stream, this benchmark thread's tokens in the probe's token
+// groups, with the probe interleaved as for every case (same_run_limit.h).
 #pragma once
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "bench/rope_cases.h"
 #include "bench/rope_walk.h"
 #include "bench/same_run_limit.h"
+#include "core/logging.h"
 
 namespace ropecheck::bench {
+
+// Calls each(level, workload) for every level this CPU runs (the others logged and left out) and
+// every workload whose shape is one of `shapes`: the cases a ceiling registers.
+template <typename Levels, typename Each>
+void for_each_level_and_shape(const Levels& levels, std::span<const std::string_view> shapes,
+                              std::deque<Workload>& workloads, Each each) {
+  for (const auto& level : levels) {
+    if (std::string why; !level.available(&why)) {
+      progress_log().info("bench: skipping {}: {}", level.id, why);
+      continue;
+    }
+    for (Workload& w : workloads) {
+      if (std::find(shapes.begin(), shapes.end(), w.shape.name) != shapes.end()) each(level, w);
+    }
+  }
+}
 
 // pass(x, n) over each group's q part, then its k part; bytes: each element read and written once.
 template <typename Element, typename Pass>

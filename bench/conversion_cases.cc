@@ -3,12 +3,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <string>
 
 #include "bench/ceiling_timing.h"
 #include "bench/format/case_name.h"
-#include "core/logging.h"
 
 namespace ropecheck::bench {
 namespace {
@@ -31,29 +29,21 @@ void bench_conversion(benchmark::State& state, ConversionCase* c) {
 std::vector<Comparison> register_conversion_cases(std::deque<ConversionCase>& owner, std::deque<Workload>& workloads,
                                                   std::span<const int> threads) {
   std::vector<Comparison> table;
-  for (const kernels::RoundTripLevel& level : kernels::round_trip_levels()) {
-    if (std::string why; !level.available(&why)) {
-      progress_log().info("bench: skipping {}: {}", level.id, why);
-      continue;
+  // One level on one shape, beside its kernel in both layouts.
+  const auto register_level = [&](const kernels::RoundTripLevel& level, Workload& w) {
+    const std::string name = registered_name(ConversionCaseName{std::string(level.id), w.shape.name});
+    auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_conversion, &owner.emplace_back(&level, &w))
+                  ->UseRealTime();
+    for (const int n : threads) {
+      if (n <= w.shape.tokens) b->Threads(n);
     }
-    for (Workload& w : workloads) {
-      if (std::find(std::begin(kConversionShapes), std::end(kConversionShapes), w.shape.name) ==
-          std::end(kConversionShapes)) {
-        continue;
-      }
-      const std::string name = registered_name(ConversionCaseName{std::string(level.id), w.shape.name});
-      auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_conversion, &owner.emplace_back(&level, &w))
-                    ->UseRealTime();
-      for (const int n : threads) {
-        if (n <= w.shape.tokens) b->Threads(n);
-      }
-      table.push_back({name, "", 0});
-      for (const char* layout : {"interleaved", "half_split"}) {
-        const RopeCaseName kernel{std::string(level.kernel_id), w.shape.name, layout};
-        table.push_back({registered_name(kernel), name, 0, true});
-      }
+    table.push_back({name, "", 0});
+    for (const char* layout : {"interleaved", "half_split"}) {
+      const RopeCaseName kernel{std::string(level.kernel_id), w.shape.name, layout};
+      table.push_back({registered_name(kernel), name, 0, true});
     }
-  }
+  };
+  for_each_level_and_shape(kernels::round_trip_levels(), kConversionShapes, workloads, register_level);
   return table;
 }
 

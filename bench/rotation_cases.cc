@@ -3,12 +3,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <string>
 
 #include "bench/ceiling_timing.h"
 #include "bench/format/case_name.h"
-#include "core/logging.h"
 
 namespace ropecheck::bench {
 namespace {
@@ -40,28 +38,22 @@ void bench_rotation(benchmark::State& state, RotationCase* c) {
 std::vector<Comparison> register_rotation_cases(std::deque<RotationCase>& owner, std::deque<Workload>& workloads,
                                                 std::span<const int> threads) {
   std::vector<Comparison> table;
-  for (const kernels::RotationAloneLevel& level : kernels::rotation_alone_levels()) {
-    if (std::string why; !level.available(&why)) {
-      progress_log().info("bench: skipping {}: {}", level.id, why);
-      continue;
-    }
-    for (Workload& w : workloads) {
-      const auto* const end = std::end(kRotationShapes);
-      if (std::find(std::begin(kRotationShapes), end, w.shape.name) == end) continue;
-      for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
-        const std::string layout_name(to_string(layout));
-        const std::string name = registered_name(RotationCaseName{std::string(level.id), w.shape.name, layout_name});
-        auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_rotation, &owner.emplace_back(&level, &w, layout))
-                      ->UseRealTime();
-        for (const int n : threads) {
-          if (n <= w.shape.tokens) b->Threads(n);
-        }
-        table.push_back({name, "", 0});
-        const RopeCaseName kernel{std::string(level.kernel_id), w.shape.name, layout_name};
-        table.push_back({registered_name(kernel), name, 0, true});
+  // One level on one shape: both layouts, each beside its kernel.
+  const auto register_level = [&](const kernels::RotationAloneLevel& level, Workload& w) {
+    for (const Layout layout : {Layout::interleaved, Layout::half_split}) {
+      const std::string layout_name(to_string(layout));
+      const std::string name = registered_name(RotationCaseName{std::string(level.id), w.shape.name, layout_name});
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), bench_rotation, &owner.emplace_back(&level, &w, layout))
+                    ->UseRealTime();
+      for (const int n : threads) {
+        if (n <= w.shape.tokens) b->Threads(n);
       }
+      table.push_back({name, "", 0});
+      const RopeCaseName kernel{std::string(level.kernel_id), w.shape.name, layout_name};
+      table.push_back({registered_name(kernel), name, 0, true});
     }
-  }
+  };
+  for_each_level_and_shape(kernels::rotation_alone_levels(), kRotationShapes, workloads, register_level);
   return table;
 }
 
