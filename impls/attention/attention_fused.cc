@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cmath>
 #include <string>
-#include <vector>
 
 #include "core/errors.h"
 #include "core/isa.h"
