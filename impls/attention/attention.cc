@@ -112,6 +112,9 @@ void validate(const AttentionWork& work) {
   if (work.block_rows < 0) {
     throw InvalidInput(fmt::format("attention: block_rows {} < 0 (0: chosen by the length)", work.block_rows));
   }
+  if (work.strip_rows < 0) {
+    throw InvalidInput(fmt::format("attention: strip_rows {} < 0 (0: {})", work.strip_rows, kDiagonalStripRows));
+  }
   if (work.threads < 1 || work.threads > kMaxAttentionThreads) {
     throw InvalidInput(fmt::format("attention: {} threads asked, it takes 1 to {}", work.threads,
                                    kMaxAttentionThreads));
@@ -145,27 +148,58 @@ void attention_blas(const AttentionShape& s, std::span<const float> q, std::span
       const float* vh = v.data() + (h / group) * d;
       const float* qh = q.data() + (i0 * s.q_heads + h) * d;
       attend_block(s, {i0, rows, qh, ldq, kh, vh, ldkv, out.data() + (i0 * s.q_heads + h) * d, ldq},
-                   scale, work.softmax, scores);
+                   strip_height(work), scale, work.softmax, scores);
     }
   });
 }
 
-void attend_block(const AttentionShape& s, const AttentionBlock& b, float scale, Isa softmax,
-                  float* scores) {
-  // Causal: the block's last row sees keys 0 .. i0 + rows - 1; later columns are never formed.
+namespace {
+
+// C = alpha A B^T (a_by_bt) or alpha A B, plus beta C; row-major, int dimensions (the callers
+// keep them below 2^31: a block's rows and keys, head_dim).
+void sgemm(bool a_by_bt, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+           int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, a_by_bt ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+void attend_block(const AttentionShape& s, const AttentionBlock& b, std::int64_t strip_rows,
+                  float scale, Isa softmax, float* scores) {
+  // Row r of the block keeps its scores at scores + r * cols: causal, keys 0 .. i0 + rows - 1.
   const std::int64_t cols = s.causal ? b.i0 + b.rows : s.tokens;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(b.rows),
-              static_cast<int>(cols), s.head_dim, scale, b.q, b.ldq, b.k, b.ldkv, 0.0f, scores,
-              static_cast<int>(cols));
+  const auto ldc = static_cast<int>(cols);
+  const int d = s.head_dim;
+  // Keys every row of the block sees (causal: those before the block), as one product; a causal
+  // block's diagonal square strip by strip: strip [r0, r0 + h) forms keys i0 .. i0 + r0 + h - 1.
+  const std::int64_t shared = s.causal ? b.i0 : s.tokens;
+  const std::int64_t strip = s.causal ? strip_rows : b.rows;
+  const auto strip_end = [&](std::int64_t r0) { return std::min(r0 + strip, b.rows); };
+  if (shared > 0) sgemm(true, b.rows, shared, d, scale, b.q, b.ldq, b.k, b.ldkv, 0.0f, scores, ldc);
+  if (s.causal) {
+    for (std::int64_t r0 = 0; r0 < b.rows; r0 += strip) {
+      const std::int64_t end = strip_end(r0);
+      sgemm(true, end - r0, end, d, scale, b.q + r0 * b.ldq, b.ldq, b.k + b.i0 * b.ldkv, b.ldkv,
+            0.0f, scores + r0 * cols + b.i0, ldc);
+    }
+  }
   for (std::int64_t r = 0; r < b.rows; ++r) {
     float* row = scores + r * cols;
     const std::int64_t visible = s.causal ? b.i0 + r + 1 : cols;
+    const std::int64_t formed = s.causal ? b.i0 + strip_end(r / strip * strip) : cols;
     softmax_row(row, visible, softmax);
-    std::fill(row + visible, row + cols, 0.0f);  // masked keys get no weight
+    std::fill(row + visible, row + formed, 0.0f);  // masked keys get no weight
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(b.rows), s.head_dim,
-              static_cast<int>(cols), 1.0f, scores, static_cast<int>(cols), b.v, b.ldkv, 0.0f,
-              b.out, b.ldo);
+  // O = P V over the same pieces: the shared keys' product first, each strip's added to it.
+  if (shared > 0) sgemm(false, b.rows, d, shared, 1.0f, scores, ldc, b.v, b.ldkv, 0.0f, b.out, b.ldo);
+  if (s.causal) {
+    for (std::int64_t r0 = 0; r0 < b.rows; r0 += strip) {
+      const std::int64_t end = strip_end(r0);
+      sgemm(false, end - r0, d, end, 1.0f, scores + r0 * cols + b.i0, ldc, b.v + b.i0 * b.ldkv,
+            b.ldkv, shared > 0 ? 1.0f : 0.0f, b.out + r0 * b.ldo, b.ldo);
+    }
+  }
 }
 
 }  // namespace ropecheck

@@ -47,20 +47,33 @@ Isa softmax_isa();
 struct AttentionWork {
   // Query rows a task: > 0, or 0 (the default) for block_rows_for(tokens).
   std::int64_t block_rows = 0;
+  // Causal: the height of the strips a block's diagonal square is formed in (each strip's scores
+  // end at its last row's key): > 0, or 0 (the default) for kDiagonalStripRows.
+  std::int64_t strip_rows = 0;
   Isa softmax = softmax_isa();
   int threads = 1;  // the team, 1 to kMaxAttentionThreads
 };
 inline constexpr int kMaxAttentionThreads = 1024;
 
+// A causal block of R rows forms the keys before it as one product, then its diagonal R x R
+// square in strips of this many rows, each strip's scores ending at its last row's key: the
+// masked half of the square costs h / 2 keys a row instead of R / 2 (a waste of h / tokens of the
+// causal work, against R / tokens formed whole: 3% against 12.5% at 2048 tokens, R = 256).
+// Each strip is one more pair of small sgemms, packing its rows and the square's keys again.
+inline constexpr std::int64_t kDiagonalStripRows = 64;
+
 // The block height attention_blas and its fused form take when AttentionWork leaves it to the
 // length (0): sqrt(32 tokens) rounded down to a multiple of 64, within [128, 256]. Each block's
 // sgemms pack again every key and value row they read (a cost per block proportional to the
-// keys, so 1/R of the work for blocks of R rows), while a causal block computes its diagonal
+// keys, so 1/R of the work for blocks of R rows), while a causal block formed its diagonal
 // square whole (a waste of about R / tokens of the work): the sum is least at R = sqrt(a tokens).
 // On Zen 4 with OpenBLAS 0.3.21, 1 thread, 8 heads of 128, against the sgemm probe (4 processes
 // each, bench/README.md): 128 rows were best at 512 tokens, 128-192 at 1024, 256 at 2048 and
-// 4096, a = 32. At most 256: the fused form's rotated query block, R x heads x head_dim floats,
-// is already 1 MiB there for 8 heads of 128.
+// 4096, a = 32. The diagonal strips (above) took most of that waste away; on a Xeon at the AVX2
+// level, 384 and 512 rows were then no faster than 256 at 2048 and 4096 tokens (within the noise
+// of 2 processes each), while the scores (R x tokens floats a thread) grow with R out of cache.
+// At most 256: the fused form's rotated query block, R x heads x head_dim floats, is already
+// 1 MiB there for 8 heads of 128.
 std::int64_t block_rows_for(std::int64_t tokens);
 
 void attention_blas(const AttentionShape& shape, std::span<const float> q,

@@ -1,7 +1,7 @@
 // What attention_blas and attention_blas_rope_fused share: one block of query rows of one q
-// head, S = Q K^T * scale by sgemm (the causal block's later columns never formed), a
-// max-subtracted softmax per row with masked keys weighted 0, O = P V by sgemm into out; the
-// checks of an AttentionWork; the order of a team's tasks.
+// head, S = Q K^T * scale by sgemm (a causal block's diagonal square in strips, the keys after
+// each strip never formed), a max-subtracted softmax per row with masked keys weighted 0,
+// O = P V by sgemm into out; the checks of an AttentionWork; the order of a team's tasks.
 #pragma once
 
 #include <cstdint>
@@ -22,12 +22,19 @@ struct AttentionBlock {
   int ldo = 0;
 };
 
-// `scores` holds at least rows x (causal ? i0 + rows : tokens) floats.
-void attend_block(const AttentionShape& shape, const AttentionBlock& b, float scale, Isa softmax,
-                  float* scores);
+// `scores` holds at least rows x (causal ? i0 + rows : tokens) floats. strip_rows > 0: the
+// diagonal strips' height (causal; AttentionWork::strip_rows).
+void attend_block(const AttentionShape& shape, const AttentionBlock& b, std::int64_t strip_rows,
+                  float scale, Isa softmax, float* scores);
 
-// Throws InvalidInput for block_rows < 0 or threads outside [1, kMaxAttentionThreads].
+// Throws InvalidInput for block_rows or strip_rows < 0 or threads outside
+// [1, kMaxAttentionThreads].
 void validate(const AttentionWork& work);
+
+// The diagonal strips' height: work.strip_rows, or kDiagonalStripRows where it is 0.
+inline std::int64_t strip_height(const AttentionWork& work) {
+  return work.strip_rows > 0 ? work.strip_rows : kDiagonalStripRows;
+}
 
 // The rows of a block for `tokens` query rows: work.block_rows, or block_rows_for(tokens) where it
 // is 0; never more than the tokens.

@@ -75,7 +75,7 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
         const float* vh = v.data() + (h / group) * d;
         attend_block(s, {i0, rows, packed.data() + h * d, ldq, kh, vh, ldkv,
                          out.data() + (i0 * s.q_heads + h) * d, ldq},
-                     scale, work.softmax, scores);
+                     strip_height(work), scale, work.softmax, scores);
       }
     }
   });

@@ -44,10 +44,11 @@ void AttentionImpl::attend_with_rope(const AttentionShape&, const RopeSpec&, Pos
 
 namespace {
 
-// Small blocks, so that the properties cross block boundaries and the team's split of the tasks
-// on small problems too; the team is the caller's (the properties draw it, past the CPUs).
+// Small blocks in smaller diagonal strips, so that the properties cross block and strip
+// boundaries (a last strip cut short included) and the team's split of the tasks on small
+// problems too; the team is the caller's (the properties draw it, past the CPUs).
 AttentionWork small_blocks_on_a_team(Isa softmax, int threads) {
-  return {.block_rows = 7, .softmax = softmax, .threads = threads};
+  return {.block_rows = 7, .strip_rows = 3, .softmax = softmax, .threads = threads};
 }
 
 class NaiveAttention final : public AttentionImpl {

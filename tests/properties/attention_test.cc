@@ -126,7 +126,7 @@ TEST(AttentionTeam, AnyTeamGivesTheBitsOfOneThread) {
     std::iota(positions.begin(), positions.end(), 100);
     const auto run = [&](int threads, bool fused) {
       std::vector<float> out(n(6), -1.0f);
-      const AttentionWork work{.block_rows = 7, .threads = threads};
+      const AttentionWork work{.block_rows = 7, .strip_rows = 3, .threads = threads};
       if (fused) {
         attention_blas_rope_fused(shape, rope, positions, q, k, v, out, work);
       } else {
@@ -225,7 +225,7 @@ class Fp16KvCache final : public AttentionImpl {
     std::vector<float> k16(k.begin(), k.end()), v16(v.begin(), v.end());
     for (float& x : k16) x = round_to_storage(x, StorageType::fp16);
     for (float& x : v16) x = round_to_storage(x, StorageType::fp16);
-    attention_blas(shape, q, k16, v16, out, {.block_rows = 7, .threads = threads});
+    attention_blas(shape, q, k16, v16, out, {.block_rows = 7, .strip_rows = 3, .threads = threads});
   }
 };
 
@@ -247,6 +247,7 @@ TEST(AttentionBadInput, Refused) {
   EXPECT_THROW(attention_blas({2, 3, 2, 4, true}, x, x, x, out), InvalidInput);
   EXPECT_THROW(attention_naive({2, 2, 2, 4, true}, x, std::span<const float>(x).first(3), x, out), InvalidInput);
   EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.block_rows = -1}), InvalidInput);
+  EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.strip_rows = -1}), InvalidInput);
   EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.threads = 0}), InvalidInput);
   EXPECT_THROW(attention_blas({2, 2, 2, 4, true}, x, x, x, out, {.threads = kMaxAttentionThreads + 1}),
                InvalidInput);
