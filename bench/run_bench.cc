@@ -18,6 +18,7 @@
 #include "core/result_files.h"
 #include "core/machine_info.h"
 #include "plugins/host/plugin_subjects.h"
+#include "core/blas_core.h"
 #include "core/build_info.h"
 #include "core/errors.h"
 #include "core/isa.h"
@@ -56,6 +57,10 @@ void add_context() {
   benchmark::AddCustomContext("ropecheck_dispatched_isa", std::string(to_string(dispatched_isa())));
   benchmark::AddCustomContext("ropecheck_openblas_config", openblas_get_config());
   benchmark::AddCustomContext("ropecheck_openblas_core", openblas_get_corename());
+  // Where ropecheck set the core for the kernels' level (core/blas_core.h), what OpenBLAS chose.
+  if (const char* detected = std::getenv(kOpenBlasDetectedCoreVariable)) {
+    benchmark::AddCustomContext("ropecheck_openblas_core_detected", detected);
+  }
   benchmark::AddCustomContext("ropecheck_openblas_threads", std::to_string(openblas_get_num_threads()));
   benchmark::AddCustomContext("ropecheck_version", build_info::kVersion);
   benchmark::AddCustomContext("ropecheck_git_commit", build_info::kGitCommit);

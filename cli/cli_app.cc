@@ -1,6 +1,7 @@
 // run_cli(): the `ropecheck` command line (CLI11) over the command functions of commands.h, and
 // the one place where errors become exit codes: help/--version 0, bad usage or InvalidInput 2.
 //   ropecheck --help;  ropecheck verify --help;  ropecheck list --json
+#include <cblas.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -34,10 +35,11 @@ constexpr const char* kExitCodes =
     "Exit: 0 all passed (and every mutant killed); 1 a property failed on an implementation, or "
     "a mutant survived; 2 bad usage or input.";
 
+// With the OpenBLAS core the process runs (core/blas_core.h: maybe not the one OpenBLAS detected).
 std::string version_text() {
-  return fmt::format("ropecheck {} (git {}, {}, {}{})", build_info::kVersion,
+  return fmt::format("ropecheck {} (git {}, {}, {}{}; OpenBLAS core {})", build_info::kVersion,
                      build_info::kGitCommit, build_info::kCompiler, build_info::kBuildType,
-                     build_info::kSanitized ? ", ASan+UBSan" : "");
+                     build_info::kSanitized ? ", ASan+UBSan" : "", openblas_get_corename());
 }
 
 // ROPECHECK_MODEL_SHAPES, when set, else `fallback`: a test suite or a CI job fixes the model

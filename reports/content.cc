@@ -71,6 +71,7 @@ void machine_section(ReportDoc& doc, const ReportInputs& in) {
   row("kernel levels this CPU runs", "", "ropecheck_isa_levels");
   row("dispatched level", v ? v->dispatched_isa : "", "ropecheck_dispatched_isa");
   row("OpenBLAS core", "", "ropecheck_openblas_core");
+  row("OpenBLAS core it detected (replaced: no vectors of the level)", "", "ropecheck_openblas_core_detected");
   row("OpenBLAS threads", "", "ropecheck_openblas_threads");
   row("OpenBLAS build", "", "ropecheck_openblas_config");
   row("compiler", v ? v->compiler : "", "ropecheck_compiler");
