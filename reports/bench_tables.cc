@@ -69,7 +69,9 @@ std::vector<AttentionPeerRow> attention_peer_rows(const BenchData& bench) {
                          std::nullopt, std::nullopt, c.oracle_failed};
     if (const auto it = own.find({key_of(a), bench::AttentionRope::none}); it != own.end()) {
       row.blas = it->second->rate;
-      if (row.blas->limit_fraction && row.peer_rate.limit_fraction && *row.peer_rate.limit_fraction > 0) {
+      if (row.threads > 1) {
+        if (row.blas->rate && row.peer_rate.rate && *row.peer_rate.rate > 0) row.ratio = *row.blas->rate / *row.peer_rate.rate;
+      } else if (row.blas->limit_fraction && row.peer_rate.limit_fraction && *row.peer_rate.limit_fraction > 0) {
         row.ratio = *row.blas->limit_fraction / *row.peer_rate.limit_fraction;
       }
     }

@@ -52,16 +52,19 @@ std::vector<PeerRow> peer_rows(const BenchData& bench);
 
 // Attention peers (attention plugins, "plugin/..." attention cases: llama.cpp's flash attention)
 // beside attention_blas and attention_fused on the same problem (tokens, head_dim, kv heads) and
-// thread count in the same run. ratio = attention_blas's limit_fraction / the peer's: each over
-// its own same-run sgemm probe (the same flops counted), what a load that changes between the two
-// cases moves least; < 1: the peer is faster.
+// thread count in the same run. ratio = attention_blas's over the peer's; < 1: the peer is faster.
+// At one thread by limit_fraction: each over its own same-run sgemm probe (the same flops
+// counted), what a load that changes between the two cases moves least. At more, by rate: a
+// peer's own pool may still be running when its probe does (ggml's threads wait busily after a
+// graph), which slowed the peer's probe to half of attention_blas's in the same processes
+// (docs/results.md), and its fraction rose with it.
 struct AttentionPeerRow {
   std::string peer;
   long tokens = 0, kv_heads = 0, heads = 0;
   int head_dim = 0, threads = 0;
   CaseRate peer_rate;
   std::optional<CaseRate> blas, fused;  // attention_blas alone; attention_fused (with RoPE) where it ran
-  std::optional<double> ratio;          // attention_blas over the peer, by limit_fraction
+  std::optional<double> ratio;          // attention_blas over the peer (above: which measure)
   bool oracle_failed = false;           // timed despite a failed check
 };
 // Every attention peer case of the run, in file order.

@@ -329,8 +329,10 @@ void attention_peers_section(ReportDoc& doc, const BenchData& bench) {
                  "in its default F16 cache (the F32 to F16 copies of k and v included, as a prefill pays them), "
                  "plugin/ggml_flash_attn_f32 the same with F32 K and V; threads: ggml's own (n_threads), "
                  "attention_blas's team of as many. Every case counts the causal half's flops; fraction = of the "
-                 "same-run sgemm probe. ratio = attention_blas's fraction over the peer's (< 1: the peer is "
-                 "faster). attention_fused (RoPE fused into attention_blas) does more work: RoPE on q and k.");
+                 "same-run sgemm probe. ratio = attention_blas's fraction over the peer's at one thread, its GFLOP/s "
+                 "over the peer's at more (a peer's pool can still be running beside its probe, as ggml's "
+                 "busy-waiting threads are, and slow it); < 1: the peer is faster. attention_fused (RoPE fused "
+                 "into attention_blas) does more work: RoPE on q and k.");
   Table t;
   t.header = {"tokens", "kv", "threads", "peer", "peer (GFLOP/s)", "peer fraction", "attention_blas (GFLOP/s)",
               "attention_blas fraction", "attention_fused fraction", "ratio attention_blas / peer"};

@@ -42,8 +42,8 @@ struct KernelHeadline {
 // An outside implementation (plugin/..., python/...): its verify counts and failures (findings
 // about its code, not failures of the run), and ropecheck's fastest fp32 kernel's rate over its
 // rate on the same shape, layout and threads (reports/bench_tables.h peer_rows); for an attention
-// peer, attention_blas's fraction of the sgemm probe over its own (attention_peer_rows), the
-// label the problem ("tokens:512 2kv threads:2").
+// peer, attention_blas over the peer (attention_peer_rows: by fraction of the sgemm probe at one
+// thread, by rate at more), the label the problem ("tokens:512 2kv threads:2").
 struct PeerVerdict {
   std::string peer;
   int passed = 0, failed = 0, skipped = 0;

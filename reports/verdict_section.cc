@@ -120,7 +120,7 @@ void verdict_section(ReportDoc& doc, const VerdictSummary& s, const ReportHistor
       "Kernels: each case's throughput as a fraction of the same-run limit (copy bandwidth over the same bytes for "
       "RoPE, sgemm for attention; 1 is the limit), each shape at the fastest level measured. A peer's speed: the fastest own fp32 kernel's rate over the peer's on the same shape, layout and threads (above 1: "
       "ropecheck is faster); an attention peer's: attention_blas's fraction of its sgemm probe over the peer's, same "
-      "problem and threads."});
+      "problem and threads (at more than one thread, its GFLOP/s over the peer's)."});
 }
 
 }  // namespace ropecheck

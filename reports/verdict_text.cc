@@ -83,7 +83,8 @@ std::string verdict_text(const VerdictSummary& s) {
   }
   if (!s.peers.empty()) {
     out += "Peers (outside code: what they fail is a finding, not a failure of this run; speed: the fastest own "
-           "kernel's rate over theirs; attention: attention_blas's fraction of its sgemm probe over theirs):\n";
+           "kernel's rate over theirs; attention: attention_blas's fraction of its sgemm probe over theirs, its GFLOP/s "
+           "at more than one thread):\n";
     for (const PeerVerdict& p : s.peers) {
       std::string speed;
       if (p.lowest_ratio && p.highest_ratio) {

@@ -39,7 +39,8 @@ TEST(RopeAttentionRows, EachFormAgainstAttentionAloneOnTheSameProblemAndThreads)
 
 // An attention peer (an attention plugin's case) is neither a form of ropecheck's attention nor
 // its "alone": it has rows of its own, beside attention_blas on the same problem (kv heads too)
-// and threads, the ratio by limit_fraction.
+// and threads, the ratio by limit_fraction at one thread and by rate at more (the peer's pool may
+// slow its own probe).
 TEST(AttentionPeerRows, EachPeerBesideAttentionBlasOnTheSameProblem) {
   BenchData bench;
   using bench::AttentionRope;
@@ -51,8 +52,10 @@ TEST(AttentionPeerRows, EachPeerBesideAttentionBlasOnTheSameProblem) {
   add_attention(bench, {8, 512, 128, 1, AttentionRope::none, 8, ggml}, 22, 1.1);
   add_attention(bench, {8, 512, 128, 1, AttentionRope::none, 2, ggml}, 18, 1.25);
   add_attention(bench, {8, 4096, 128, 2, AttentionRope::none, 8, ggml}, 30, 0.9);  // no attention_blas there
+  add_attention(bench, {8, 2048, 128, 2}, 180, 0.7);
+  add_attention(bench, {8, 2048, 128, 2, AttentionRope::none, 8, ggml}, 80, 0.55);
   const auto peers = attention_peer_rows(bench);
-  ASSERT_EQ(peers.size(), 3u);
+  ASSERT_EQ(peers.size(), 4u);
   EXPECT_EQ(peers[0].peer, ggml);
   EXPECT_EQ(peers[0].kv_heads, 8);
   ASSERT_TRUE(peers[0].blas && peers[0].fused && peers[0].ratio);
@@ -63,6 +66,8 @@ TEST(AttentionPeerRows, EachPeerBesideAttentionBlasOnTheSameProblem) {
   EXPECT_DOUBLE_EQ(*peers[1].ratio, 0.5 / 1.25);
   EXPECT_FALSE(peers[1].fused);
   EXPECT_FALSE(peers[2].ratio);
+  ASSERT_TRUE(peers[3].ratio);
+  EXPECT_DOUBLE_EQ(*peers[3].ratio, 180.0 / 80);  // two threads: by rate, not 0.7 / 0.55
   // ropecheck's RoPE rows: the 8-kv problem alone, its "alone" attention_blas's, not a peer's.
   const auto own = rope_attention_rows(bench);
   ASSERT_EQ(own.size(), 1u);
