@@ -355,16 +355,30 @@ void rotate_half_split_heads(const Args& p, typename S::Element* rows, std::int6
   const float* c = p.table;
   const float* s = p.table + p.rotary_dim;
   const std::int64_t stride = p.head_dim;
-  for (int i = 0; i + 8 <= half; i += 8) {
-    const __m256 cv = _mm256_loadu_ps(c + i), sv = _mm256_loadu_ps(s + i);
+  const auto rotate = [](typename S::Element* x, int half, __m256 cv, __m256 sv) {
+    const __m256 x1 = S::load(x), x2 = S::load(x + half);
+    S::store(x, _mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv)));
+    S::store(x + half, _mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv)));
+  };
+  int i = 0;
+  // Two column blocks a head (a whole line of fp32 in each half), as the interleaved form takes
+  // several: the strided walk waits on a line per head, and more independent rotations per
+  // head hide more of that wait.
+  for (; i + 16 <= half; i += 16) {
+    const __m256 c0 = _mm256_loadu_ps(c + i), s0 = _mm256_loadu_ps(s + i);
+    const __m256 c1 = _mm256_loadu_ps(c + i + 8), s1 = _mm256_loadu_ps(s + i + 8);
     typename S::Element* x = rows + i;
     for (std::int64_t h = 0; h < heads; ++h, x += stride) {
-      const __m256 x1 = S::load(x), x2 = S::load(x + half);
-      S::store(x, _mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv)));
-      S::store(x + half, _mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv)));
+      rotate(x, half, c0, s0);
+      rotate(x + 8, half, c1, s1);
     }
   }
-  if (const int i = half / 8 * 8; i < half) {
+  for (; i + 8 <= half; i += 8) {
+    const __m256 cv = _mm256_loadu_ps(c + i), sv = _mm256_loadu_ps(s + i);
+    typename S::Element* x = rows + i;
+    for (std::int64_t h = 0; h < heads; ++h, x += stride) rotate(x, half, cv, sv);
+  }
+  if (i < half) {
     const int n = half - i;
     const __m256i lanes = mask8(n);
     const __m256 cv = _mm256_maskload_ps(c + i, lanes), sv = _mm256_maskload_ps(s + i, lanes);
