@@ -15,6 +15,7 @@
 #include "impls/attention/kept_scratch.h"
 #include "impls/attention/one_blas_thread.h"
 #include "impls/registry.h"
+#include "impls/rope_impl.h"
 
 namespace ropecheck {
 
@@ -48,12 +49,15 @@ void attention_blas_rope_fused(const AttentionShape& s, const RopeSpec& spec,
   const std::span<float> keys = kept_scratch(ScratchUse::keys, k.size());
   const auto token_floats = static_cast<std::size_t>(s.kv_heads * d);
   run_team(work.threads, [&](int member) {
-    const std::int64_t first = s.tokens * member / work.threads, last = s.tokens * (member + 1) / work.threads;
-    if (first == last) return;
-    const auto count = static_cast<std::size_t>(last - first);
-    const auto share = keys.subspan(static_cast<std::size_t>(first) * token_floats, count * token_floats);
-    std::copy_n(k.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(first) * token_floats), share.size(), share.begin());
-    kernel.apply(spec, HeadTensor{share, last - first, s.kv_heads, d}, positions.subspan(static_cast<std::size_t>(first), count));
+    const TokenChunk c = token_chunk(s.tokens, work.threads, member);  // the kernels' own split
+    if (c.begin == c.end) return;
+    const auto at = static_cast<std::size_t>(c.begin) * token_floats;
+    const auto count = static_cast<std::size_t>(c.end - c.begin);
+    const auto share = keys.subspan(at, count * token_floats);
+    const auto from = k.subspan(at, share.size());
+    std::copy(from.begin(), from.end(), share.begin());
+    kernel.apply(spec, HeadTensor{share, c.end - c.begin, s.kv_heads, d},
+                 positions.subspan(static_cast<std::size_t>(c.begin), count));
   });
   const std::int64_t block_rows = block_height(work, s.tokens);
   const std::int64_t blocks = (s.tokens + block_rows - 1) / block_rows;
