@@ -47,14 +47,18 @@ TEST(SoftmaxLevels, EachLevelRunsItsOwnKernel) {
   EXPECT_NE(scalar, avx512);
 }
 
-// Every vector level against the scalar one on rows of every length up to three vectors and a
-// tail (the masked lanes), with masked keys (-inf) among them, and a row all masked: within the
+// Rows up to 145 scores: the AVX-512 max pass's four-vector steps (64 scores), its single
+// vectors after them and a tail, and the AVX2 pass's (32, 8) likewise.
+constexpr std::int64_t kLongestRow = 2 * 64 + 16 + 1;
+
+// Every vector level against the scalar one on rows of every length up to kLongestRow (the
+// max passes' unrolled steps, their single vectors and the masked tail lanes), with masked keys (-inf) among them, and a row all masked: within the
 // two exps' and the sums' rounding (below), zeros where a key is masked or the whole row is,
 // and nothing written past the row.
 TEST(SoftmaxLevels, VectorLevelsAgreeWithScalarOnEveryTail) {
   for (const Isa level : {Isa::avx2, Isa::avx512}) {
     if (!cpu_supports(level)) continue;
-    for (std::int64_t n = 1; n <= 3 * 16 + 1; ++n) {
+    for (std::int64_t n = 1; n <= kLongestRow; ++n) {
       std::vector<float> row(static_cast<std::size_t>(n) + 8, 123.0f);  // guards past n
       for (std::int64_t j = 0; j < n; ++j) {
         row[static_cast<std::size_t>(j)] = j % 5 == 3 ? -INFINITY : 9.0f * std::sin(0.7f * static_cast<float>(j));
@@ -86,6 +90,31 @@ TEST(SoftmaxLevels, VectorLevelsAgreeWithScalarOnEveryTail) {
     std::vector<float> masked(19, -INFINITY);
     softmax_row(masked.data(), 19, level);
     EXPECT_EQ(masked, std::vector<float>(19, 0.0f)) << to_string(level);
+  }
+}
+
+// The shift is the row's true max wherever it stands: one score of 100 among zeros takes all the
+// weight. A max pass that misses any lane or step shifts by 0, and exp(100) overflows fp32
+// (inf / inf: NaN); the rows above, all within +-9, cannot tell a wrong shift from a right one.
+TEST(SoftmaxLevels, EveryLevelShiftsByTheRowsMax) {
+  for (const Isa level : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (!cpu_supports(level)) continue;
+    for (std::int64_t n = 1; n <= kLongestRow; ++n) {
+      for (std::int64_t top = 0; top < n; ++top) {
+        std::vector<float> row(static_cast<std::size_t>(n), 0.0f);
+        row[static_cast<std::size_t>(top)] = 100.0f;
+        softmax_row(row.data(), n, level);
+        // The others weigh exp(-100) / (1 + (n - 1) exp(-100)): below 4e-44, fp32's subnormals.
+        for (std::int64_t j = 0; j < n; ++j) {
+          const float w = row[static_cast<std::size_t>(j)];
+          if (j == top) {
+            ASSERT_EQ(w, 1.0f) << to_string(level) << " n " << n << " max at " << top;
+          } else {
+            ASSERT_TRUE(w >= 0.0f && w < 1e-43f) << to_string(level) << " n " << n << " max at " << top << ": " << w << " at " << j;
+          }
+        }
+      }
+    }
   }
 }
 
