@@ -25,7 +25,9 @@ float max_of(const float* x, std::int64_t n) {
     max2 = _mm512_max_ps(max2, _mm512_loadu_ps(x + j + 32));
     max3 = _mm512_max_ps(max3, _mm512_loadu_ps(x + j + 48));
   }
-  for (; j < n; j += 16) max = _mm512_mask_max_ps(max, tail_mask(n - j), max, _mm512_maskz_loadu_ps(tail_mask(n - j), x + j));
+  for (; j < n; j += 16) {
+    max = _mm512_mask_max_ps(max, tail_mask(n - j), max, _mm512_maskz_loadu_ps(tail_mask(n - j), x + j));
+  }
   return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(max, max1), _mm512_max_ps(max2, max3)));
 }
 

@@ -52,9 +52,9 @@ TEST(SoftmaxLevels, EachLevelRunsItsOwnKernel) {
 constexpr std::int64_t kLongestRow = 2 * 64 + 16 + 1;
 
 // Every vector level against the scalar one on rows of every length up to kLongestRow (the
-// max passes' unrolled steps, their single vectors and the masked tail lanes), with masked keys (-inf) among them, and a row all masked: within the
-// two exps' and the sums' rounding (below), zeros where a key is masked or the whole row is,
-// and nothing written past the row.
+// max passes' unrolled steps, their single vectors and the masked tail lanes), with masked keys
+// (-inf) among them, and a row all masked: within the two exps' and the sums' rounding (below),
+// zeros where a key is masked or the whole row is, and nothing written past the row.
 TEST(SoftmaxLevels, VectorLevelsAgreeWithScalarOnEveryTail) {
   for (const Isa level : {Isa::avx2, Isa::avx512}) {
     if (!cpu_supports(level)) continue;
@@ -110,7 +110,8 @@ TEST(SoftmaxLevels, EveryLevelShiftsByTheRowsMax) {
           if (j == top) {
             ASSERT_EQ(w, 1.0f) << to_string(level) << " n " << n << " max at " << top;
           } else {
-            ASSERT_TRUE(w >= 0.0f && w < 1e-43f) << to_string(level) << " n " << n << " max at " << top << ": " << w << " at " << j;
+            ASSERT_TRUE(w >= 0.0f && w < 1e-43f)
+                << to_string(level) << " n " << n << " max at " << top << ": " << w << " at " << j;
           }
         }
       }
