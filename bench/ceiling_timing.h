@@ -13,21 +13,21 @@
 #include <string>
 #include <string_view>
 
+#include "bench/left_out.h"
 #include "bench/rope_cases.h"
 #include "bench/rope_walk.h"
 #include "bench/same_run_limit.h"
-#include "core/logging.h"
 
 namespace ropecheck::bench {
 
-// Calls each(level, workload) for every level this CPU runs (the others logged and left out) and
+// Calls each(level, workload) for every level this CPU runs (the others added to `left_out`) and
 // every workload whose shape is one of `shapes`: the cases a ceiling registers.
 template <typename Levels, typename Each>
 void for_each_level_and_shape(const Levels& levels, std::span<const std::string_view> shapes,
-                              std::deque<Workload>& workloads, Each each) {
+                              std::deque<Workload>& workloads, LeftOut& left_out, Each each) {
   for (const auto& level : levels) {
     if (std::string why; !level.available(&why)) {
-      progress_log().info("bench: skipping {}: {}", level.id, why);
+      left_out.add(std::string(level.id), why);
       continue;
     }
     for (Workload& w : workloads) {

@@ -27,7 +27,7 @@ void bench_conversion(benchmark::State& state, ConversionCase* c) {
 }  // namespace
 
 std::vector<Comparison> register_conversion_cases(std::deque<ConversionCase>& owner, std::deque<Workload>& workloads,
-                                                  std::span<const int> threads) {
+                                                  std::span<const int> threads, LeftOut& left_out) {
   std::vector<Comparison> table;
   // One level on one shape, beside its kernel in both layouts.
   const auto register_level = [&](const kernels::RoundTripLevel& level, Workload& w) {
@@ -43,7 +43,7 @@ std::vector<Comparison> register_conversion_cases(std::deque<ConversionCase>& ow
       table.push_back({registered_name(kernel), name, 0, true});
     }
   };
-  for_each_level_and_shape(kernels::round_trip_levels(), kConversionShapes, workloads, register_level);
+  for_each_level_and_shape(kernels::round_trip_levels(), kConversionShapes, workloads, left_out, register_level);
   return table;
 }
 

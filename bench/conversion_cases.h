@@ -33,6 +33,6 @@ inline constexpr std::string_view kConversionShapes[] = {"gpt2_small_prefill512"
 // Returns the ratio-table rows: each ceiling against its probe, and each kernel case of its level
 // on the same shape against the ceiling (the kernel's limit_fraction over the conversions').
 std::vector<Comparison> register_conversion_cases(std::deque<ConversionCase>& owner, std::deque<Workload>& workloads,
-                                                  std::span<const int> threads);
+                                                  std::span<const int> threads, LeftOut& left_out);
 
 }  // namespace ropecheck::bench

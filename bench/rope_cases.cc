@@ -351,14 +351,14 @@ RopeCase::RopeCase(const RopeImpl* i, Workload* w, Layout layout, Pass pass) : i
 }
 
 std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const RopeImpl* const> impls,
-                                            std::span<const int> threads) {
+                                            std::span<const int> threads, LeftOut& left_out) {
   std::vector<const RopeImpl*> available;
   for (const RopeImpl* impl : impls) {
     const RopeCapabilities caps = impl->capabilities();
     if (caps.available) {
       available.push_back(impl);
     } else {
-      progress_log().info("bench: skipping {}: {}", impl->id(), caps.unavailable_reason);
+      left_out.add(std::string(impl->id()), caps.unavailable_reason);
     }
   }
   std::vector<Comparison> table;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/aligned_buffer.h"
+#include "bench/left_out.h"
 #include "bench/ratio_table.h"
 #include "impls/rope_impl.h"
 #include "bench/format/shapes.h"
@@ -55,9 +56,9 @@ struct RopeCases {
   bool time_failing = false;  // each case's time_failing
 };
 
-// Registers the cases of `impls` (unavailable ones are logged and left out) at the given
+// Registers the cases of `impls` (unavailable ones are added to `left_out`) at the given
 // benchmark thread counts; returns the ratio-table rows (the issue-3 targets of kernel/avx512).
 std::vector<Comparison> register_rope_cases(RopeCases& owner, std::span<const RopeImpl* const> impls,
-                                            std::span<const int> threads);
+                                            std::span<const int> threads, LeftOut& left_out);
 
 }  // namespace ropecheck::bench

@@ -36,7 +36,7 @@ void bench_rotation(benchmark::State& state, RotationCase* c) {
 }  // namespace
 
 std::vector<Comparison> register_rotation_cases(std::deque<RotationCase>& owner, std::deque<Workload>& workloads,
-                                                std::span<const int> threads) {
+                                                std::span<const int> threads, LeftOut& left_out) {
   std::vector<Comparison> table;
   // One level on one shape: both layouts, each beside its kernel.
   const auto register_level = [&](const kernels::RotationAloneLevel& level, Workload& w) {
@@ -53,7 +53,7 @@ std::vector<Comparison> register_rotation_cases(std::deque<RotationCase>& owner,
       table.push_back({registered_name(kernel), name, 0, true});
     }
   };
-  for_each_level_and_shape(kernels::rotation_alone_levels(), kRotationShapes, workloads, register_level);
+  for_each_level_and_shape(kernels::rotation_alone_levels(), kRotationShapes, workloads, left_out, register_level);
   return table;
 }
 

@@ -39,6 +39,6 @@ inline constexpr std::string_view kRotationShapes[] = {"gpt2_small_prefill512", 
 // counts. Returns the ratio-table rows: each ceiling against its probe, and the kernel case of its
 // level, shape and layout against the ceiling (the kernel's limit_fraction over the rotation's).
 std::vector<Comparison> register_rotation_cases(std::deque<RotationCase>& owner, std::deque<Workload>& workloads,
-                                                std::span<const int> threads);
+                                                std::span<const int> threads, LeftOut& left_out);
 
 }  // namespace ropecheck::bench

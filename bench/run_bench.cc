@@ -22,6 +22,7 @@
 #include "core/build_info.h"
 #include "core/errors.h"
 #include "core/isa.h"
+#include "core/logging.h"
 #include "impls/registry.h"
 #include "bench/suite.h"
 
@@ -133,6 +134,10 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     ~Unregister() { benchmark::ClearRegisteredBenchmarks(); }
   } unregister;
   const auto table = bench::register_suite(suite, impls, options.threads, attention_peers);
+  if (!suite.left_out.empty()) {
+    progress_log().info("bench: {}", suite.left_out.summary());
+    suite.left_out.write_each(out);
+  }
 
   // Google Benchmark writes its console output to std::cout; route it to `out`.
   bench::RatioReporter reporter(isatty(STDOUT_FILENO) && &out == &std::cout

@@ -6,11 +6,11 @@ namespace ropecheck::bench {
 std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* const> rope_impls,
                                        std::span<const int> threads,
                                        std::span<const AttentionImpl* const> attention_peers) {
-  auto table = register_rope_cases(suite.rope, rope_impls, threads);
-  for (auto& row : register_conversion_cases(suite.conversions, suite.rope.workloads, threads)) {
+  auto table = register_rope_cases(suite.rope, rope_impls, threads, suite.left_out);
+  for (auto& row : register_conversion_cases(suite.conversions, suite.rope.workloads, threads, suite.left_out)) {
     table.push_back(std::move(row));
   }
-  for (auto& row : register_rotation_cases(suite.rotations, suite.rope.workloads, threads)) {
+  for (auto& row : register_rotation_cases(suite.rotations, suite.rope.workloads, threads, suite.left_out)) {
     table.push_back(std::move(row));
   }
   for (auto& row : register_table_cases(suite.tables)) table.push_back(std::move(row));

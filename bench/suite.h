@@ -11,6 +11,7 @@
 
 #include "bench/attention_cases.h"
 #include "bench/conversion_cases.h"
+#include "bench/left_out.h"
 #include "bench/ratio_table.h"
 #include "bench/rope_cases.h"
 #include "bench/rotation_cases.h"
@@ -25,6 +26,7 @@ struct Suite {
   std::deque<TableCase> tables;
   std::deque<ConversionCase> conversions;
   std::deque<RotationCase> rotations;
+  LeftOut left_out;  // what this CPU does not run, said once (left_out.h)
 };
 
 // Registers every case (rope_impls: the implementations to time, e.g. the registry's real ones

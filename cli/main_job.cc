@@ -19,6 +19,7 @@
 // bench finds in them is a finding about outside code, listed in verify.json, bench.json, the
 // report and the summary, not a failure of the job.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -154,7 +155,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
   verify.model_shapes = options.model_shapes;
   verify.out_dir = dir;
   verify.command_line = options.command_line;
-  verify.progress_lines = options.verbose ? 0 : 5;  // a line per subject is 50 lines: --verbose's
+  verify.progress_lines = options.verbose ? 0 : 2;  // a line per subject is 50 lines: --verbose's
   const auto peers = built_peers();
   if (!peers.empty()) {
     // With --plugin, verify checks only the plugins unless the implementations are named.
@@ -163,7 +164,13 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     // An ABI 2 peer (ggml) is called at the thread counts the own kernels are, as `verify`'s
     // --plugin-threads gives them by default: past the CPUs, where a split goes wrong.
     verify.plugin_options.threads = default_verify_threads();
-    for (const auto& peer : peers) progress_log().info("main job: with the peer {}", peer.string());
+    // One console line names them (six would crowd the first screen); the log has their paths.
+    std::vector<std::string> names;
+    for (const auto& peer : peers) {
+      names.push_back(peer.stem().string());
+      details << fmt::format("main job: with the peer {}\n", peer.string());
+    }
+    progress_log().info("main job: with {} peer(s): {}", names.size(), fmt::join(names, " "));
   }
   // Its exit status counts the peers' failures too; the verdict below is the own implementations'.
   run_verify(verify, details);
@@ -177,8 +184,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     write_json_file(accuracy_json(extra), dir / "accuracy.json");
   }
 
-  progress_log().info("main job 3/4: short benchmark -> {} (`ropecheck bench` runs the whole suite)",
-                      (dir / "bench.json").string());
+  progress_log().info("main job 3/4: a short bench -> {}", (dir / "bench.json").string());
   BenchOptions bench;
   bench.filter = kShortBenchFilter;
   bench.repetitions = 3;
@@ -215,9 +221,7 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     text += fmt::format("History: {} {}\n", (dir / report.history.page).string(), report.history.summary);
   }
   text += fmt::format("Data:   {}, accuracy.json, bench.json\n", (dir / "verify.json").string());
-  text += fmt::format("Log:    {} (every step's output: verify's table and counterexamples, the benchmark rows; "
-                      "--verbose prints it)\n",
-                      (dir / kMainJobLog).string());
+  text += fmt::format("Log:    {} (every step's output; --verbose prints it)\n", (dir / kMainJobLog).string());
   out << (options.verbose ? "\n" : "") << text;  // stdout holds nothing else unless --verbose
   log << '\n' << text;
   if (!summary.passed_all()) return kExitFailed;

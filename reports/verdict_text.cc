@@ -40,7 +40,40 @@ std::string console_subjects(const std::vector<std::string>& subjects, std::size
   return out;
 }
 
+// "  <head>: <reason><tail>", the reason cut so that the line fits.
+std::string reason_line(const std::string& head, const std::string& reason, const std::string& tail = "") {
+  const std::size_t fixed = head.size() + 2 + tail.size();
+  const std::size_t room = fixed < kConsoleColumns ? kConsoleColumns - fixed : 0;
+  return head + ": " + cut_to_columns(reason, room) + tail + "\n";
+}
+
 }  // namespace
+
+std::string cut_to_columns(const std::string& line, std::size_t columns) {
+  if (line.size() <= columns) return line;
+  if (columns < 3) return line.substr(0, columns);
+  return line.substr(0, columns - 3) + "...";
+}
+
+std::string wrap_to_columns(const std::string& text, std::size_t columns) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = text.substr(start, end - start);
+    const std::size_t indent = line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ');
+    while (line.size() > columns) {
+      const std::size_t space = line.rfind(' ', columns);
+      if (space == std::string::npos || space <= indent + 4) break;
+      out += line.substr(0, space) + "\n";
+      line = std::string(indent + 4, ' ') + line.substr(space + 1);
+    }
+    out += cut_to_columns(line, columns);
+    if (end < text.size()) out += "\n";
+    start = end + 1;
+  }
+  return out;
+}
 
 std::string format_limit(double fraction) { return fmt::format("{:.3f}", fraction); }
 
@@ -55,7 +88,7 @@ std::string verdict_text(const VerdictSummary& s) {
                        s.mistrusted > 0 ? fmt::format(", {} MISTRUSTED (passed on cases that prove nothing)", s.mistrusted) : "");
     for (std::size_t i = 0; i < std::min(s.failures.size(), kConsoleFailures); ++i) {
       const FailedCheck& f = s.failures[i];
-      out += fmt::format("  {} {} {}: {}\n", f.status, f.subject, f.property, f.reason);
+      out += reason_line(fmt::format("  {} {} {}", f.status, f.subject, f.property), f.reason);
     }
     if (s.failures.size() > kConsoleFailures) {
       out += fmt::format("  and {} more failures (verify.json, report.html)\n", s.failures.size() - kConsoleFailures);
@@ -82,6 +115,7 @@ std::string verdict_text(const VerdictSummary& s) {
     }
   }
   if (!s.peers.empty()) {
+    // One line, wrapped at the end like every line here.
     out += "Peers (outside code: what they fail is a finding, not a failure of this run; speed: the fastest own "
            "kernel's rate over theirs; attention: attention_blas's fraction of its sgemm probe over theirs, its GFLOP/s "
            "at more than one thread):\n";
@@ -96,7 +130,7 @@ std::string verdict_text(const VerdictSummary& s) {
       out += fmt::format("  {}: {} passed, {} failed, {} skipped{}{}\n", p.peer, p.passed, p.failed, p.skipped, speed,
                          p.timed_failing ? " (timed despite a failed check)" : "");
       if (!p.findings.empty()) {
-        out += fmt::format("    finding: {}: {}{}\n", p.findings.front().property, p.findings.front().reason,
+        out += reason_line(fmt::format("    finding: {}", p.findings.front().property), p.findings.front().reason,
                            p.findings.size() == 1 ? "" : fmt::format(" (and {} more: report.html)", p.findings.size() - 1));
       }
     }
@@ -114,7 +148,7 @@ std::string verdict_text(const VerdictSummary& s) {
       out += fmt::format("  and {} (verify.json)\n", plural(s.skips.size() - kConsoleSkipReasons, "more reason", "more reasons"));
     }
   }
-  return out;
+  return wrap_to_columns(out);
 }
 
 }  // namespace ropecheck

@@ -149,6 +149,47 @@ TEST(Verdict, PeersAreJudgedApartWithTheirFindingAndSpeed) {
   EXPECT_NE(text.find("finding: identity_at_zero: R_0 changed q"), std::string::npos) << text;
 }
 
+// No console line a terminal would wrap (issue 55): a counterexample in full runs past 250
+// columns; it is cut with "..." (its whole text is in verify.json and the log), keeping what
+// follows it on the line, and any other long line is broken at a space.
+TEST(Verdict, EveryConsoleLineFitsATerminalWithTheReasonsCutAndTheirTailsKept) {
+  VerdictSummary s;
+  s.has_verify = true;
+  const std::string counterexample =
+      "q: error 7.718e+06 > bound 4.5 (eps32*|pair|) at token 0 head 0 feature 0 (pair 0, position 1, theta 1): got 1, "
+      "want -0.3011686789397568; spec: head_dim 128, rotary_dim 128, base 10000, layout interleaved, tokens 4096";
+  s.failures.push_back({"kernel_bf16/avx512bf16", "backward_oracle_agreement", "FAILED", counterexample});
+  PeerVerdict peer;
+  peer.peer = "plugin/torch_meta_llama_complex";
+  peer.passed = 14;
+  peer.failed = 2;
+  peer.skipped = 7;
+  peer.findings = {{peer.peer, "oracle_agreement", "FAILED", counterexample}, {peer.peer, "inverse", "FAILED", "x"}};
+  peer.shapes = 2;
+  peer.lowest_ratio = CaseValue{"qwen2vl_7b_mrope_prefill512 interleaved", 5.2};
+  peer.highest_ratio = CaseValue{"llama7b_decode_at4095 half_split", 161};
+  s.peers.push_back(peer);
+  const std::string text = verdict_text(s);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), kConsoleColumns) << line;
+  EXPECT_NE(text.find("  FAILED kernel_bf16/avx512bf16 backward_oracle_agreement: q: error 7.718e+06 > bound 4.5"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("...\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("... (and 1 more: report.html)\n"), std::string::npos) << text;
+  // The speed's range is all there, its far end on a line of its own, indented under the peer.
+  EXPECT_NE(text.find("161x"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n      "), std::string::npos) << text;
+  EXPECT_EQ(text.find("spec: head_dim"), std::string::npos) << "the cut part stays in the files:\n" << text;
+}
+
+TEST(Verdict, WrapBreaksAtASpaceAndCutsWhatHasNone) {
+  EXPECT_EQ(wrap_to_columns("  abc def ghi\n", 10), "  abc def\n      ghi\n");
+  EXPECT_EQ(wrap_to_columns("short\n", 10), "short\n");
+  EXPECT_EQ(wrap_to_columns("abcdefghijklmno\n", 10), "abcdefg...\n");
+  EXPECT_EQ(cut_to_columns("abcdefghij", 10), "abcdefghij");
+  EXPECT_EQ(cut_to_columns("abcdefghijk", 10), "abcdefg...");
+}
+
 // An attention peer: its verify counts and finding as a RoPE peer's, its speed attention_blas's
 // fraction of the sgemm probe over its own, per problem; never in ropecheck's own attention line.
 TEST(Verdict, AnAttentionPeerIsJudgedApartWithItsSpeedAgainstAttentionBlas) {
