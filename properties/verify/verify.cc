@@ -48,13 +48,14 @@ int run_verify(const VerifyOptions& options, std::ostream& out) {
   write_json_file(verify_json(record), json_path);
   if (!options.junit_out.empty()) write_text_file(verify_junit(run, matrix), options.junit_out);
 
-  // Two lines, each within a terminal's 120 columns with spdlog's prefix.
-  progress_log().info("verify: {} passed, {} failed, {} skipped{}; {:.1f} s, exit {}", summary.passed,
-                      summary.failed, summary.skipped,
+  // Two lines, each within a terminal's 120 columns with spdlog's prefix; the verdict and exit
+  // status are stdout's RESULT line (the main job's: its summary, which judges peers apart).
+  progress_log().info("verify: {} passed, {} failed, {} skipped{} in {:.1f} s", summary.passed, summary.failed,
+                      summary.skipped,
                       plan.mutants ? fmt::format("; mutants {} killed, {} survived", summary.mutants_killed,
                                                  summary.mutants_survived)
                                    : "",
-                      run.seconds, summary.exit_code);
+                      run.seconds);
   progress_log().info("verify: wrote {}", json_path.string());
   return summary.exit_code;
 }

@@ -30,11 +30,13 @@ using test::spawn;
 constexpr long kSummaryLines = 40;
 constexpr long kScreenLines = 50;
 
-// `ropecheck ARGS` in `cwd`, as on a CPU whose best level is `isa` when one is given.
-Exited main_job_run(const fs::path& cwd, const std::vector<std::string>& args, const std::string& isa = "") {
+// `ropecheck ARGS` in `cwd`, as on a CPU whose best level is `isa` when one is given; `binary`:
+// the one under test unless another path is given.
+Exited main_job_run(const fs::path& cwd, const std::vector<std::string>& args, const std::string& isa = "",
+                    const fs::path& binary = ROPECHECK_CLI_PATH) {
   std::vector<std::string> argv;
   if (!isa.empty()) argv = {"/usr/bin/env", "ROPECHECK_ISA=" + isa};
-  argv.push_back(ROPECHECK_CLI_PATH);
+  argv.push_back(binary.string());
   argv.insert(argv.end(), args.begin(), args.end());
   return spawn(argv, cwd);
 }
@@ -79,7 +81,7 @@ void expect_one_screen(const Exited& run) {
 // reports/out/latest of the working directory, then where the report is and a summary. With 25
 // cases per property, not its default 100: the properties room's tests run every one of these
 // (subject, property) pairs at 100 cases with the same seed already, and 25 still kills every
-// mutant (the sanitizer build's MutantKill tests run at 25).
+// mutant (the sanitizer build's MutantKill tests run at 25). No model shapes (test_process.h).
 TEST(CliMainJob, VerifiesBenchmarksAndReportsIntoReportsOutLatest) {
   const ScratchDir cwd;
   const auto run = main_job_run(cwd.path(), {"--cases", "25"});
@@ -162,9 +164,9 @@ TEST(CliMainJob, VerifiesBenchmarksAndReportsIntoReportsOutLatest) {
 
 // The main job as on a CPU whose best kernel level is lower than this one's: the levels above it
 // are left out of the bench (one console line; each with its reason in the log) and named under
-// "Skipped". The level this CPU runs itself is the test above's. The verify here runs the random
-// cases alone (25, where every mutant is killed): the real model shapes are the same at every
-// level in what they check of the console, and the test above runs them.
+// "Skipped". The level this CPU runs itself is the test above's. As on an AVX2-only CPU with the
+// peers that are built (the console that overflowed: issue 55), and as on a scalar-only CPU with
+// none (a copy of the binary, with no plugins/ beside it: the main job finds its peers there).
 class CliMainJobAtLevel : public testing::TestWithParam<Isa> {};
 
 TEST_P(CliMainJobAtLevel, IsOneScreenAndLeavesTheHigherLevelsOutInOneLine) {
@@ -173,7 +175,13 @@ TEST_P(CliMainJobAtLevel, IsOneScreenAndLeavesTheHigherLevelsOutInOneLine) {
     GTEST_SKIP() << "this CPU's own level is " << to_string(dispatched_isa()) << ": CliMainJob runs it";
   }
   const ScratchDir cwd;
-  const auto run = main_job_run(cwd.path(), {"--cases", "25", "--model-shapes", "none"}, std::string(to_string(level)));
+  fs::path binary = ROPECHECK_CLI_PATH;
+  if (level == Isa::scalar) {
+    binary = cwd / "without_peers" / "ropecheck";
+    fs::create_directories(binary.parent_path());
+    fs::copy_file(ROPECHECK_CLI_PATH, binary);
+  }
+  const auto run = main_job_run(cwd.path(), {"--cases", "25"}, std::string(to_string(level)), binary);
   ASSERT_EQ(run.code, 0) << run.out << run.err;
   EXPECT_EQ(run.out.rfind("Verdict: PASSED", 0), 0u) << run.out;
   expect_one_screen(run);
@@ -194,6 +202,8 @@ TEST_P(CliMainJobAtLevel, IsOneScreenAndLeavesTheHigherLevelsOutInOneLine) {
   EXPECT_FALSE(lines_containing(log, "Not run on this CPU: kernel/avx512: ").empty()) << log.substr(0, 2000);
   if (level == Isa::scalar) {
     EXPECT_FALSE(lines_containing(log, "Not run on this CPU: kernel/avx2: ").empty());
+    EXPECT_TRUE(lines_containing(run.err, "main job: with ").empty()) << run.err;
+    EXPECT_EQ(run.out.find("Peers ("), std::string::npos) << run.out;
   }
 }
 
