@@ -1,0 +1,139 @@
+// oracle_rope_and_cache: the fused call's truth puts each valid token's rotated k and its v, in the
+// stored domain, at the rows its slot addresses in each layout, touches nothing else, leaves a
+// padding token's q as its rule says, and names bad shapes and slots.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/kv_cache.h"
+#include "impls/oracle/oracle.h"
+#include "impls/oracle/oracle_kv_cache.h"
+
+namespace ropecheck {
+namespace {
+
+struct FusedCall {
+  RopeSpec spec;
+  KvCacheSpec cache;
+  std::int64_t tokens = 0, q_heads = 0;
+  std::vector<float> q, k, v;
+  std::vector<std::int64_t> positions, slots;
+};
+
+std::vector<float> ramp(std::size_t n, float start) {
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = start + 0.37f * static_cast<float>(i % 29) - 0.011f * static_cast<float>(i);
+  return x;
+}
+
+// Six tokens on a 4-block cache of 4 slots: slots cross a block boundary (3 -> 4), share block 2,
+// leave gaps, run out of order, and two are padding.
+FusedCall small_call(CacheLayout layout) {
+  FusedCall c;
+  c.cache.layout = layout;
+  c.cache.blocks = 4;
+  c.cache.block_size = 4;
+  c.cache.kv_heads = layout == CacheLayout::mla ? 1 : 2;
+  c.cache.head_dim = 8;
+  c.cache.latent_dim = layout == CacheLayout::mla ? 6 : 0;
+  c.cache.storage = CacheStorage::fp8_e4m3;
+  c.cache.k_scale = layout == CacheLayout::mla ? std::vector<float>{0.5f} : std::vector<float>{0.5f, 0.25f};
+  if (layout != CacheLayout::mla) c.cache.v_scale = {2.0f};
+  c.spec.head_dim = 8;
+  c.spec.rotary_dim = 8;
+  c.tokens = 6;
+  c.q_heads = 4;
+  c.slots = {9, 3, -1, 4, 10, -1};
+  c.positions = {7, 0, 3, 1, 5, 2};
+  const std::int64_t v_dim = layout == CacheLayout::mla ? 6 : 8;
+  c.q = ramp(static_cast<std::size_t>(c.tokens * c.q_heads * 8), -1.0f);
+  c.k = ramp(static_cast<std::size_t>(c.tokens * c.cache.kv_heads * 8), 0.5f);
+  c.v = ramp(static_cast<std::size_t>(c.tokens * c.cache.kv_heads * v_dim), 2.0f);
+  return c;
+}
+
+FusedCacheTruth truth_of(const FusedCall& c) {
+  return oracle_rope_and_cache(c.spec, c.cache, c.q, c.q_heads, c.k, c.v, c.tokens, c.positions, c.slots);
+}
+
+class OracleKvCache : public testing::TestWithParam<CacheLayout> {};
+
+TEST_P(OracleKvCache, EachValidTokensRowsHoldItsRotatedKAndItsVScaledAndNothingElseIsWritten) {
+  const FusedCall c = small_call(GetParam());
+  const bool mla = GetParam() == CacheLayout::mla;
+  const FusedCacheTruth truth = truth_of(c);
+  const std::vector<double> k_rotated = oracle_rope(c.spec, c.k, c.tokens, c.cache.kv_heads, c.positions);
+  const std::int64_t v_dim = mla ? c.cache.latent_dim : c.cache.head_dim;
+  std::vector<bool> expected_written(truth.written.size(), false);
+  for (std::int64_t t = 0; t < c.tokens; ++t) {
+    const std::int64_t slot = c.slots[static_cast<std::size_t>(t)];
+    if (slot < 0) continue;
+    for (std::int64_t h = 0; h < c.cache.kv_heads; ++h) {
+      const double k_scale = c.cache.k_scale.size() == 1 ? c.cache.k_scale[0] : c.cache.k_scale[static_cast<std::size_t>(h)];
+      const double v_scale = mla ? k_scale : c.cache.v_scale[0];
+      for (std::int64_t f = 0; f < c.cache.head_dim; ++f) {
+        const auto at = static_cast<std::size_t>(cache_index(c.cache, slot, h, (mla ? c.cache.latent_dim : 0) + f));
+        EXPECT_EQ(truth.k_cache[at], k_rotated[static_cast<std::size_t>((t * c.cache.kv_heads + h) * 8 + f)] / k_scale);
+        expected_written[at] = true;
+      }
+      for (std::int64_t f = 0; f < v_dim; ++f) {
+        const auto at = static_cast<std::size_t>(cache_index(c.cache, slot, h, f));
+        const double want = c.v[static_cast<std::size_t>((t * c.cache.kv_heads + h) * v_dim + f)] / v_scale;
+        EXPECT_EQ((mla ? truth.k_cache : truth.v_cache)[at], want) << t << " " << h << " " << f;
+        expected_written[at] = true;
+      }
+    }
+  }
+  EXPECT_EQ(truth.written, expected_written);
+  for (std::size_t i = 0; i < truth.written.size(); ++i) {
+    if (truth.written[i]) continue;
+    EXPECT_EQ(truth.k_cache[i], 0.0) << i;
+    if (!mla) {
+      EXPECT_EQ(truth.v_cache[i], 0.0) << i;
+    }
+  }
+  EXPECT_EQ(truth.v_cache.empty(), mla);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, OracleKvCache, testing::Values(CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla),
+                         [](const testing::TestParamInfo<CacheLayout>& info) { return std::string(to_string(info.param)); });
+
+TEST(OracleKvCache, APaddingTokensQIsLeftOrRotatedAsItsRuleSays) {
+  FusedCall c = small_call(CacheLayout::nhd);
+  const std::vector<double> rotated = oracle_rope(c.spec, c.q, c.tokens, c.q_heads, c.positions);
+  const auto row = static_cast<std::size_t>(c.q_heads * 8);
+  for (const PaddingRule rule : {PaddingRule::skip_token, PaddingRule::rotate_q_only}) {
+    c.cache.padding = rule;
+    const FusedCacheTruth truth = truth_of(c);
+    for (std::size_t t = 0; t < static_cast<std::size_t>(c.tokens); ++t) {
+      const bool left = c.slots[t] < 0 && rule == PaddingRule::skip_token;
+      for (std::size_t i = t * row; i < (t + 1) * row; ++i) {
+        EXPECT_EQ(truth.q[i], left ? static_cast<double>(c.q[i]) : rotated[i]) << to_string(rule) << " token " << t;
+      }
+    }
+  }
+}
+
+TEST(OracleKvCache, MismatchedShapesAndBadSlotsAreBadInput) {
+  FusedCall c = small_call(CacheLayout::nhd);
+  c.v.pop_back();
+  EXPECT_THROW(truth_of(c), InvalidInput);
+  c = small_call(CacheLayout::nhd);
+  c.slots.pop_back();
+  EXPECT_THROW(truth_of(c), InvalidInput);
+  c = small_call(CacheLayout::nhd);
+  c.slots[0] = 16;  // past 4 blocks of 4
+  EXPECT_THROW(truth_of(c), InvalidInput);
+  c = small_call(CacheLayout::nhd);
+  c.slots[1] = 9;  // twice
+  EXPECT_THROW(truth_of(c), InvalidInput);
+  c = small_call(CacheLayout::nhd);
+  c.cache.head_dim = 6;
+  EXPECT_THROW(truth_of(c), InvalidInput);
+}
+
+}  // namespace
+}  // namespace ropecheck
