@@ -19,7 +19,6 @@ class LeftOut {
  public:
   void add(std::string id, std::string reason) { cases_.push_back({std::move(id), std::move(reason)}); }
   bool empty() const { return cases_.empty(); }
-  const std::vector<LeftOutCase>& cases() const { return cases_; }
   // "11 kernels left out, levels avx512 avx512bf16: this CPU lacks AVX-512F" (kernels and their
   // ceilings): one console line, the first reason named; "" when nothing was left out.
   std::string summary() const;

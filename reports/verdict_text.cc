@@ -51,8 +51,10 @@ std::string reason_line(const std::string& head, const std::string& reason, cons
 
 std::string cut_to_columns(const std::string& line, std::size_t columns) {
   if (line.size() <= columns) return line;
-  if (columns < 3) return line.substr(0, columns);
-  return line.substr(0, columns - 3) + "...";
+  std::size_t keep = columns < 3 ? columns : columns - 3;
+  // Never inside a UTF-8 sequence (a reason may hold one): back to the start of its character.
+  while (keep > 0 && (static_cast<unsigned char>(line[keep]) & 0xC0u) == 0x80u) --keep;
+  return line.substr(0, keep) + (columns < 3 ? "" : "...");
 }
 
 std::string wrap_to_columns(const std::string& text, std::size_t columns) {

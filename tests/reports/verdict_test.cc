@@ -188,6 +188,7 @@ TEST(Verdict, WrapBreaksAtASpaceAndCutsWhatHasNone) {
   EXPECT_EQ(wrap_to_columns("abcdefghijklmno\n", 10), "abcdefg...\n");
   EXPECT_EQ(cut_to_columns("abcdefghij", 10), "abcdefghij");
   EXPECT_EQ(cut_to_columns("abcdefghijk", 10), "abcdefg...");
+  EXPECT_EQ(cut_to_columns("abcdef\xce\xb8xyz", 10), "abcdef...");  // not inside theta's two bytes
 }
 
 // An attention peer: its verify counts and finding as a RoPE peer's, its speed attention_blas's
