@@ -75,6 +75,13 @@ double storage_rounding_error(StorageType storage, double x) {
   return storage_unit_roundoff(storage) * std::max(std::abs(x), storage_min_normal(storage));
 }
 
+double fp8_unit_roundoff(Fp8Format format) { return std::ldexp(1.0, -(fp8_traits(format).mantissa_bits + 1)); }
+
+double fp8_rounding_error(Fp8Format format, double y) {
+  const double smallest_normal = std::ldexp(1.0, 1 - fp8_traits(format).bias);
+  return fp8_unit_roundoff(format) * std::max(std::abs(y), smallest_normal);
+}
+
 double unit_pair_norm(StorageType storage, double attention_factor, double pair_norm) {
   if (pair_norm == 0) return 0;
   return std::max(pair_norm, storage_min_normal(storage) / attention_factor);

@@ -58,6 +58,7 @@
 #include <limits>
 
 #include "core/spec.h"
+#include "core/fp8.h"
 #include "core/storage.h"
 
 namespace ropecheck {
@@ -147,6 +148,16 @@ inline constexpr double kNormBoundUnits = 1.4142135623730951 * kRoundingUnits;
 // what these move: each score by scale sum_c |q_c| |dk_c|, each output by sum_j P_j |dv_j|.
 double storage_unit_roundoff(StorageType storage);  // u_s: 0 for fp32 (kept), 2^-8, 2^-11
 double storage_rounding_error(StorageType storage, double x);  // the bound on |fl_s(x) - x|
+
+// --- a KV cache kept in FP8 (core/fp8.h, core/kv_cache.h) -------------------------------------
+// An FP8 cache write narrows y (the value in the stored domain, x * scale or x / scale) once, to
+// nearest: with M mantissa bits, u_8 = 2^-(M+1) (e4m3 2^-4, e5m2 2^-3), and below the smallest
+// normal n_8 (e4m3 2^-6, e5m2 2^-14) half the subnormal spacing, u_8 n_8. So for |y| up to the
+// largest finite value, |fp8(y) - y| <= u_8 max(|y|, n_8), attained as y comes down to a power of
+// two from just above its midpoint (fp8_test.cc shows the ratio reach 1). Past the largest value
+// the write saturates: the stored value is the largest, exactly (a property of its own).
+double fp8_unit_roundoff(Fp8Format format);                // u_8
+double fp8_rounding_error(Fp8Format format, double y);     // the bound on |fp8(y) - y|, |y| <= max
 
 // --- the sinusoidal table (seed 003) ----------------------------------------------------------
 // Units: eps32, absolute (every value lies in [-1, 1], the pair (sin, cos) has norm 1).

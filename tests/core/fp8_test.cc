@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/fp8.h"
+#include "core/tolerance.h"
 
 namespace ropecheck {
 namespace {
@@ -128,6 +129,27 @@ TEST_P(Fp8, InfinitySaturatesAndNaNStaysNaN) {
   EXPECT_EQ(float_from_fp8(fp8_from_float(-inf, format), format), -max);
   EXPECT_TRUE(std::isnan(float_from_fp8(fp8_from_float(std::nanf(""), format), format)));
   EXPECT_TRUE(std::isnan(float_from_fp8(fp8_from_float(-std::nanf(""), format), format)));
+}
+
+// The tolerance model's FP8 step (core/tolerance.h): every narrowing of a value within range is
+// within u_8 max(|y|, n_8), and the bound is tight: just above a midpoint over a power of two the
+// error reaches all but a sliver of it (halving the bound would fail there).
+TEST_P(Fp8, NarrowingErrorIsWithinTheToleranceModelsStepAndTheStepIsTight) {
+  const Fp8Format format = GetParam();
+  const auto codes = finite_codes(format);
+  double worst = 0;
+  for (std::size_t i = 0; i + 1 < codes.size(); ++i) {
+    const double low = defined_value(codes[i], format), high = defined_value(codes[i + 1], format);
+    for (const double y : {low, (low + high) / 2, std::nextafter((low + high) / 2, 0.0),
+                           std::nextafter((low + high) / 2, 1e9), low + (high - low) / 3}) {
+      const double error = std::fabs(static_cast<double>(float_from_fp8(fp8_from_float(static_cast<float>(y), format),
+                                                                         format)) - static_cast<double>(static_cast<float>(y)));
+      const double bound = fp8_rounding_error(format, static_cast<float>(y));
+      EXPECT_LE(error, bound) << y;
+      worst = std::max(worst, error / bound);
+    }
+  }
+  EXPECT_GT(worst, 0.99) << "the step is looser than the format's rounding";
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, Fp8, testing::Values(Fp8Format::e4m3, Fp8Format::e5m2),
