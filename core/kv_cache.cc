@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <unordered_map>
 
 #include "core/errors.h"
+#include "core/fp8.h"
+#include "core/storage.h"
 
 namespace ropecheck {
 
@@ -143,6 +146,49 @@ void validate_slots(const KvCacheSpec& spec, std::span<const std::int64_t> slots
       throw InvalidInput(fmt::format("kv cache: tokens {} and {} both write slot {}", seen->second, t, slot));
     }
   }
+}
+
+void write_cache_element(CacheStorage storage, std::span<std::byte> cache, std::int64_t index, float stored) {
+  std::byte* at = cache.data() + index * element_bytes(storage);
+  switch (storage) {
+    case CacheStorage::fp32: std::memcpy(at, &stored, 4); return;
+    case CacheStorage::bf16: {
+      const std::uint16_t bits = bf16_from_float(stored);
+      std::memcpy(at, &bits, 2);
+      return;
+    }
+    case CacheStorage::fp16: {
+      const Fp16 half = fp16_from_float(stored);
+      std::memcpy(at, &half.bits, 2);
+      return;
+    }
+    case CacheStorage::fp8_e4m3: *at = std::byte{fp8_from_float(stored, Fp8Format::e4m3)}; return;
+    case CacheStorage::fp8_e5m2: *at = std::byte{fp8_from_float(stored, Fp8Format::e5m2)}; return;
+  }
+}
+
+float read_cache_element(CacheStorage storage, std::span<const std::byte> cache, std::int64_t index) {
+  const std::byte* at = cache.data() + index * element_bytes(storage);
+  switch (storage) {
+    case CacheStorage::fp32: {
+      float value;
+      std::memcpy(&value, at, 4);
+      return value;
+    }
+    case CacheStorage::bf16: {
+      std::uint16_t bits;
+      std::memcpy(&bits, at, 2);
+      return float_from_bf16(bits);
+    }
+    case CacheStorage::fp16: {
+      Fp16 half;
+      std::memcpy(&half.bits, at, 2);
+      return float_from_fp16(half);
+    }
+    case CacheStorage::fp8_e4m3: return float_from_fp8(std::to_integer<std::uint8_t>(*at), Fp8Format::e4m3);
+    case CacheStorage::fp8_e5m2: return float_from_fp8(std::to_integer<std::uint8_t>(*at), Fp8Format::e5m2);
+  }
+  return 0;
 }
 
 double cache_scale(const KvCacheSpec& spec, bool of_k, std::int64_t head) {

@@ -15,6 +15,7 @@
 //   narrows with saturation (core/fp8.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -70,6 +71,12 @@ void validate_cache(const KvCacheSpec& spec);
 // Throws InvalidInput for a slot past the cache (the slot, the token and the cache's size named)
 // and for two tokens with the same valid slot (which one the cache keeps is undefined).
 void validate_slots(const KvCacheSpec& spec, std::span<const std::int64_t> slots);
+
+// One cache element: `stored` (already in the stored domain) narrowed to the storage and written
+// at element `index`; and an element read back, widened exactly. FP8 narrows saturating
+// (core/fp8.h), bf16 and fp16 to nearest even (core/storage.h).
+void write_cache_element(CacheStorage storage, std::span<std::byte> cache, std::int64_t index, float stored);
+float read_cache_element(CacheStorage storage, std::span<const std::byte> cache, std::int64_t index);
 
 // The scale of k (or v) for kv head `head`: one per tensor or per head; 1 where not FP8.
 double cache_scale(const KvCacheSpec& spec, bool of_k, std::int64_t head);

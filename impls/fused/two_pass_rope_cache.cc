@@ -1,0 +1,91 @@
+// rope_then_write (two_pass_rope_cache.h): rotate with a RoPE implementation, then write.
+#include "impls/fused/two_pass_rope_cache.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace ropecheck {
+namespace {
+
+class TwoPassRopeCache final : public RopeCacheImpl {
+ public:
+  TwoPassRopeCache(const RopeImpl& rope, PaddingRule padding)
+      : rope_(rope), padding_(padding), id_(fmt::format("rope_then_write/{}", rope.id())) {}
+
+  std::string_view id() const override { return id_; }
+  std::string_view summary() const override {
+    return "two passes: the RoPE implementation rotates q and k, then each valid slot's row is written";
+  }
+  RopeCacheCapabilities capabilities() const override {
+    RopeCacheCapabilities caps;
+    caps.layouts = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
+    caps.storages = {CacheStorage::fp32, CacheStorage::bf16, CacheStorage::fp16, CacheStorage::fp8_e4m3,
+                     CacheStorage::fp8_e5m2};
+    caps.directions = {ScaleDirection::multiply, ScaleDirection::divide};
+    caps.padding = padding_;
+    return caps;
+  }
+
+ protected:
+  void run(const RopeCacheCall& call) const override {
+    const KvCacheSpec& cache = call.cache;
+    const bool mla = cache.layout == CacheLayout::mla;
+    const std::int64_t dim = call.spec.head_dim, v_dim = mla ? cache.latent_dim : dim;
+    // Pass 1: q and a copy of k rotated (the padding tokens' q kept aside under skip_token).
+    std::vector<float> q_before;
+    if (padding_ == PaddingRule::skip_token) q_before.assign(call.q.begin(), call.q.end());
+    std::vector<float> k(call.k.begin(), call.k.end());
+    rope_.apply(call.spec, HeadTensor{call.q, call.tokens, call.q_heads, dim},
+                HeadTensor{std::span<float>(k), call.tokens, cache.kv_heads, dim}, call.positions);
+    const auto q_row = static_cast<std::size_t>(call.q_heads * dim);
+    for (std::int64_t t = 0; t < call.tokens; ++t) {
+      if (padding_ != PaddingRule::skip_token || call.slots[static_cast<std::size_t>(t)] >= 0) continue;
+      const auto first = static_cast<std::size_t>(t) * q_row;
+      std::copy(q_before.begin() + static_cast<std::ptrdiff_t>(first),
+                q_before.begin() + static_cast<std::ptrdiff_t>(first + q_row), call.q.begin() + static_cast<std::ptrdiff_t>(first));
+    }
+    // Pass 2: each valid token's rows, in the stored domain, narrowed into the cache.
+    for (std::int64_t t = 0; t < call.tokens; ++t) {
+      const std::int64_t slot = call.slots[static_cast<std::size_t>(t)];
+      if (slot < 0) continue;
+      for (std::int64_t h = 0; h < cache.kv_heads; ++h) {
+        const double k_scale = cache_scale(cache, true, h), v_scale = cache_scale(cache, false, h);
+        const std::span<std::byte> v_target = mla ? call.k_cache : call.v_cache;
+        for (std::int64_t f = 0; f < v_dim; ++f) {
+          const float x = call.v[static_cast<std::size_t>((t * cache.kv_heads + h) * v_dim + f)];
+          write_cache_element(cache.storage, v_target, cache_index(cache, slot, h, f),
+                              stored_value(x, v_scale, cache));
+        }
+        const std::int64_t k_offset = mla ? cache.latent_dim : 0;
+        for (std::int64_t f = 0; f < dim; ++f) {
+          const float x = k[static_cast<std::size_t>((t * cache.kv_heads + h) * dim + f)];
+          write_cache_element(cache.storage, call.k_cache, cache_index(cache, slot, h, k_offset + f),
+                              stored_value(x, k_scale, cache));
+        }
+      }
+    }
+  }
+
+ private:
+  // x in the stored domain, in fp32 as a kernel forms it (a scale of 1 where not FP8).
+  static float stored_value(float x, double scale, const KvCacheSpec& cache) {
+    if (!is_fp8(cache.storage)) return x;
+    const auto s = static_cast<float>(scale);
+    return cache.scale_direction == ScaleDirection::multiply ? x * s : x / s;
+  }
+
+  const RopeImpl& rope_;
+  const PaddingRule padding_;
+  const std::string id_;
+};
+
+}  // namespace
+
+std::unique_ptr<RopeCacheImpl> make_two_pass_rope_cache(const RopeImpl& rope, PaddingRule padding) {
+  return std::make_unique<TwoPassRopeCache>(rope, padding);
+}
+
+}  // namespace ropecheck
