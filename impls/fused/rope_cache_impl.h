@@ -26,7 +26,7 @@ struct RopeCacheCall {
   // [tokens][1][latent_dim].
   std::span<const float> k, v;
   std::int64_t tokens = 0;
-  PositionIds positions;
+  PositionIds positions;  // as RoPE's (axes per token), a valid one for a padding token too
   std::span<const std::int64_t> slots;  // one per token; below 0: padding
   // cache_elements(cache) * element_bytes(cache.storage) bytes each; mla: v_cache empty.
   std::span<std::byte> k_cache, v_cache;
