@@ -45,11 +45,11 @@ inline std::uint8_t fp8_from_float(float x, Fp8Format format) {
   const auto sign = static_cast<std::uint8_t>((bits >> 24) & 0x80u);
   const std::uint32_t magnitude = bits & 0x7FFFFFFFu;
   if (magnitude > 0x7F800000u) return static_cast<std::uint8_t>(sign | t.nan_bits);
+  if (magnitude == 0x7F800000u) return static_cast<std::uint8_t>(sign | t.max_bits);  // Inf saturates
   const int drop = 23 - t.mantissa_bits;  // float mantissa bits the format does not keep
   // The smallest normal's float exponent field: 1 - bias + 127.
   const std::uint32_t min_normal_field = static_cast<std::uint32_t>(128 - t.bias);
   std::uint32_t code;  // the magnitude's 7-bit code, before saturation
-  if (magnitude >= 0x7F800000u) return static_cast<std::uint8_t>(sign | t.max_bits);  // Inf saturates
   if ((magnitude >> 23) >= min_normal_field) {
     // Normal: drop the low bits ties to even (a carry into the exponent is right), rebias.
     const std::uint32_t lsb = (magnitude >> drop) & 1u;

@@ -57,24 +57,23 @@ class TwoPassRopeCache final : public RopeCacheImpl {
         for (std::int64_t f = 0; f < v_dim; ++f) {
           const float x = call.v[static_cast<std::size_t>((t * cache.kv_heads + h) * v_dim + f)];
           write_cache_element(cache.storage, v_target, cache_index(cache, slot, h, f),
-                              stored_value(x, v_scale, cache));
+                              stored_value(x, v_scale, cache.scale_direction));
         }
         const std::int64_t k_offset = mla ? cache.latent_dim : 0;
         for (std::int64_t f = 0; f < dim; ++f) {
           const float x = k[static_cast<std::size_t>((t * cache.kv_heads + h) * dim + f)];
           write_cache_element(cache.storage, call.k_cache, cache_index(cache, slot, h, k_offset + f),
-                              stored_value(x, k_scale, cache));
+                              stored_value(x, k_scale, cache.scale_direction));
         }
       }
     }
   }
 
  private:
-  // x in the stored domain, in fp32 as a kernel forms it (a scale of 1 where not FP8).
-  static float stored_value(float x, double scale, const KvCacheSpec& cache) {
-    if (!is_fp8(cache.storage)) return x;
+  // x in the stored domain, in fp32 as a kernel forms it (cache_scale is 1 where not FP8: exact).
+  static float stored_value(float x, double scale, ScaleDirection direction) {
     const auto s = static_cast<float>(scale);
-    return cache.scale_direction == ScaleDirection::multiply ? x * s : x / s;
+    return direction == ScaleDirection::multiply ? x * s : x / s;
   }
 
   const RopeImpl& rope_;

@@ -37,6 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using test::Exited;
+using test::lines_containing;
 using test::ScratchDir;
 using test::slurp;
 using test::spawn;
@@ -93,15 +94,6 @@ const Property* some_rope_property() {
     if (p.kind == SubjectKind::rope) return &p;
   }
   return nullptr;
-}
-
-std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
-  std::vector<std::string> found;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.find(needle) != std::string::npos) found.push_back(line);
-  }
-  return found;
 }
 
 // ---- list --------------------------------------------------------------------------------
@@ -173,7 +165,7 @@ TEST(CliVerify, OneImplOnePropertyPassesAndWritesMatchingJson) {
   ASSERT_EQ(run.code, 0) << run.out << run.err;
 
   // The table row on stdout; progress on stderr only.
-  const auto rows = lines_with(run.out, impl);
+  const auto rows = lines_containing(run.out, impl);
   ASSERT_EQ(rows.size(), 1u) << run.out;
   EXPECT_EQ(rows[0].rfind("PASSED", 0), 0u) << rows[0];
   EXPECT_NE(rows[0].find(property->id), std::string::npos) << rows[0];
@@ -280,8 +272,8 @@ TEST(CliVerify, MutantFailsAndItsReproCommandReplaysTheSameFailure) {
   const auto run = ropecheck_cli(
       {"verify", "--impl", "mutant/sin_sign_flipped", "--cases", "20", "--out", out.str()});
   ASSERT_EQ(run.code, 1) << run.out << run.err;
-  ASSERT_FALSE(lines_with(run.out, "FAILED").empty()) << run.out;
-  const auto repros = lines_with(run.out, "__REPRO: ");
+  ASSERT_FALSE(lines_containing(run.out, "FAILED").empty()) << run.out;
+  const auto repros = lines_containing(run.out, "__REPRO: ");
   ASSERT_FALSE(repros.empty()) << run.out;
 
   const std::string command = repros[0].substr(repros[0].find("__REPRO: ") + 9);
@@ -311,7 +303,7 @@ TEST(CliVerify, MutantFailsAndItsReproCommandReplaysTheSameFailure) {
   // The same shrunk case, not merely another failure.
   EXPECT_EQ(replayed["counterexample"], (*original)["counterexample"]);
   EXPECT_EQ(replayed["reproduce"], (*original)["reproduce"]);
-  const auto replay_repros = lines_with(replay.out, "__REPRO: ");
+  const auto replay_repros = lines_containing(replay.out, "__REPRO: ");
   ASSERT_EQ(replay_repros.size(), 1u) << replay.out;
   EXPECT_EQ(replay_repros[0], repros[0]);
 }
@@ -395,7 +387,7 @@ TEST(CliVerify, MutantsRunPrintsKillMatrixAndVerdictPerMutant) {
     all_killed = all_killed && killed;
     EXPECT_EQ(killed, !row["killed_by"].empty()) << id;
     // One verdict line per mutant on stdout.
-    const auto verdicts = lines_with(run.out, id + "  ");
+    const auto verdicts = lines_containing(run.out, id + "  ");
     EXPECT_TRUE(std::any_of(verdicts.begin(), verdicts.end(), [&](const std::string& line) {
       return line.find(killed ? "KILLED (by " : "SURVIVED (") != std::string::npos;
     })) << id << "\n" << run.out;
@@ -416,7 +408,7 @@ TEST(CliVerify, MutantNoSelectedPropertyCanCatchSurvivesAndExits1) {
                                   std::string(property->id), "--mutants", "--cases", kFewCases,
                                   "--out", out.str()});
   EXPECT_EQ(run.code, 1) << run.out << run.err;
-  const auto lines = lines_with(run.out, survivor + "  ");
+  const auto lines = lines_containing(run.out, survivor + "  ");
   EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
     return line.find("SURVIVED") != std::string::npos;
   })) << run.out;
@@ -545,7 +537,7 @@ TEST(CliVerify, IsaCapSkipsHigherLevelsWithTheReason) {
                                   "kernel/scalar", "--property", "oracle_agreement", "--cases", "10",
                                   "--out", out.str()});
   ASSERT_EQ(run.code, 0) << run.out << run.err;
-  EXPECT_FALSE(lines_with(run.out, "capped by ROPECHECK_ISA=scalar").empty()) << run.out;
+  EXPECT_FALSE(lines_containing(run.out, "capped by ROPECHECK_ISA=scalar").empty()) << run.out;
   EXPECT_EQ(ropecheck_cli({"verify", "--isa", "sse9"}).code, 2);
 }
 

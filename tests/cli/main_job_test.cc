@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using test::Exited;
+using test::lines_containing;
+using test::lines_of;
 using test::ScratchDir;
 using test::slurp;
 using test::spawn;
@@ -42,21 +43,6 @@ Exited main_job_run(const fs::path& cwd, const std::vector<std::string>& args, c
 }
 
 Json json_file(const fs::path& path) { return Json::parse(slurp(path)); }
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> lines_containing(const std::string& text, const std::string& part) {
-  std::vector<std::string> found;
-  for (const auto& line : lines_of(text)) {
-    if (line.find(part) != std::string::npos) found.push_back(line);
-  }
-  return found;
-}
 
 // The console of one main job: the verdict first on stdout, stdout the summary alone, stdout and
 // stderr together one screen, and no line a terminal would wrap. What depends on the machine (the

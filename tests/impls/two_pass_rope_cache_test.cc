@@ -102,8 +102,7 @@ void expect_cache_as_defined(Buffers& b, const FusedCacheTruth& truth, const std
     const std::int64_t slot = b.slots[static_cast<std::size_t>(t)];
     if (slot < 0) continue;
     for (std::int64_t h = 0; h < b.cache.kv_heads; ++h) {
-      const auto scaled = [&](float x, bool of_k) {
-        if (!is_fp8(b.cache.storage)) return x;
+      const auto scaled = [&](float x, bool of_k) {  // cache_scale is 1 where not FP8
         const auto s = static_cast<float>(cache_scale(b.cache, of_k, h));
         return b.cache.scale_direction == ScaleDirection::multiply ? x * s : x / s;
       };

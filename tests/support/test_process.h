@@ -43,6 +43,21 @@ inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+// The lines of `text` (without their '\n'), and those of them that contain `part`.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+inline std::vector<std::string> lines_containing(const std::string& text, const std::string& part) {
+  std::vector<std::string> found;
+  for (auto& line : lines_of(text)) {
+    if (line.find(part) != std::string::npos) found.push_back(std::move(line));
+  }
+  return found;
+}
+
 // A fresh empty directory under gtest's temp dir (named PREFIX_XXXXXX), removed with everything
 // in it at scope exit.
 class ScratchDir {
