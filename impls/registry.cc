@@ -17,6 +17,8 @@ namespace ropecheck {
 #define SINUSOIDAL_MUTANT(first, second, factory) std::unique_ptr<SinusoidalImpl> factory();
 #define ATTENTION_IMPL(first, second, factory) std::unique_ptr<AttentionImpl> factory();
 #define ATTENTION_MUTANT(first, second, factory) std::unique_ptr<AttentionImpl> factory();
+#define ROPE_CACHE_IMPL(first, second, factory) std::unique_ptr<RopeCacheImpl> factory();
+#define ROPE_CACHE_MUTANT(first, second, factory) std::unique_ptr<RopeCacheImpl> factory();
 #include "impls/registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
@@ -24,6 +26,8 @@ namespace ropecheck {
 #undef SINUSOIDAL_MUTANT
 #undef ATTENTION_IMPL
 #undef ATTENTION_MUTANT
+#undef ROPE_CACHE_IMPL
+#undef ROPE_CACHE_MUTANT
 
 namespace {
 
@@ -49,6 +53,7 @@ struct Registry {
   Lists<RopeImpl> rope;
   Lists<SinusoidalImpl> sinusoidal;
   Lists<AttentionImpl> attention;
+  Lists<RopeCacheImpl> rope_cache;
 };
 
 // One expansion of the list, in its order, built on first use.
@@ -61,6 +66,8 @@ const Registry& registry() {
 #define SINUSOIDAL_MUTANT(first, second, factory) r.sinusoidal.add(#first "/" #second, factory(), true);
 #define ATTENTION_IMPL(first, second, factory) r.attention.add(#first "/" #second, factory(), false);
 #define ATTENTION_MUTANT(first, second, factory) r.attention.add(#first "/" #second, factory(), true);
+#define ROPE_CACHE_IMPL(first, second, factory) r.rope_cache.add(#first "/" #second, factory(), false);
+#define ROPE_CACHE_MUTANT(first, second, factory) r.rope_cache.add(#first "/" #second, factory(), true);
 #include "impls/registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
@@ -68,6 +75,8 @@ const Registry& registry() {
 #undef SINUSOIDAL_MUTANT
 #undef ATTENTION_IMPL
 #undef ATTENTION_MUTANT
+#undef ROPE_CACHE_IMPL
+#undef ROPE_CACHE_MUTANT
     return r;
   }();
   return all;
@@ -76,6 +85,7 @@ const Registry& registry() {
 const Lists<RopeImpl>& rope_lists() { return registry().rope; }
 const Lists<SinusoidalImpl>& sinusoidal_lists() { return registry().sinusoidal; }
 const Lists<AttentionImpl>& attention_lists() { return registry().attention; }
+const Lists<RopeCacheImpl>& rope_cache_lists() { return registry().rope_cache; }
 
 template <typename Impl>
 const Impl* find_in(const Lists<Impl>& lists, std::string_view id) {
@@ -100,6 +110,10 @@ std::span<const AttentionImpl* const> attention_implementations() { return atten
 std::span<const AttentionImpl* const> attention_mutants() { return attention_lists().mutants; }
 
 const AttentionImpl* find_attention(std::string_view id) { return find_in(attention_lists(), id); }
+
+std::span<const RopeCacheImpl* const> rope_cache_implementations() { return rope_cache_lists().real; }
+std::span<const RopeCacheImpl* const> rope_cache_mutants() { return rope_cache_lists().mutants; }
+const RopeCacheImpl* find_rope_cache(std::string_view id) { return find_in(rope_cache_lists(), id); }
 
 const RopeImpl* find_rope(std::string_view id) { return find_in(rope_lists(), id); }
 const SinusoidalImpl* find_sinusoidal(std::string_view id) {

@@ -8,6 +8,7 @@
 
 #include "impls/sinusoidal/absolute_encoding.h"
 #include "impls/attention/attention_impl.h"
+#include "impls/fused/rope_cache_impl.h"
 #include "impls/rope_impl.h"
 
 namespace ropecheck {
@@ -22,9 +23,14 @@ std::span<const SinusoidalImpl* const> sinusoidal_mutants();
 std::span<const AttentionImpl* const> attention_implementations();
 std::span<const AttentionImpl* const> attention_mutants();
 
+// The fused call that writes the paged KV cache (impls/fused/rope_cache_impl.h).
+std::span<const RopeCacheImpl* const> rope_cache_implementations();
+std::span<const RopeCacheImpl* const> rope_cache_mutants();
+
 // Searches implementations and mutants; nullptr when no id matches.
 const RopeImpl* find_rope(std::string_view id);
 const SinusoidalImpl* find_sinusoidal(std::string_view id);
 const AttentionImpl* find_attention(std::string_view id);
+const RopeCacheImpl* find_rope_cache(std::string_view id);
 
 }  // namespace ropecheck

@@ -71,6 +71,9 @@ std::vector<Subject> registry_subjects(bool mutants) {
   for (const AttentionImpl* impl : mutants ? attention_mutants() : attention_implementations()) {
     subjects.push_back({std::string(impl->id()), nullptr, nullptr, mutants, impl});
   }
+  for (const RopeCacheImpl* impl : mutants ? rope_cache_mutants() : rope_cache_implementations()) {
+    subjects.push_back({std::string(impl->id()), nullptr, nullptr, mutants, nullptr, impl});
+  }
   return subjects;
 }
 
@@ -79,6 +82,7 @@ std::string_view to_string(SubjectKind kind) {
     case SubjectKind::rope: return "rope";
     case SubjectKind::sinusoidal: return "sinusoidal";
     case SubjectKind::attention: return "attention";
+    case SubjectKind::rope_cache: return "rope_cache";
   }
   return "?";
 }
@@ -88,6 +92,7 @@ bool applies_to(const Property& property, const Subject& subject) {
     case SubjectKind::rope: return subject.rope != nullptr;
     case SubjectKind::sinusoidal: return subject.sinusoidal != nullptr;
     case SubjectKind::attention: return subject.attention != nullptr;
+    case SubjectKind::rope_cache: return subject.rope_cache != nullptr;
   }
   return false;
 }
@@ -120,6 +125,9 @@ PropertyResult run_property(const Property& property, const Subject& subject,
     }
   }
   if (std::string why; subject.attention != nullptr && !subject.attention->available(&why)) {
+    return skipped_result(subject, property.id, fmt::format("not available on this CPU: {}", why));
+  }
+  if (std::string why; subject.rope_cache != nullptr && !subject.rope_cache->available(&why)) {
     return skipped_result(subject, property.id, fmt::format("not available on this CPU: {}", why));
   }
   RunConfig run_config = config;

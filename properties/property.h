@@ -11,6 +11,7 @@
 
 #include "impls/sinusoidal/absolute_encoding.h"
 #include "impls/attention/attention_impl.h"
+#include "impls/fused/rope_cache_impl.h"
 #include "impls/rope_impl.h"
 
 namespace ropecheck {
@@ -32,13 +33,15 @@ ModelShapeSet parse_model_shape_set(std::string_view text, std::string_view opti
 std::string_view to_string(Status status);
 constexpr bool failing(Status status) { return status == Status::failed || status == Status::hang; }
 
-// What a property runs on: a RoPE implementation, a sinusoidal table, or an attention.
+// What a property runs on: a RoPE implementation, a sinusoidal table, an attention, or a fused
+// call that writes the paged KV cache.
 struct Subject {
   std::string id;
   const RopeImpl* rope = nullptr;
   const SinusoidalImpl* sinusoidal = nullptr;
   bool mutant = false;
   const AttentionImpl* attention = nullptr;
+  const RopeCacheImpl* rope_cache = nullptr;
 };
 
 // verify's thread limit by default, whatever the machine: a split into 3, 13 or 32 chunks finds
@@ -87,7 +90,7 @@ PropertyResult skipped_result(const Subject& subject, std::string_view property,
                               std::string reason);
 PropertyResult skipped_result(const Subject& subject, const RunConfig& config, std::string reason);
 
-enum class SubjectKind { rope, sinusoidal, attention };
+enum class SubjectKind { rope, sinusoidal, attention, rope_cache };
 std::string_view to_string(SubjectKind kind);
 
 struct Property {

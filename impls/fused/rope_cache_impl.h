@@ -49,6 +49,11 @@ class RopeCacheImpl {
   virtual std::string_view id() const = 0;
   virtual std::string_view summary() const = 0;
   virtual RopeCacheCapabilities capabilities() const = 0;
+  // Whether this CPU can run it; `why` says what is missing when it cannot.
+  virtual bool available(std::string* why = nullptr) const {
+    (void)why;
+    return true;
+  }
 
   // Validates the spec, the cache, the shapes, the slots and the buffers' sizes (InvalidInput,
   // saying what), refuses a call outside the capabilities (InvalidInput), then runs it.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ropecheck {
@@ -12,12 +13,22 @@ namespace {
 
 class TwoPassRopeCache final : public RopeCacheImpl {
  public:
-  TwoPassRopeCache(const RopeImpl& rope, PaddingRule padding)
-      : rope_(rope), padding_(padding), id_(fmt::format("rope_then_write/{}", rope.id())) {}
+  TwoPassRopeCache(const RopeImpl& rope, PaddingRule padding, std::string id)
+      : rope_(rope), padding_(padding), id_(id.empty() ? fmt::format("rope_then_write/{}", rope.id()) : std::move(id)) {}
+  // Owning the kernel it rotates with.
+  TwoPassRopeCache(std::unique_ptr<RopeImpl> rope, std::string id)
+      : TwoPassRopeCache(*rope, PaddingRule::skip_token, std::move(id)) {
+    owned_ = std::move(rope);
+  }
 
   std::string_view id() const override { return id_; }
   std::string_view summary() const override {
     return "two passes: the RoPE implementation rotates q and k, then each valid slot's row is written";
+  }
+  bool available(std::string* why) const override {
+    const RopeCapabilities caps = rope_.capabilities();
+    if (!caps.available && why != nullptr) *why = caps.unavailable_reason;
+    return caps.available;
   }
   RopeCacheCapabilities capabilities() const override {
     RopeCacheCapabilities caps;
@@ -76,6 +87,7 @@ class TwoPassRopeCache final : public RopeCacheImpl {
     return direction == ScaleDirection::multiply ? x * s : x / s;
   }
 
+  std::unique_ptr<RopeImpl> owned_;  // the kernel rope_ is, when this object made it
   const RopeImpl& rope_;
   const PaddingRule padding_;
   const std::string id_;
@@ -83,8 +95,24 @@ class TwoPassRopeCache final : public RopeCacheImpl {
 
 }  // namespace
 
-std::unique_ptr<RopeCacheImpl> make_two_pass_rope_cache(const RopeImpl& rope, PaddingRule padding) {
-  return std::make_unique<TwoPassRopeCache>(rope, padding);
+std::unique_ptr<RopeCacheImpl> make_two_pass_rope_cache(const RopeImpl& rope, PaddingRule padding, std::string id) {
+  return std::make_unique<TwoPassRopeCache>(rope, padding, std::move(id));
+}
+
+// The registry is being built when these run, so each makes its own kernel (registry.inc's
+// factories) rather than looking one up.
+std::unique_ptr<RopeImpl> make_kernel_scalar();
+std::unique_ptr<RopeImpl> make_kernel_avx2();
+std::unique_ptr<RopeImpl> make_kernel_avx512();
+
+std::unique_ptr<RopeCacheImpl> make_rope_then_write_scalar() {
+  return std::make_unique<TwoPassRopeCache>(make_kernel_scalar(), "rope_then_write/scalar");
+}
+std::unique_ptr<RopeCacheImpl> make_rope_then_write_avx2() {
+  return std::make_unique<TwoPassRopeCache>(make_kernel_avx2(), "rope_then_write/avx2");
+}
+std::unique_ptr<RopeCacheImpl> make_rope_then_write_avx512() {
+  return std::make_unique<TwoPassRopeCache>(make_kernel_avx512(), "rope_then_write/avx512");
 }
 
 }  // namespace ropecheck

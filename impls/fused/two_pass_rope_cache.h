@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "impls/fused/rope_cache_impl.h"
 #include "impls/rope_impl.h"
@@ -12,7 +13,15 @@
 namespace ropecheck {
 
 // `rope` must outlive the result; every layout, storage and direction; `padding` as declared.
+// Its id is "rope_then_write/<rope id>" unless `id` names another.
 std::unique_ptr<RopeCacheImpl> make_two_pass_rope_cache(const RopeImpl& rope,
-                                                        PaddingRule padding = PaddingRule::skip_token);
+                                                        PaddingRule padding = PaddingRule::skip_token,
+                                                        std::string id = "");
+
+// The registry's two-pass references (impls/registry.inc): rope_then_write/<level>, the fast
+// kernel of that level (kernel/<level>) then the write; available where that kernel is.
+std::unique_ptr<RopeCacheImpl> make_rope_then_write_scalar();
+std::unique_ptr<RopeCacheImpl> make_rope_then_write_avx2();
+std::unique_ptr<RopeCacheImpl> make_rope_then_write_avx512();
 
 }  // namespace ropecheck
