@@ -45,7 +45,7 @@ std::span<const Property> property_catalogue() {
          {pointwise_properties, boundary_properties, nonfinite_properties, call_history_properties, group_properties,
           layout_equivalence_properties, scaling_properties, long_range_decay_properties,
           multi_axis_properties, backward_properties,
-          sinusoidal_properties, attention_properties, multi_head_properties}) {
+          sinusoidal_properties, attention_properties, multi_head_properties, rope_cache_properties}) {
       for (const auto& p : family()) v.push_back(p);
     }
     return v;

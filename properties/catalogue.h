@@ -24,5 +24,7 @@ std::span<const Property> backward_properties();               // backward_prope
 std::span<const Property> sinusoidal_properties();  // sinusoidal_properties.cc
 std::span<const Property> attention_properties();   // attention_properties.cc
 std::span<const Property> multi_head_properties();  // multi_head_properties.cc
+// The fused call that writes the paged KV cache:
+std::span<const Property> rope_cache_properties();  // rope_cache_properties.cc
 
 }  // namespace ropecheck

@@ -36,6 +36,14 @@ std::string RopeCacheCapabilities::why_unsupported(const KvCacheSpec& cache) con
   return "";
 }
 
+RopeCapabilities RopeCacheImpl::rope_capabilities() const {
+  RopeCapabilities caps;
+  caps.layouts = {Layout::interleaved, Layout::half_split};
+  caps.angle_precisions = {AnglePrecision::fp32};
+  caps.scaling_kinds = {ScalingKind::none};
+  return caps;
+}
+
 void RopeCacheImpl::apply(const RopeCacheCall& call) const {
   validate(call.spec);
   validate_cache(call.cache);

@@ -14,6 +14,7 @@
 #include "core/kv_cache.h"
 #include "core/spec.h"
 #include "core/tensor.h"
+#include "impls/rope_impl.h"
 
 namespace ropecheck {
 
@@ -49,6 +50,10 @@ class RopeCacheImpl {
   virtual std::string_view id() const = 0;
   virtual std::string_view summary() const = 0;
   virtual RopeCacheCapabilities capabilities() const = 0;
+  // The RoPE forms its rotation computes (the properties draw the call's spec within them): by
+  // default what every fused call does, plain RoPE: both layouts, partial rotary, fp32 angles, no
+  // scaling, one axis, the forward pass, on the calling thread. A kernel that does more says so.
+  virtual RopeCapabilities rope_capabilities() const;
   // Whether this CPU can run it; `why` says what is missing when it cannot.
   virtual bool available(std::string* why = nullptr) const {
     (void)why;

@@ -30,6 +30,13 @@ class TwoPassRopeCache final : public RopeCacheImpl {
     if (!caps.available && why != nullptr) *why = caps.unavailable_reason;
     return caps.available;
   }
+  // The rotation is the RoPE implementation's: every form it computes, forward.
+  RopeCapabilities rope_capabilities() const override {
+    RopeCapabilities caps = rope_.capabilities();
+    caps.passes = {Pass::forward};
+    caps.max_threads = 1;
+    return caps;
+  }
   RopeCacheCapabilities capabilities() const override {
     RopeCacheCapabilities caps;
     caps.layouts = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
