@@ -82,6 +82,20 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       // an F16 KV cache whose P V sum is kept in fp16 too (ggml-cpu's vector path): inside the
       // F16 K,V bound where random scores' own terms dominate; equal scores leave the sum alone
       {"mutant/attention_fp16_accumulator", {"attention_equal_scores_average"}},
+      // the fused cache call's (rope_cache_mutants.cc): padding's -1 wrapped to the last slot,
+      // which no valid token addresses (the cases keep the last block free)
+      {"mutant/cache_slot_minus_one_indexed", {"cache_untouched_elsewhere", "padding_inert"}},
+      // rows in the wrong place: the truth misses them, and where they land was not addressed
+      {"mutant/cache_block_offset_swapped", {"cache_oracle_agreement", "cache_untouched_elsewhere"}},
+      {"mutant/cache_hnd_stride_on_nhd", {"cache_oracle_agreement", "cache_untouched_elsewhere"}},
+      // x * s for x / s: off by s^2, which the amax-derived scales keep far from 1
+      {"mutant/cache_scale_direction_flipped", {"cache_oracle_agreement", "cache_dequantized_bound"}},
+      // NaN (e4m3) or Inf (e5m2) past the largest: only values past it show it
+      {"mutant/cache_fp8_unsaturated", {"fp8_saturates"}},
+      {"mutant/cache_v_in_k_place", {"cache_oracle_agreement"}},
+      // a padding token's q rotated under skip_token
+      {"mutant/cache_padding_q_rotated", {"padding_inert", "cache_oracle_agreement"}},
+      {"mutant/cache_v_scale_dropped", {"cache_oracle_agreement", "cache_dequantized_bound"}},
       // seed 001: cos at 2i+1 uses exponent (2i+1)/d
       {"mutant/sinusoid_exponent_i_over_d",
        {"sinusoidal_pe_at_one_d512", "sinusoidal_shift_is_rotation"}},
