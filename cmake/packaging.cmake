@@ -24,6 +24,7 @@ set(ROPECHECK_PACKAGE_MAINTAINER "ropecheck maintainers <maintainers@ropecheck.i
 install(FILES plugins/examples/example_rope.h plugins/examples/example_scaling.h plugins/examples/good_rope.c
               plugins/examples/broken_rope.c plugins/examples/fp16_rope.c plugins/examples/scaled_rope.c
               plugins/examples/recurrence_rope.c plugins/examples/mrope_rope.c plugins/examples/backward_rope.c
+              plugins/examples/fused_cache_rope.c
               plugins/examples/example_attention.c
         DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples)
 install(DIRECTORY plugins/examples/outside-project DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples

@@ -50,44 +50,6 @@ static_assert(ROPECHECK_AXES_MROPE == static_cast<int>(AxisMode::mrope));
 static_assert(ROPECHECK_AXES_IMROPE == static_cast<int>(AxisMode::imrope));
 static_assert(ROPECHECK_AXES_VISION == static_cast<int>(AxisMode::vision));
 
-// The spec as the ABI carries it; the LongRoPE factor arrays travel in shared memory (the worker
-// sets the pointers). Each scaling parameter is set for the kinds that read it, zero otherwise
-// (plugin.h), and the attention factor is resolved here, as frequency.h resolves it.
-ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
-  ropecheck_plugin_spec s{};
-  s.struct_size = sizeof s;
-  s.head_dim = spec.head_dim;
-  s.rotary_dim = spec.rotary_dim;
-  s.layout = spec.layout == Layout::interleaved ? ROPECHECK_LAYOUT_INTERLEAVED
-                                                : ROPECHECK_LAYOUT_HALF_SPLIT;
-  switch (spec.angle_precision) {
-    case AnglePrecision::fp32: s.angle_precision = ROPECHECK_ANGLES_FP32; break;
-    case AnglePrecision::fp64: s.angle_precision = ROPECHECK_ANGLES_FP64; break;
-    case AnglePrecision::fp32_recurrence: s.angle_precision = ROPECHECK_ANGLES_FP32_RECURRENCE; break;
-  }
-  s.base = spec.base;
-  // ABI 3's axes (the worker hides them from an ABI 2 plugin, which only ever gets none).
-  s.axis_mode = static_cast<std::int32_t>(spec.axes.mode);
-  for (int a = 0; a < kMaxAxes; ++a) s.sections[a] = spec.axes.sections[static_cast<std::size_t>(a)];
-  const RopeScaling& scaling = spec.scaling;
-  const ScalingKind kind = scaling.kind;
-  s.scaling_kind = static_cast<std::int32_t>(kind);
-  s.attention_factor = attention_factor(spec);
-  const ScalingParameters reads = parameters_read_by(kind);
-  if (reads.factor) s.factor = scaling.factor;
-  if (reads.original_max_position) s.original_max_position = scaling.original_max_position;
-  if (reads.sequence_length) s.sequence_length = scaling.sequence_length;
-  if (reads.yarn_ramp) {
-    s.beta_fast = scaling.beta_fast;
-    s.beta_slow = scaling.beta_slow;
-    s.yarn_truncate = scaling.truncate ? 1 : 0;
-  }
-  if (reads.llama3_band) {
-    s.low_freq_factor = scaling.low_freq_factor;
-    s.high_freq_factor = scaling.high_freq_factor;
-  }
-  return s;  // the LongRoPE factor arrays travel in shared memory (call())
-}
 
 class OutsideRope final : public RopeImpl, public PluginTimer {
  public:
@@ -285,6 +247,44 @@ class OutsideRope final : public RopeImpl, public PluginTimer {
 };
 
 }  // namespace
+
+// Each scaling parameter is set for the kinds that read it, zero otherwise (plugin.h), and the
+// attention factor is resolved here, as frequency.h resolves it.
+ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
+  ropecheck_plugin_spec s{};
+  s.struct_size = sizeof s;
+  s.head_dim = spec.head_dim;
+  s.rotary_dim = spec.rotary_dim;
+  s.layout = spec.layout == Layout::interleaved ? ROPECHECK_LAYOUT_INTERLEAVED
+                                                : ROPECHECK_LAYOUT_HALF_SPLIT;
+  switch (spec.angle_precision) {
+    case AnglePrecision::fp32: s.angle_precision = ROPECHECK_ANGLES_FP32; break;
+    case AnglePrecision::fp64: s.angle_precision = ROPECHECK_ANGLES_FP64; break;
+    case AnglePrecision::fp32_recurrence: s.angle_precision = ROPECHECK_ANGLES_FP32_RECURRENCE; break;
+  }
+  s.base = spec.base;
+  // ABI 3's axes (the worker hides them from an ABI 2 plugin, which only ever gets none).
+  s.axis_mode = static_cast<std::int32_t>(spec.axes.mode);
+  for (int a = 0; a < kMaxAxes; ++a) s.sections[a] = spec.axes.sections[static_cast<std::size_t>(a)];
+  const RopeScaling& scaling = spec.scaling;
+  const ScalingKind kind = scaling.kind;
+  s.scaling_kind = static_cast<std::int32_t>(kind);
+  s.attention_factor = attention_factor(spec);
+  const ScalingParameters reads = parameters_read_by(kind);
+  if (reads.factor) s.factor = scaling.factor;
+  if (reads.original_max_position) s.original_max_position = scaling.original_max_position;
+  if (reads.sequence_length) s.sequence_length = scaling.sequence_length;
+  if (reads.yarn_ramp) {
+    s.beta_fast = scaling.beta_fast;
+    s.beta_slow = scaling.beta_slow;
+    s.yarn_truncate = scaling.truncate ? 1 : 0;
+  }
+  if (reads.llama3_band) {
+    s.low_freq_factor = scaling.low_freq_factor;
+    s.high_freq_factor = scaling.high_freq_factor;
+  }
+  return s;  // the LongRoPE factor arrays travel in shared memory (call())
+}
 
 std::unique_ptr<RopeImpl> make_outside_rope(OutsideIdentity identity, const PluginOptions& options,
                                             std::unique_ptr<GuardedBuffers> memory,

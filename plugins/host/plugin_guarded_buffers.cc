@@ -65,12 +65,20 @@ void GuardedBuffers::ensure_bytes(std::size_t bytes) {
 void GuardedBuffers::prepare(std::size_t q_bytes, std::size_t k_bytes,
                              std::size_t positions_bytes, std::size_t factors_bytes) {
   const std::size_t sizes[kBuffers] = {q_bytes, k_bytes, positions_bytes, factors_bytes};
+  prepare_all(sizes);
+}
+
+void GuardedBuffers::prepare_all(const std::size_t (&bytes)[kBuffers]) {
   std::size_t at = 0;
   for (int b = 0; b < kBuffers; ++b) {
     Region& r = regions_[b];
     r.begin = at;
+    if (b >= kRopeBuffers && bytes[b] == 0) {  // a fused call's buffer, unused: no room, no guards
+      r.data_begin = r.data_end = r.end = at;
+      continue;
+    }
     r.data_begin = at + kGuardBytes;  // page aligned: at is a multiple of the page
-    r.data_end = r.data_begin + sizes[b];
+    r.data_end = r.data_begin + bytes[b];
     // The trailing guard: to the next page, then a whole guard more.
     r.end = round_up(r.data_end, kPage) + kGuardBytes;
     at = r.end;

@@ -16,6 +16,7 @@
 #include "plugins/host/plugin_guarded_buffers.h"
 #include "plugins/host/outside_rope.h"
 #include "plugins/host/plugin_process.h"
+#include "plugins/host/plugin_rope_cache.h"
 #include "ropecheck/plugin.h"
 
 namespace ropecheck {
@@ -67,6 +68,12 @@ static_assert(offsetof(ropecheck_plugin_call, reserved) == offsetof(ropecheck_pl
 static_assert(sizeof(ropecheck_plugin_v4) == sizeof(ropecheck_plugin_v2));
 static_assert(offsetof(ropecheck_plugin_v4, teardown) == offsetof(ropecheck_plugin_v2, teardown));
 static_assert(offsetof(ropecheck_plugin_v4, apply_backward) == offsetof(ropecheck_plugin_v2, reserved));
+// ABI 5's is v4's, apply_rope_cache and its query in v4's reserved[0] and [1].
+static_assert(sizeof(ropecheck_plugin_v5) == sizeof(ropecheck_plugin_v4));
+static_assert(offsetof(ropecheck_plugin_v5, apply_backward) == offsetof(ropecheck_plugin_v4, apply_backward));
+static_assert(offsetof(ropecheck_plugin_v5, apply_rope_cache) == offsetof(ropecheck_plugin_v4, reserved));
+static_assert(offsetof(ropecheck_plugin_v5, query_rope_cache_capabilities) ==
+              offsetof(ropecheck_plugin_v4, reserved) + sizeof(void*));
 
 // ABI 1 is frozen in binary: apply_fp16 took the place of reserved[0], so the size and every
 // earlier offset must stay those of the first version 1 header (abi_version and struct_size,
@@ -128,14 +135,15 @@ std::string judge(const LoadReport& r) {
                          ROPECHECK_PLUGIN_ENTRY_SYMBOL, ROPECHECK_ATTENTION_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::null_entry: return fmt::format("{}() returned NULL", ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::wrong_abi:
-      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {}, {}, {} and {}",
+      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {}, {}, {}, {} and {}",
                          r.abi_version, ROPECHECK_PLUGIN_ABI_V1, ROPECHECK_PLUGIN_ABI_V2,
-                         ROPECHECK_PLUGIN_ABI_V3, ROPECHECK_PLUGIN_ABI_V4);
+                         ROPECHECK_PLUGIN_ABI_V3, ROPECHECK_PLUGIN_ABI_V4, ROPECHECK_PLUGIN_ABI_V5);
     case LoadStage::attention_loaded: return "is an attention plugin";  // never without r.attention
     case LoadStage::bad_struct:
       return r.abi_version != ROPECHECK_PLUGIN_ABI_V1
                  ? fmt::format("ropecheck_plugin_v2 is malformed: struct_size {} (at least {} "
-                               "needed) or query_capabilities or apply is NULL",
+                               "needed) or query_capabilities or apply is NULL, or (ABI 5) one of "
+                               "apply_rope_cache and query_rope_cache_capabilities is NULL and the other not",
                                r.struct_size, plugin_protocol::kMinStructSizeV2)
                  : fmt::format("ropecheck_plugin_v1 is malformed: struct_size {} (at least {} "
                                "needed) or query_capabilities is NULL",
@@ -186,6 +194,7 @@ std::string judge(const LoadReport& r) {
     return fmt::format("capabilities: max_position {} (0 for ropecheck's limit, else positive)",
                        caps.max_position);
   }
+  if (r.has_apply_rope_cache != 0) return judge_rope_cache_capabilities(r.cache_caps);
   return {};
 }
 
@@ -276,7 +285,7 @@ PluginLibrary load_plugin_library(const std::filesystem::path& path, const Plugi
   if (auto why = judge(worker->report()); !why.empty()) {
     throw InvalidInput(fmt::format("plugin '{}' {}", path.string(), why));
   }
-  if (worker->report().attention != 0) return {nullptr, load_attention_plugin_here(absolute, worker->report())};
+  if (worker->report().attention != 0) return {nullptr, load_attention_plugin_here(absolute, worker->report()), nullptr};
   PluginInfo info;
   info.path = absolute;
   info.name = worker->report().name;
@@ -291,19 +300,33 @@ PluginLibrary load_plugin_library(const std::filesystem::path& path, const Plugi
   identity.capabilities = to_capabilities(worker->report());
   // ABI 2 and 3 pass call->threads (up to init's max_threads); ABI 1 has no such field.
   if (info.abi_version != ROPECHECK_PLUGIN_ABI_V1) identity.capabilities.max_threads = options.threads;
+  if (worker->report().has_apply_rope_cache != 0) {
+    info.rope_cache = to_rope_cache_capabilities(worker->report().cache_caps);
+  }
   identity.noun = "plugin";
   identity.info = info;
-  // A new worker after a failure; one that no longer loads is a failure of this call.
-  const int memory_fd = memory->fd();
-  auto restart = [absolute, memory_fd, options]() -> std::unique_ptr<CallServer> {
-    auto fresh = std::make_unique<WorkerProcess>(absolute, memory_fd, worker_wait_seconds(options), options.threads);
-    if (auto why = judge(fresh->report()); !why.empty()) {
-      throw PluginFailure(fmt::format("plugin could not be restarted: {}", why));
-    }
-    return fresh;
+  // A new worker on `memory_fd` after a failure; one that no longer loads is a failure of this call.
+  const auto restart_on = [absolute, options](int memory_fd) {
+    return [absolute, memory_fd, options]() -> std::unique_ptr<CallServer> {
+      auto fresh = std::make_unique<WorkerProcess>(absolute, memory_fd, worker_wait_seconds(options), options.threads);
+      if (auto why = judge(fresh->report()); !why.empty()) {
+        throw PluginFailure(fmt::format("plugin could not be restarted: {}", why));
+      }
+      return fresh;
+    };
   };
-  return {make_outside_rope(std::move(identity), options, std::move(memory), std::move(worker), std::move(restart)),
-          nullptr};
+  PluginLibrary library;
+  if (info.rope_cache.has_value()) {
+    // The fused entry: a worker of its own on memory of its own, started on its first call.
+    auto cache_memory = std::make_unique<GuardedBuffers>();
+    const int cache_fd = cache_memory->fd();
+    library.rope_cache = make_plugin_rope_cache(identity, *info.rope_cache, options, std::move(cache_memory),
+                                                restart_on(cache_fd));
+  }
+  const int memory_fd = memory->fd();
+  library.rope =
+      make_outside_rope(std::move(identity), options, std::move(memory), std::move(worker), restart_on(memory_fd));
+  return library;
 }
 
 std::unique_ptr<RopeImpl> load_plugin(const std::filesystem::path& path, const PluginOptions& options) {

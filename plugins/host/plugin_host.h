@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "impls/attention/attention_impl.h"
+#include "impls/fused/rope_cache_impl.h"
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_protocol.h"
 
@@ -73,14 +75,18 @@ struct PluginInfo {
   std::uint32_t dtypes = 0;  // ROPECHECK_DTYPE_* bits
   int max_head_dim = 0;      // 0: no limit declared
   std::string description;   // what an ABI 2 init said it chose ("" without one)
+  // What an ABI 5 plugin's fused entry (apply_rope_cache) declared; empty without one.
+  std::optional<RopeCacheCapabilities> rope_cache;
 };
 
 // What a plugin library is: a RoPE plugin (plugin.h), run in its worker child, or an attention
 // plugin (attention_plugin.h), tried in a worker child and then loaded into this process
-// (attention_plugin_host.h). Exactly one is set.
+// (attention_plugin_host.h). Exactly one of rope and attention is set; rope_cache beside rope
+// when an ABI 5 plugin has the fused entry (plugin_rope_cache.h), with the same id.
 struct PluginLibrary {
   std::unique_ptr<RopeImpl> rope;
   std::unique_ptr<AttentionImpl> attention;
+  std::unique_ptr<RopeCacheImpl> rope_cache;
 };
 
 // Loads the library in a worker child and checks what it declares. Throws InvalidInput (the CLI's

@@ -15,11 +15,11 @@ namespace ropecheck::plugin_protocol {
 
 // How far the worker got loading the library; everything after `loaded` is the parent's to judge.
 enum class LoadStage : std::uint32_t {
-  loaded,         // entry called, ABI version 1 to 4 read, initialised, capabilities queried
+  loaded,         // entry called, ABI version 1 to 5 read, initialised, capabilities queried
   dlopen_failed,  // detail: dlerror()
   no_entry,       // the library has no ROPECHECK_PLUGIN_ENTRY_SYMBOL
   null_entry,     // the entry function returned NULL
-  wrong_abi,      // abi_version is not 1 to 4 (abi_version holds it)
+  wrong_abi,      // abi_version is not 1 to 5 (abi_version holds it)
   bad_struct,     // struct_size too small, or a required function NULL
   init_failed,    // ABI 2 init returned non-OK (detail: the status and its description)
   query_failed,   // query_capabilities returned non-OK (detail: the status)
@@ -32,8 +32,9 @@ enum class LoadStage : std::uint32_t {
 // the first reserved pointer within ABI 1, so a struct_size that ends before it is still a valid
 // version 1 struct (without fp16), and the worker reads apply_fp16 only when struct_size covers it.
 inline constexpr std::size_t kMinStructSize = offsetof(ropecheck_plugin_v1, apply_fp16);
-// ABI 2 to 4 (one layout): every field before the reserved pointers (ABI 4's optional
-// apply_backward is where v2 has its first).
+// ABI 2 to 5 (one layout): every field before the reserved pointers (ABI 4's optional
+// apply_backward is where v2 has its first, ABI 5's apply_rope_cache and its capabilities query
+// where v4 has its first two).
 inline constexpr std::size_t kMinStructSizeV2 = offsetof(ropecheck_plugin_v2, reserved);
 // The spec an ABI 2 plugin was built with ends where ABI 3 appended axis_mode: its struct_size.
 inline constexpr std::size_t kSpecSizeV2 = offsetof(ropecheck_plugin_spec, axis_mode);
@@ -51,6 +52,10 @@ struct LoadReport {
   std::uint32_t has_apply_bf16 = 0;
   std::uint32_t has_apply_fp16 = 0;
   std::uint32_t has_apply_backward = 0;  // ABI 4's optional backward entry
+  // ABI 5's optional fused entry (with its capabilities query: a struct with one and not the
+  // other is bad_struct), and what that query filled.
+  std::uint32_t has_apply_rope_cache = 0;
+  ropecheck_plugin_cache_capabilities cache_caps{};
   std::uint32_t name_truncated = 0;  // the name ran past kMaxNameBytes (refused by the host)
   std::uint32_t attention = 0;       // the library exports the attention entry, not the RoPE one
   ropecheck_plugin_capabilities caps{};
@@ -66,6 +71,19 @@ struct LoadReport {
 // fork of the host (same binary, same mapping). It walks q and k as RoPE does, in place.
 using WorkerProbe = void (*)(float* q, std::size_t q_floats, float* k, std::size_t k_floats,
                              std::int64_t tokens);
+
+// The fused call's part of a CallMessage (ABI 5, apply_rope_cache): the cache as the ABI carries
+// it (its scale pointers NULL: the worker points them into its mapping) and where v, the slots,
+// the two caches and the scales (k's, then v's) lie in the shared memory file. q, k and positions
+// are the CallMessage's own.
+struct CacheCallMessage {
+  ropecheck_plugin_cache cache{};
+  std::uint64_t v_offset = 0;
+  std::uint64_t slots_offset = 0;
+  std::uint64_t k_cache_offset = 0;
+  std::uint64_t v_cache_offset = 0;  // meaningless for mla (v_cache NULL)
+  std::uint64_t scales_offset = 0;   // k_scale_count floats, then v_scale_count
+};
 
 // One apply: the spec and shape, and where q, k, positions and a LongRoPE spec's factor arrays
 // (short_factor, then long_factor, rotary_dim/2 doubles each) lie in the shared memory file. The
@@ -96,6 +114,10 @@ struct CallMessage {
   // file (made on its first timed call): memory placed as the built-ins' buffers are.
   WorkerProbe probe = nullptr;
   std::uint64_t stage = 0;
+  // ABI 5's fused call: apply_rope_cache on `cache` instead of apply (dtype fp32, k_heads the
+  // cache's kv_heads). Sent only to a plugin whose LoadReport has it; never timed.
+  std::uint32_t rope_cache = 0;
+  CacheCallMessage cache;
 };
 
 struct ReplyMessage {

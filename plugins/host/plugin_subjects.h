@@ -15,10 +15,12 @@
 namespace ropecheck {
 
 // What --plugin and --python loaded: RoPE plugins and Python callables (each in its worker
-// child), and attention plugins (attention_plugin.h, in this process).
+// child), attention plugins (attention_plugin.h, in this process), and the fused entries of ABI 5
+// plugins (plugin_rope_cache.h, each in a worker child), named as their RoPE side.
 struct LoadedPlugins {
   std::vector<std::shared_ptr<const RopeImpl>> rope;
   std::vector<std::shared_ptr<const AttentionImpl>> attention;
+  std::vector<std::shared_ptr<const RopeCacheImpl>> rope_cache;
 };
 
 // Throws InvalidInput for a plugin or Python callable that does not load (load_plugin_library(),

@@ -50,6 +50,8 @@ struct Plugin {
   bool multi_axis = false;  // ABI 3 and 4: the spec's axes and call->axes are the plugin's to read
   // ABI 4's backward entry, when it has one.
   std::int32_t (*apply_backward)(void*, const ropecheck_plugin_call*) = nullptr;
+  // ABI 5's fused entry, when it has one.
+  std::int32_t (*apply_rope_cache)(void*, const ropecheck_plugin_cache_call*) = nullptr;
   void* context = nullptr;  // what an ABI 2 init stored
 };
 
@@ -104,7 +106,7 @@ bool call_init(std::int32_t (*init)(const ropecheck_plugin_init_args*, void**), 
   return false;
 }
 
-// ABI 2, 3 and 4 (one struct; abi_version says which).
+// ABI 2, 3, 4 and 5 (one struct; abi_version says which).
 LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& report, Plugin& plugin) {
   if (p->struct_size < plugin_protocol::kMinStructSizeV2 || p->query_capabilities == nullptr ||
       p->apply == nullptr) {
@@ -126,14 +128,39 @@ LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& rep
   // axis_modes was ABI 2's reserved0: what an ABI 2 plugin leaves there means nothing.
   plugin.multi_axis = p->abi_version >= ROPECHECK_PLUGIN_ABI_V3;
   if (!plugin.multi_axis) caps.axis_modes = 0;
-  // apply_backward is v2's reserved[0]: read only from an ABI 4 struct that holds it.
-  if (p->abi_version == ROPECHECK_PLUGIN_ABI_V4) {
+  // apply_backward is v2's reserved[0]: read only from an ABI 4 or 5 struct that holds it (the
+  // same place in both).
+  if (p->abi_version >= ROPECHECK_PLUGIN_ABI_V4) {
     const auto* v4 = reinterpret_cast<const ropecheck_plugin_v4*>(p);
     if (v4->struct_size >= offsetof(ropecheck_plugin_v4, apply_backward) + sizeof v4->apply_backward) {
       plugin.apply_backward = v4->apply_backward;
     }
   }
   report.has_apply_backward = plugin.apply_backward != nullptr;
+  // apply_rope_cache and its query are v4's reserved[0] and [1]: read only from an ABI 5 struct
+  // that holds them; one without the other is malformed.
+  if (p->abi_version == ROPECHECK_PLUGIN_ABI_V5) {
+    const auto* v5 = reinterpret_cast<const ropecheck_plugin_v5*>(p);
+    if (v5->struct_size >= offsetof(ropecheck_plugin_v5, query_rope_cache_capabilities) +
+                               sizeof v5->query_rope_cache_capabilities) {
+      if ((v5->apply_rope_cache == nullptr) != (v5->query_rope_cache_capabilities == nullptr)) {
+        return LoadStage::bad_struct;
+      }
+      if (v5->apply_rope_cache != nullptr) {
+        ropecheck_plugin_cache_capabilities cache_caps{};
+        cache_caps.struct_size = sizeof cache_caps;
+        const std::int32_t cache_status = v5->query_rope_cache_capabilities(plugin.context, &cache_caps);
+        if (cache_status != ROPECHECK_PLUGIN_OK) {
+          std::snprintf(report.detail, sizeof report.detail, "query_rope_cache_capabilities returned %d",
+                        static_cast<int>(cache_status));
+          return LoadStage::query_failed;
+        }
+        report.cache_caps = cache_caps;
+        plugin.apply_rope_cache = v5->apply_rope_cache;
+      }
+    }
+  }
+  report.has_apply_rope_cache = plugin.apply_rope_cache != nullptr;
   report.caps = caps;
   plugin.v2 = p;
   return LoadStage::loaded;
@@ -207,6 +234,7 @@ LoadReport load(const char* path, int max_threads, Plugin& plugin) {
     case ROPECHECK_PLUGIN_ABI_V2:
     case ROPECHECK_PLUGIN_ABI_V3:
     case ROPECHECK_PLUGIN_ABI_V4:
+    case ROPECHECK_PLUGIN_ABI_V5:
       report.stage =
           load_v2(static_cast<const ropecheck_plugin_v2*>(returned), max_threads, report, plugin);
       break;
@@ -274,6 +302,40 @@ std::int32_t apply_v2(const Plugin& plugin, const CallMessage& call, std::byte* 
                                             : ROPECHECK_PLUGIN_UNSUPPORTED;
   }
   return plugin.v2->apply(plugin.context, &c);
+}
+
+// ABI 5's fused call on the shared memory: every pointer into this worker's mapping (the spec and
+// cache are copies: the plugin cannot alter the host's). The host sends it only to a plugin that
+// has apply_rope_cache.
+std::int32_t apply_rope_cache(const Plugin& plugin, const CallMessage& call, std::byte* base) {
+  if (plugin.apply_rope_cache == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
+  ropecheck_plugin_spec spec = call.spec;
+  if (call.factors_count != 0) {
+    const auto* factors = reinterpret_cast<const double*>(base + call.factors_offset);
+    spec.short_factor = factors;
+    spec.long_factor = factors + call.factors_count;
+  }
+  const plugin_protocol::CacheCallMessage& m = call.cache;
+  ropecheck_plugin_cache cache = m.cache;
+  const auto* scales = reinterpret_cast<const float*>(base + m.scales_offset);
+  if (cache.k_scale_count != 0) cache.k_scale = scales;
+  if (cache.v_scale_count != 0) cache.v_scale = scales + cache.k_scale_count;
+  ropecheck_plugin_cache_call c{};
+  c.struct_size = sizeof c;
+  c.threads = call.threads;
+  c.spec = &spec;
+  c.cache = &cache;
+  c.q = reinterpret_cast<float*>(base + call.q_offset);
+  c.q_heads = call.q_heads;
+  c.k = reinterpret_cast<const float*>(base + call.k_offset);
+  c.v = reinterpret_cast<const float*>(base + m.v_offset);
+  c.positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
+  c.axes = call.axes;
+  c.slots = reinterpret_cast<const std::int64_t*>(base + m.slots_offset);
+  c.tokens = call.tokens;
+  c.k_cache = base + m.k_cache_offset;
+  c.v_cache = cache.layout == ROPECHECK_CACHE_MLA ? nullptr : base + m.v_cache_offset;
+  return plugin.apply_rope_cache(plugin.context, &c);
 }
 
 // A timed call's q and k: private copies of a stage's shared ones, in anonymous memory advised
@@ -370,7 +432,9 @@ ReplyMessage timed_apply(const Plugin& plugin, const CallMessage& call, std::byt
     }
     auto* base = static_cast<std::byte*>(mapping);
     ReplyMessage reply;
-    if (call.probe != nullptr) {
+    if (call.rope_cache != 0) {
+      reply.status = plugin.v2 != nullptr ? apply_rope_cache(plugin, call, base) : ROPECHECK_PLUGIN_UNSUPPORTED;
+    } else if (call.probe != nullptr) {
       reply = timed_apply(plugin, call, base, copies);
     } else {
       const Data data = shared_data(call, base);

@@ -81,6 +81,18 @@ Json plugin_json(const RopeImpl& impl) {
                        {"dtypes", dtypes},
                        {"max_head_dim", info->max_head_dim},
                        {"description", info->description}};
+    // An ABI 5 plugin's fused entry (plugin_rope_cache.h): what it writes, and its padding rule.
+    if (const auto& fused = info->rope_cache) {
+      const auto names = [](const auto& values) {
+        std::vector<std::string> out;
+        for (const auto value : values) out.emplace_back(to_string(value));
+        return out;
+      };
+      entry["plugin"]["rope_cache"] = {{"layouts", names(fused->layouts)},
+                                       {"storages", names(fused->storages)},
+                                       {"scale_directions", names(fused->directions)},
+                                       {"padding", std::string(to_string(fused->padding))}};
+    }
   }
   if (const PythonInfo* info = python_info(impl)) {
     entry["python"] = {{"target", info->target},

@@ -32,6 +32,7 @@ std::vector<Subject> plugin_subjects(const LoadedPlugins& plugins) {
   std::vector<Subject> subjects;
   for (const auto& p : plugins.rope) subjects.push_back({std::string(p->id()), p.get(), nullptr, false});
   for (const auto& p : plugins.attention) subjects.push_back({std::string(p->id()), nullptr, nullptr, false, p.get()});
+  for (const auto& p : plugins.rope_cache) subjects.push_back({std::string(p->id()), nullptr, nullptr, false, nullptr, p.get()});
   return subjects;
 }
 

@@ -4,6 +4,8 @@
 # test ropecheck_add_plugin_test() registered; built with its bug (OUTSIDE_ROPE_BROKEN), the same
 # test must fail, naming the property that caught it. With PYTHON (an interpreter with numpy), the
 # installed CLI also verifies the installed numpy example through the installed --python driver.
+# The installed ABI 5 example (fused_cache_rope.c) is compiled by hand against the installed
+# header, and the installed CLI must list its fused side.
 #   tests/plugins/outside_project_test.sh BUILD_DIR SOURCE_DIR [PYTHON]
 set -euo pipefail
 build=$1 source=$2 python=${3:-}
@@ -20,6 +22,14 @@ if [ -n "$python" ]; then
     exit 1
   }
 fi
+examples="$scratch/prefix/share/ropecheck/examples"
+cc -std=c99 -shared -fPIC -O2 -I"$scratch/prefix/include" -I"$examples" "$examples/fused_cache_rope.c" \
+  -o "$scratch/fused_cache_rope.so" -lm
+"$scratch/prefix/bin/ropecheck" list --json --plugin "$scratch/fused_cache_rope.so" >"$scratch/fused-list.json"
+grep -q '"rope_cache"' "$scratch/fused-list.json" || {
+  echo "outside_project_test: the installed CLI does not list the ABI 5 example's fused side" >&2
+  exit 1
+}
 for variant in good broken; do
   broken=OFF
   [ "$variant" = broken ] && broken=ON

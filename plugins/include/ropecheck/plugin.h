@@ -1,5 +1,11 @@
 /* The ropecheck plugin ABI: how an outside RoPE kernel (a shared library, any language with a C
- * ABI) is verified exactly like a built-in implementation. Four versions, all loaded:
+ * ABI) is verified exactly like a built-in implementation. Five versions, all loaded:
+ *   ABI 5 (ropecheck_plugin_v5, v4's layout): ABI 4 plus an optional fused entry,
+ *         apply_rope_cache (below): RoPE fused with the paged KV-cache write, as inference
+ *         engines ship it (vLLM's reshape_and_cache_flash and concat_and_cache_mla, FlashInfer's
+ *         append_paged_kv_cache): q rotated in place, k rotated and written with v into a paged
+ *         cache (NHD, HND or MLA; fp32, bf16, fp16 or FP8 with a scale). NULL: RoPE only, as
+ *         before. Write fused kernels against it (plugins/examples/fused_cache_rope.c).
  *   ABI 4 (ropecheck_plugin_v4, v2's layout): ABI 3 plus an optional backward entry,
  *         apply_backward (below): RoPE's gradient, judged by the backward properties. NULL: the
  *         forward only, as before. Write training kernels against it
@@ -30,7 +36,8 @@
  * and restarted when it crashes, hangs or writes outside its buffers; each of those is a FAILED
  * property with the shrunk counterexample. plugins/examples/good_rope.c is a complete ABI 1
  * plugin (fp16_rope.c one on fp16 storage), scaled_rope.c a complete ABI 2 one, mrope_rope.c a
- * complete ABI 3 one, backward_rope.c a complete ABI 4 one.
+ * complete ABI 3 one, backward_rope.c a complete ABI 4 one, fused_cache_rope.c a complete ABI 5
+ * one.
  *
  * The rotation (ropecheck's README, "What is checked"): for token t at position m = positions[t],
  * rotary pair i of every head is rotated by the angle m * theta_i, theta_i = base^(-2i/rotary_dim),
@@ -92,6 +99,7 @@ extern "C" {
 #define ROPECHECK_PLUGIN_ABI_V2 2u
 #define ROPECHECK_PLUGIN_ABI_V3 3u /* ropecheck_plugin_v2's struct, with multi-axis RoPE */
 #define ROPECHECK_PLUGIN_ABI_V4 4u /* ABI 3 with the optional backward entry */
+#define ROPECHECK_PLUGIN_ABI_V5 5u /* ABI 4 with the optional fused RoPE + KV-cache entry */
 /* ropecheck_plugin_v1's abi_version. It stays 1: ABI 1 sources write it into their
  * ropecheck_plugin_v1, and must keep building ABI 1 libraries. */
 #define ROPECHECK_PLUGIN_ABI_VERSION ROPECHECK_PLUGIN_ABI_V1
@@ -329,6 +337,149 @@ typedef struct ropecheck_plugin_v4 {
   int32_t (*apply_backward)(void* context, const ropecheck_plugin_call* call);
   void* reserved[3]; /* NULL */
 } ropecheck_plugin_v4;
+
+/* ------------------------------------------------------------------------------------------- */
+/* ABI 5: RoPE fused with the paged KV-cache write                                              */
+/* ------------------------------------------------------------------------------------------- */
+
+/* The fused call (ropecheck's core/kv_cache.h). For every token t (0 <= t < tokens):
+ *   - q[t] is rotated in place, as apply rotates it (the spec, positions, axes: above);
+ *   - k[t] is rotated (into the cache only: k itself is read-only) and written, with v[t] as it
+ *     came, into the cache at the token's slot s = slots[t]:
+ *       block = s / block_size, offset = s % block_size.
+ *   Layouts (cache element index of kv head h, feature f; F features a row):
+ *     NHD [blocks][block_size][kv_heads][head_dim]  ((block * block_size + offset) * kv_heads
+ *                                                   + h) * head_dim + f    (vLLM's flash layout)
+ *     HND [blocks][kv_heads][block_size][head_dim]  ((block * kv_heads + h) * block_size
+ *                                                   + offset) * head_dim + f    (FlashInfer's HND)
+ *     MLA [blocks][block_size][latent_dim + head_dim]  (block * block_size + offset) * F + f,
+ *         F = latent_dim + head_dim, one cache (v_cache is NULL), kv_heads 1: the row is
+ *         [ kv_c (v[t], latent_dim features, not rotated) | k_pe (k[t] rotated, head_dim) ],
+ *         as vLLM's concat_and_cache_mla and FlashInfer's MLA append lay it out.
+ *   Storage of a cache element (uint16_t, uint8_t bit patterns for the narrow ones, little
+ *   endian as the host's): fp32 as is; bf16 and fp16 rounded to nearest even (fp16 keeps
+ *   subnormals); FP8 (OCP e4m3fn and e5m2, as PyTorch's float8_e4m3fn / float8_e5m2):
+ *     stored = x * scale (ROPECHECK_SCALE_MULTIPLY: FlashInfer, TensorRT-LLM) or
+ *     stored = x / scale (ROPECHECK_SCALE_DIVIDE: vLLM), formed in fp32, then narrowed
+ *     round to nearest even WITH SATURATION: what rounds past the largest finite value (448 for
+ *     e4m3, 57344 for e5m2), Inf included, becomes it, with its sign; a NaN stays a NaN (e4m3's
+ *     only NaN is S.1111.111, e5m2's are IEEE's). No finite x ever becomes Inf or NaN: a plain
+ *     non-saturating cast (eager torch .to(float8_e4m3fn)) turns 449 into NaN and FAILS.
+ *     k uses k_scale, v uses v_scale; MLA's whole row (kv_c and k_pe) uses k_scale. A scale
+ *     array holds 1 entry (per tensor) or kv_heads (per head: head h uses scale[h]).
+ *   Padding: a slot < 0 (-1 in the engines) is a padding token. It addresses nothing: it is
+ *     never an index (slot -1 taken as an index writes the cache's last slot and FAILS). Under
+ *     ROPECHECK_PADDING_SKIP_TOKEN the token is skipped whole (its q left as it came); under
+ *     ROPECHECK_PADDING_ROTATE_Q_ONLY its q is rotated and only its cache write skipped. A kernel
+ *     declares the one it does (capabilities below) and gets only calls under it.
+ *   What must not be touched: every cache byte not addressed by a valid slot (the whole cache
+ *   is compared bit for bit after the call), a padding token's q under SKIP_TOKEN, and what is
+ *   read-only: k, v, positions, slots, the scales, spec and cache. Writing one byte outside q,
+ *   k_cache or v_cache, or into what is read-only, is detected and FAILS. Valid slots are
+ *   distinct and < blocks * block_size; they come in any order, cross blocks, repeat blocks,
+ *   leave gaps; block_size is any positive value (the engines': 16, 32, 64, 128). */
+
+/* Cache layouts: values of ropecheck_plugin_cache.layout; bits (1u << value) in
+ * ropecheck_plugin_cache_capabilities.layouts. */
+#define ROPECHECK_CACHE_NHD 0
+#define ROPECHECK_CACHE_HND 1
+#define ROPECHECK_CACHE_MLA 2
+/* Cache storages: values of ropecheck_plugin_cache.storage; bits (1u << value) in .storages. */
+#define ROPECHECK_CACHE_FP32 0
+#define ROPECHECK_CACHE_BF16 1
+#define ROPECHECK_CACHE_FP16 2
+#define ROPECHECK_CACHE_FP8_E4M3 3
+#define ROPECHECK_CACHE_FP8_E5M2 4
+/* FP8 scale directions: values of ropecheck_plugin_cache.scale_direction; bits (1u << value) in
+ * .scale_directions. */
+#define ROPECHECK_SCALE_MULTIPLY 0 /* stored = x * scale */
+#define ROPECHECK_SCALE_DIVIDE 1   /* stored = x / scale */
+/* Padding rules: values of ropecheck_plugin_cache.padding and of .padding in the capabilities. */
+#define ROPECHECK_PADDING_SKIP_TOKEN 0    /* nothing at all: q left as it came, no cache write */
+#define ROPECHECK_PADDING_ROTATE_Q_ONLY 1 /* q rotated, the cache write skipped */
+
+/* What the fused entry supports. The host zero-fills it, sets struct_size, and calls
+ * query_rope_cache_capabilities once per worker start; calls outside it are never made. The
+ * rotation itself is bounded by ropecheck_plugin_capabilities (layouts, angle precisions,
+ * scaling kinds, axis modes, max_head_dim, max_position) as apply is. */
+typedef struct ropecheck_plugin_cache_capabilities {
+  uint32_t struct_size;      /* set by the host: sizeof the host's struct */
+  uint32_t layouts;          /* bits (1u << ROPECHECK_CACHE_NHD / _HND / _MLA), at least one */
+  uint32_t storages;         /* bits (1u << ROPECHECK_CACHE_FP32 ... _FP8_E5M2), at least one */
+  uint32_t scale_directions; /* bits (1u << ROPECHECK_SCALE_*); at least one with an FP8 storage */
+  int32_t padding;           /* ROPECHECK_PADDING_*: what the kernel does with a padding token */
+  uint32_t reserved[7];      /* zero */
+} ropecheck_plugin_cache_capabilities;
+
+/* The paged cache of one fused call (filled by the host, read-only). */
+typedef struct ropecheck_plugin_cache {
+  uint32_t struct_size;    /* sizeof the host's struct */
+  int32_t layout;          /* ROPECHECK_CACHE_NHD / _HND / _MLA, one the capabilities declare */
+  int32_t storage;         /* ROPECHECK_CACHE_FP32 ... _FP8_E5M2, one declared */
+  int32_t scale_direction; /* FP8: ROPECHECK_SCALE_*, one declared; else 0 (no scale) */
+  int32_t padding;         /* ROPECHECK_PADDING_*: the rule declared */
+  int32_t reserved0;       /* zero */
+  int64_t blocks;          /* >= 1 */
+  int64_t block_size;      /* slots per block, >= 1 */
+  int64_t kv_heads;        /* k's and v's heads, >= 1; MLA: 1 */
+  int64_t head_dim;        /* k's and v's features, = spec->head_dim; MLA: k_pe's */
+  int64_t latent_dim;      /* MLA: kv_c's features, >= 1; else 0 */
+  /* FP8 only (else NULL and 0): k_scale_count is 1 or kv_heads, every scale finite and > 0.
+   * v_scale for NHD and HND; MLA has none (NULL, 0): its row uses k_scale. */
+  const float* k_scale;
+  int64_t k_scale_count;
+  const float* v_scale;
+  int64_t v_scale_count;
+  void* reserved[4]; /* NULL */
+} ropecheck_plugin_cache;
+
+/* One fused call (filled by the host). q, k and v are fp32, contiguous, row-major:
+ * q [tokens][q_heads][head_dim] (rotated in place), k and v [tokens][kv_heads][head_dim]
+ * (read-only); MLA: k is k_pe [tokens][1][head_dim], v is kv_c [tokens][1][latent_dim].
+ * positions has `axes` int64 per token, token-major (as ropecheck_plugin_call's; a padding token
+ * has a valid one too), slots one int64 per token (< 0: padding). k_cache and v_cache hold
+ * blocks * block_size * kv_heads * F elements of the cache's storage each (F = head_dim; MLA:
+ * latent_dim + head_dim, and v_cache is NULL). tokens >= 0, q_heads >= 1. */
+typedef struct ropecheck_plugin_cache_call {
+  uint32_t struct_size; /* sizeof the host's struct */
+  int32_t threads;      /* use at most this many threads (1: this one only) */
+  const ropecheck_plugin_spec* spec;
+  const ropecheck_plugin_cache* cache;
+  float* q;
+  int64_t q_heads;
+  const float* k;
+  const float* v;
+  const int64_t* positions;
+  int32_t axes; /* positions per token: 1, 3 or 2 as spec->axis_mode says */
+  int32_t reserved0; /* zero */
+  const int64_t* slots;
+  int64_t tokens;
+  void* k_cache;
+  void* v_cache;
+  void* reserved[4]; /* NULL */
+} ropecheck_plugin_cache_call;
+
+/* What ropecheck_plugin_entry returns in ABI 5: ropecheck_plugin_v4's fields in the same places,
+ * with the fused entry and its capabilities where v4 has its first two reserved pointers. A
+ * plugin with apply_rope_cache is, beside its RoPE implementation plugin/<name>, a fused
+ * implementation plugin/<name> of its own (`ropecheck list --plugin` shows both). */
+typedef struct ropecheck_plugin_v5 {
+  uint32_t abi_version; /* ROPECHECK_PLUGIN_ABI_V5 */
+  uint32_t struct_size; /* sizeof(ropecheck_plugin_v5) */
+  const char* name;     /* as in ropecheck_plugin_v2 */
+  const char* summary;
+  int32_t (*init)(const ropecheck_plugin_init_args* args, void** context);
+  int32_t (*query_capabilities)(void* context, ropecheck_plugin_capabilities* caps);
+  int32_t (*apply)(void* context, const ropecheck_plugin_call* call); /* required, as in v2 */
+  void (*teardown)(void* context);
+  int32_t (*apply_backward)(void* context, const ropecheck_plugin_call* call); /* optional (v4) */
+  /* Optional: the fused call (above). Returns ROPECHECK_PLUGIN_OK, _UNSUPPORTED or _ERROR. NULL:
+   * RoPE only. With it, query_rope_cache_capabilities is required. */
+  int32_t (*apply_rope_cache)(void* context, const ropecheck_plugin_cache_call* call);
+  /* Fills caps (struct_size set, the rest zero on entry); returns ROPECHECK_PLUGIN_OK. */
+  int32_t (*query_rope_cache_capabilities)(void* context, ropecheck_plugin_cache_capabilities* caps);
+  void* reserved[1]; /* NULL */
+} ropecheck_plugin_v5;
 
 #ifdef __cplusplus
 } /* extern "C" */
