@@ -89,6 +89,12 @@ class PluginRopeCache final : public RopeCacheImpl {
   std::string_view id() const override { return identity_.id; }
   std::string_view summary() const override { return identity_.summary; }
   RopeCacheCapabilities capabilities() const override { return capabilities_; }
+  // The fused call rotates as the plugin's RoPE side declares: the properties draw within it.
+  RopeCapabilities rope_capabilities() const override {
+    RopeCapabilities caps = identity_.capabilities;
+    caps.passes = {Pass::forward};
+    return caps;
+  }
   const PluginInfo* info() const { return std::get_if<PluginInfo>(&identity_.info); }
 
  protected:
