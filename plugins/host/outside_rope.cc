@@ -50,9 +50,8 @@ static_assert(ROPECHECK_AXES_MROPE == static_cast<int>(AxisMode::mrope));
 static_assert(ROPECHECK_AXES_IMROPE == static_cast<int>(AxisMode::imrope));
 static_assert(ROPECHECK_AXES_VISION == static_cast<int>(AxisMode::vision));
 
-// The spec as the ABI carries it; the LongRoPE factor arrays travel in shared memory (the worker
-// sets the pointers). Each scaling parameter is set for the kinds that read it, zero otherwise
-// (plugin.h), and the attention factor is resolved here, as frequency.h resolves it.
+}  // namespace
+
 ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
   ropecheck_plugin_spec s{};
   s.struct_size = sizeof s;
@@ -88,6 +87,8 @@ ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec) {
   }
   return s;  // the LongRoPE factor arrays travel in shared memory (call())
 }
+
+namespace {
 
 class OutsideRope final : public RopeImpl, public PluginTimer {
  public:

@@ -64,13 +64,16 @@ void GuardedBuffers::ensure_bytes(std::size_t bytes) {
 
 void GuardedBuffers::prepare(std::size_t q_bytes, std::size_t k_bytes,
                              std::size_t positions_bytes, std::size_t factors_bytes) {
-  const std::size_t sizes[kBuffers] = {q_bytes, k_bytes, positions_bytes, factors_bytes};
+  prepare({q_bytes, k_bytes, positions_bytes, factors_bytes, 0, 0, 0, 0});
+}
+
+void GuardedBuffers::prepare(const std::array<std::size_t, kBuffers>& sizes) {
   std::size_t at = 0;
   for (int b = 0; b < kBuffers; ++b) {
     Region& r = regions_[b];
     r.begin = at;
     r.data_begin = at + kGuardBytes;  // page aligned: at is a multiple of the page
-    r.data_end = r.data_begin + sizes[b];
+    r.data_end = r.data_begin + sizes[static_cast<std::size_t>(b)];
     // The trailing guard: to the next page, then a whole guard more.
     r.end = round_up(r.data_end, kPage) + kGuardBytes;
     at = r.end;

@@ -1,9 +1,11 @@
 // The shared memory a plugin call works on: one memfd, mapped MAP_SHARED by the host and by the
-// worker, holding q, k, positions and a LongRoPE spec's factor arrays, each with at least 4 KiB of guard bytes (a position-keyed
+// worker, holding q, k, positions and a LongRoPE spec's factor arrays (and, for a fused cache
+// call, v, the slots and the two caches), each with at least 4 KiB of guard bytes (a position-keyed
 // pattern, ggml test-backend-ops' idea) before and after it. After the call the host reads the
 // guards back: any changed byte is a write outside the buffers, named by buffer and distance.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,12 +24,15 @@ class GuardedBuffers {
   int fd() const { return fd_; }
   std::uint64_t file_bytes() const { return mapped_bytes_; }
 
-  // Lays out the four buffers (growing the file when needed) and writes every guard byte.
+  // The RoPE call's buffers first; v to v_cache are a fused cache call's (rope_cache_impl.h).
+  enum Buffer { q = 0, k = 1, positions = 2, factors = 3, v = 4, slots = 5, k_cache = 6, v_cache = 7 };
+  static constexpr int kBuffers = 8;
+
+  // Lays out every buffer (growing the file when needed) and writes every guard byte; a RoPE
+  // call's leave the fused call's empty.
   void prepare(std::size_t q_bytes, std::size_t k_bytes, std::size_t positions_bytes,
                std::size_t factors_bytes = 0);
-
-  enum Buffer { q = 0, k = 1, positions = 2, factors = 3 };
-  static constexpr int kBuffers = 4;
+  void prepare(const std::array<std::size_t, kBuffers>& bytes);
   std::byte* data(Buffer b) const { return base_ + regions_[b].data_begin; }
   std::uint64_t offset(Buffer b) const { return regions_[b].data_begin; }
 
@@ -52,7 +57,8 @@ class GuardedBuffers {
   int fd_ = -1;
   std::byte* base_ = nullptr;
   std::size_t mapped_bytes_ = 0;
-  Region regions_[kBuffers] = {{"q"}, {"k"}, {"positions"}, {"factors"}};
+  Region regions_[kBuffers] = {{"q"}, {"k"}, {"positions"}, {"factors"},
+                               {"v"}, {"slots"}, {"k_cache"}, {"v_cache"}};
 };
 
 }  // namespace ropecheck
