@@ -185,7 +185,7 @@ Enum enum_named(const std::string& name, const Enum (&all)[N], std::string_view 
   }
   std::vector<std::string_view> names;
   for (const Enum value : all) names.push_back(to_string(value));
-  throw InvalidInput(fmt::format("'fused_cache': '{}' unknown {} '{}' ({})", key, key, name, fmt::join(names, ", ")));
+  throw InvalidInput(fmt::format("'fused_cache': '{}' has '{}', not one of {}", key, name, fmt::join(names, ", ")));
 }
 
 template <typename Enum, std::size_t N>
