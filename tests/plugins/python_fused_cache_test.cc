@@ -23,7 +23,6 @@
 #include "impls/oracle/oracle_kv_cache.h"
 #include "plugins/host/plugin_subjects.h"
 #include "plugins/host/python_host.h"
-#include "properties/harness/rope_harness.h"
 #include "tests/support/python_cli.h"
 
 namespace ropecheck {
@@ -206,41 +205,62 @@ std::int64_t fused_slot_of(const KvCacheSpec& cache, std::int64_t element) {
 // d, M)) of clamp(y, -M, M).
 FusedComparison compare_fused(const FusedCase& c, const FusedOutput& out, const FusedCacheTruth& truth) {
   FusedComparison result;
-  const ErrorModel model = error_model(c.spec, StorageType::fp32);
-  const auto rope_bound = [&](std::size_t at, double theta, int pair) {
-    return rotation_bound_units(model, c.positions[at], theta, pair);
-  };
-  WorstElement worst_q = worst_rotary_error(c.spec, StorageType::fp32, c.q, out.q, truth.q, c.q_heads, c.positions,
-                                            rope_bound, 0);
-  result.q_ratio = worst_q.ratio;
-  result.q_where = worst_q.where;
-  const auto q_row = static_cast<std::size_t>(c.q_heads * c.spec.head_dim);
-  for (std::size_t t = 0; t < c.slots.size(); ++t) {
-    if (c.slots[t] >= 0 || c.cache.padding != PaddingRule::skip_token) continue;
-    result.padding_q_changed += std::memcmp(&out.q[t * q_row], &c.q[t * q_row], q_row * sizeof(float)) != 0;
-  }
-
-  // r per element of k's rotation, at the cache element it is written to.
   const KvCacheSpec& cache = c.cache;
   const bool mla = cache.layout == CacheLayout::mla;
   const auto elements = static_cast<std::size_t>(cache_elements(cache));
-  std::vector<double> k_rotation_error(elements, 0.0);
+  const ErrorModel model = error_model(c.spec, StorageType::fp32);
   const std::vector<double> theta = inverse_frequencies(c.spec);
   const double a = attention_factor(c.spec);
+  const auto dim = static_cast<std::size_t>(c.spec.head_dim);
+  // The RoPE bound of each feature of one head's row x at `position` (tolerance.h: units of eps32
+  // times the pair's norm; 0 past rotary_dim, where features pass through exactly).
+  const auto rope_bounds = [&](const float* x, std::int64_t position) {
+    std::vector<double> bound(dim, 0.0);
+    for (int i = 0; i < c.spec.rotary_dim / 2; ++i) {
+      const auto half = static_cast<std::size_t>(c.spec.rotary_dim / 2), p = static_cast<std::size_t>(i);
+      const std::size_t fa = c.spec.layout == Layout::interleaved ? 2 * p : p;
+      const std::size_t fb = c.spec.layout == Layout::interleaved ? 2 * p + 1 : p + half;
+      const double norm = unit_pair_norm(StorageType::fp32, a, std::hypot(double{x[fa]}, double{x[fb]}));
+      bound[fa] = bound[fb] = rotation_bound_units(model, position, theta[p], i) * kEps32 * norm;
+    }
+    return bound;
+  };
+  const auto ratio_of = [](double diff, double bound) {
+    const double ratio = bound > 0 ? diff / bound : (diff == 0 ? 0.0 : INFINITY);
+    return std::isnan(ratio) ? INFINITY : ratio;
+  };
+
+  for (std::int64_t t = 0; t < c.tokens; ++t) {
+    const std::int64_t position = c.positions[static_cast<std::size_t>(t)];
+    const bool padding = c.slots[static_cast<std::size_t>(t)] < 0;
+    for (std::int64_t h = 0; h < c.q_heads; ++h) {
+      const std::size_t row = static_cast<std::size_t>(t * c.q_heads + h) * dim;
+      const std::vector<double> bound = rope_bounds(&c.q[row], position);
+      for (std::size_t f = 0; f < dim; ++f) {
+        const double diff = std::abs(double{out.q[row + f]} - truth.q[row + f]);
+        if (padding && cache.padding == PaddingRule::skip_token && out.q[row + f] != c.q[row + f]) {
+          ++result.padding_q_changed;
+        }
+        if (const double ratio = ratio_of(diff, bound[f]); ratio > result.q_ratio) {
+          result.q_ratio = ratio;
+          result.q_where = fmt::format("token {} head {} feature {} (position {}): got {:.9g}, want {:.17g}", t, h, f,
+                                       position, out.q[row + f], truth.q[row + f]);
+        }
+      }
+    }
+  }
+
+  // r per element of k's rotation, at the cache element it is written to.
+  std::vector<double> k_rotation_error(elements, 0.0);
   for (std::int64_t t = 0; t < c.tokens; ++t) {
     const std::int64_t slot = c.slots[static_cast<std::size_t>(t)];
     if (slot < 0) continue;
     for (std::int64_t h = 0; h < cache.kv_heads; ++h) {
-      const float* k = &c.k[static_cast<std::size_t>((t * cache.kv_heads + h) * cache.head_dim)];
-      for (int i = 0; i < c.spec.rotary_dim / 2; ++i) {
-        const auto [fa, fb] = pair_features(c.spec, i);
-        const double units = rotation_bound_units(model, c.positions[static_cast<std::size_t>(t)],
-                                                  theta[static_cast<std::size_t>(i)], i);
-        const double r = units * kEps32 * unit_pair_norm(StorageType::fp32, a, pair_magnitude(k[fa], k[fb]));
-        for (const std::size_t f : {fa, fb}) {
-          const std::int64_t feature = (mla ? cache.latent_dim : 0) + static_cast<std::int64_t>(f);
-          k_rotation_error[static_cast<std::size_t>(cache_index(cache, slot, h, feature))] = r;
-        }
+      const std::size_t row = static_cast<std::size_t>(t * cache.kv_heads + h) * dim;
+      const std::vector<double> bound = rope_bounds(&c.k[row], c.positions[static_cast<std::size_t>(t)]);
+      for (std::size_t f = 0; f < dim; ++f) {
+        const std::int64_t feature = (mla ? cache.latent_dim : 0) + static_cast<std::int64_t>(f);
+        k_rotation_error[static_cast<std::size_t>(cache_index(cache, slot, h, feature))] = bound[f];
       }
     }
   }
@@ -270,9 +290,7 @@ FusedComparison compare_fused(const FusedCase& c, const FusedOutput& out, const 
       const double d = is_fp8(cache.storage) ? s * r + kUnitRoundoff32 * (std::abs(y) + s * r) : r;
       const double bound = d + fused_narrowing_error(cache.storage, std::min(std::abs(y) + d, max));
       const double got = read_cache_element(cache.storage, after, index);
-      const double diff = std::abs(got - std::clamp(y, -max, max));
-      double ratio = bound > 0 ? diff / bound : (diff == 0 ? 0.0 : INFINITY);
-      if (std::isnan(ratio)) ratio = INFINITY;
+      const double ratio = ratio_of(std::abs(got - std::clamp(y, -max, max)), bound);
       if (ratio > result.cache_ratio) {
         result.cache_ratio = ratio;
         result.cache_where = fmt::format("{} element {}: got {:.9g}, want {:.17g} (bound {:.3g})", name, e, got, y, bound);
