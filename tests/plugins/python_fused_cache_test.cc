@@ -537,6 +537,15 @@ TEST(PythonFusedCacheFailures, AHangAndACrashAreBoundedFailuresAndTheNextCallGet
   expect_fused_truth(compare_fused(plain, run_fused(*crashes, plain), fused_truth(plain)), "after the crash");
 }
 
+TEST(PythonFusedCacheFailures, WritesIntoReadOnlyInputsOrPastACacheAreCaught) {
+  REQUIRE_TORCH();
+  const FusedCase c = fused_case({.padding = PaddingRule::rotate_q_only}, 13);
+  std::string why = fused_failure(*fused_load(py_fixture("fused_cache_bugs.py:writes_slots_by_address")), c);
+  EXPECT_TRUE(contains(why, "Python function modified slots (read-only) (fused cache call:")) << why;
+  why = fused_failure(*fused_load(py_fixture("fused_cache_bugs.py:writes_past_the_v_cache")), c);
+  EXPECT_TRUE(contains(why, "Python function wrote 4 bytes past the end of v_cache")) << why;
+}
+
 TEST(PythonFusedCacheFailures, ADeviceTorchCannotUseIsRefusedAtLoad) {
   REQUIRE_TORCH();
   const auto refused = [](const std::string& target) -> std::string {

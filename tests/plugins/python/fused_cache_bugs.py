@@ -2,6 +2,7 @@
 # fused calls that misbehave rather than compute wrongly: each must differ from the truth where its
 # bug says, or be a failure that names it, never a crash of ropecheck
 # (tests/plugins/python_fused_cache_test.cc).
+import ctypes
 import os
 import signal
 import sys
@@ -96,6 +97,15 @@ def crashes_on_padding(q, k, v, positions, slots, k_cache, v_cache, spec, cache)
     ref.vllm_fused(q, k, v, positions, slots, k_cache, v_cache, spec, cache)
 
 
+def writes_slots_by_address(q, k, v, positions, slots, k_cache, v_cache, spec, cache):
+    ctypes.c_int64.from_address(slots.ctypes.data).value += 1  # around numpy's read-only flag
+
+
+def writes_past_the_v_cache(q, k, v, positions, slots, k_cache, v_cache, spec, cache):
+    ref.vllm_fused(q, k, v, positions, slots, k_cache, v_cache, spec, cache)
+    ctypes.c_float.from_address(v_cache.data_ptr() + v_cache.numel() * v_cache.element_size()).value = 1.0
+
+
 def on_a_missing_device(q, k, v, positions, slots, k_cache, v_cache, spec, cache):
     ref.vllm_fused(q, k, v, positions, slots, k_cache, v_cache, spec, cache)
 
@@ -117,10 +127,14 @@ def takes_the_rope_arguments(q, k, positions, spec):
 
 
 for _f in (slot_minus_one_as_index, block_and_offset_swapped, no_fp8_saturation, scale_direction_flipped,
-           raises_on_fp8, returns_a_wrong_shape, returns_a_wrong_dtype, hangs_on_padding, crashes_on_padding):
+           raises_on_fp8, returns_a_wrong_shape, returns_a_wrong_dtype, hangs_on_padding, crashes_on_padding,
+           writes_past_the_v_cache):
     _f.ropecheck = ref.vllm_fused.ropecheck
 on_a_missing_device.ropecheck = dict(ref.vllm_fused.ropecheck, device="cuda")
 on_no_such_device.ropecheck = dict(ref.vllm_fused.ropecheck, device="nodevice")
 declares_a_backward.ropecheck = dict(ref.vllm_fused.ropecheck, autograd=True)
 declares_an_unknown_layout.ropecheck = dict(ref.vllm_fused.ropecheck, fused_cache={"layouts": ["nhd", "paged"]})
 takes_the_rope_arguments.ropecheck = ref.vllm_fused.ropecheck
+# numpy views: torch's slots are a copy, which a write by address does not reach.
+writes_slots_by_address.ropecheck = {key: value for key, value in ref.vllm_fused.ropecheck.items()
+                                     if key not in ("tensors", "device")}
