@@ -2,6 +2,7 @@
 #include "impls/fused/rope_cache_impl.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -22,7 +23,31 @@ void expect_size(std::size_t got, std::int64_t want, const char* what) {
   }
 }
 
+// "slots [3, -1, 17, ...]": the first 16 slots, and a count beyond them.
+std::string slots_text(std::span<const std::int64_t> slots) {
+  constexpr std::size_t kShown = 16;
+  const std::size_t shown = std::min(slots.size(), kShown);
+  std::string text = fmt::format("slots [{}", fmt::join(slots.first(shown), ", "));
+  if (slots.size() > shown) text += fmt::format(", ... {} in all", slots.size());
+  return text + "]";
+}
+
 }  // namespace
+
+std::string describe(const RopeCacheCall& call) {
+  const KvCacheSpec& c = call.cache;
+  std::string scale;
+  if (is_fp8(c.storage)) {
+    scale = fmt::format(", k_scale [{}]{}, {}d", fmt::join(c.k_scale, ", "),
+                        c.v_scale.empty() ? "" : fmt::format(", v_scale [{}]", fmt::join(c.v_scale, ", ")),
+                        to_string(c.scale_direction));
+  }
+  return fmt::format("{}; {} {} cache of {} blocks of {}, kv_heads {}, head_dim {}{}{}, padding {}; tokens {}, q_heads {}, {}",
+                     describe(call.spec), to_string(c.layout), to_string(c.storage), c.blocks, c.block_size,
+                     c.kv_heads, c.head_dim,
+                     c.layout == CacheLayout::mla ? fmt::format(", latent_dim {}", c.latent_dim) : "", scale,
+                     to_string(c.padding), call.tokens, call.q_heads, slots_text(call.slots));
+}
 
 std::string RopeCacheCapabilities::why_unsupported(const KvCacheSpec& cache) const {
   if (!contains(layouts, cache.layout)) return fmt::format("no {} cache layout", to_string(cache.layout));

@@ -33,6 +33,11 @@ struct RopeCacheCall {
   std::span<std::byte> k_cache, v_cache;
 };
 
+// The call as a failure names it, so that a user can make it again: the spec, the cache (layout,
+// storage, blocks, kv heads, FP8 scales and their direction, padding rule), the tokens and the
+// first 16 slots.
+std::string describe(const RopeCacheCall& call);
+
 // What a fused implementation does: the layouts, storages and scale directions it writes, and its
 // padding rule (kv_cache.h).
 struct RopeCacheCapabilities {

@@ -50,7 +50,6 @@ static_assert(ROPECHECK_AXES_MROPE == static_cast<int>(AxisMode::mrope));
 static_assert(ROPECHECK_AXES_IMROPE == static_cast<int>(AxisMode::imrope));
 static_assert(ROPECHECK_AXES_VISION == static_cast<int>(AxisMode::vision));
 
-
 class OutsideRope final : public RopeImpl, public PluginTimer {
  public:
   OutsideRope(OutsideIdentity identity, const PluginOptions& options, std::unique_ptr<GuardedBuffers> memory,

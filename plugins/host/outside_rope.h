@@ -47,8 +47,9 @@ std::unique_ptr<RopeImpl> make_outside_rope(OutsideIdentity identity, const Plug
                                             std::unique_ptr<GuardedBuffers> memory,
                                             std::unique_ptr<CallServer> first, CallServerFactory restart);
 
-// The spec as the ABI carries it (plugin.h); its LongRoPE factor arrays are NULL: they travel in
-// shared memory, and the worker points them there.
+// The spec as the ABI carries it; the LongRoPE factor arrays travel in shared memory (the worker
+// sets the pointers). Each scaling parameter is set for the kinds that read it, zero otherwise
+// (plugin.h), and the attention factor is resolved here, as frequency.h resolves it.
 ropecheck_plugin_spec to_plugin_spec(const RopeSpec& spec);
 
 // Whether a plugin's or a Python function's name can follow "plugin/" or "python/" in an id:

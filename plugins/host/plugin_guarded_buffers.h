@@ -5,6 +5,7 @@
 // guards back: any changed byte is a write outside the buffers, named by buffer and distance.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -39,28 +39,6 @@ void copy_cache_bytes(void* to, const void* from, std::size_t bytes) {
   if (bytes != 0) std::memcpy(to, from, bytes);
 }
 
-// "[3, -1, 17, ...]": the first 16 slots, and a count beyond them.
-std::string slots_text(std::span<const std::int64_t> slots) {
-  constexpr std::size_t kShown = 16;
-  const std::size_t shown = std::min(slots.size(), kShown);
-  std::string text = fmt::format("slots [{}", fmt::join(slots.first(shown), ", "));
-  if (slots.size() > shown) text += fmt::format(", ... {} in all", slots.size());
-  return text + "]";
-}
-
-// The call as a failure names it: the cache, its scale and direction, the slots.
-std::string describe_cache_call(const RopeCacheCall& call) {
-  const KvCacheSpec& c = call.cache;
-  std::string scale;
-  if (is_fp8(c.storage)) {
-    scale = fmt::format(", scale {} (k [{}]{})", to_string(c.scale_direction), fmt::join(c.k_scale, ", "),
-                        c.v_scale.empty() ? "" : fmt::format(", v [{}]", fmt::join(c.v_scale, ", ")));
-  }
-  return fmt::format("{}; cache {} {}, {} blocks of {}, kv_heads {}, head_dim {}{}{}, padding {}; tokens {}, q_heads {}, {}",
-                     describe(call.spec), to_string(c.layout), to_string(c.storage), c.blocks, c.block_size,
-                     c.kv_heads, c.head_dim, c.layout == CacheLayout::mla ? fmt::format(", latent_dim {}", c.latent_dim) : "",
-                     scale, to_string(c.padding), call.tokens, call.q_heads, slots_text(call.slots));
-}
 
 ropecheck_plugin_cache to_plugin_cache(const KvCacheSpec& c) {
   ropecheck_plugin_cache cache{};
@@ -176,10 +154,10 @@ class PluginRopeCache final : public RopeCacheImpl {
       reply = worker_->exchange(message_, "apply_rope_cache", seconds);
     } catch (const PluginHang& e) {
       worker_.reset();  // killed: the next call starts a fresh worker
-      throw PluginHang(fmt::format("{}; the call: {}", e.what(), describe_cache_call(call)));
+      throw PluginHang(fmt::format("{}; the call: {}", e.what(), describe(call)));
     } catch (const PluginFailure& e) {
       worker_.reset();
-      throw PluginFailure(fmt::format("{}; the call: {}", e.what(), describe_cache_call(call)));
+      throw PluginFailure(fmt::format("{}; the call: {}", e.what(), describe(call)));
     }
     std::string damage = memory_->damage();
     const auto read_only_changed = [&](GuardedBuffers::Buffer buffer, const void* original, std::size_t bytes,
@@ -195,16 +173,16 @@ class PluginRopeCache final : public RopeCacheImpl {
     read_only_changed(GuardedBuffers::scales, scales_.data(), scales_.size() * sizeof(float), "the FP8 scales");
     if (!damage.empty()) {
       worker_.reset();  // it scribbled on shared memory: trust nothing it holds
-      throw PluginFailure(fmt::format("plugin {} (apply_rope_cache); the call: {}", damage, describe_cache_call(call)));
+      throw PluginFailure(fmt::format("plugin {} (apply_rope_cache); the call: {}", damage, describe(call)));
     }
     if (reply.status == ROPECHECK_PLUGIN_UNSUPPORTED) {
-      throw UnsupportedCase(fmt::format("plugin reported unsupported for {}", describe_cache_call(call)));
+      throw UnsupportedCase(fmt::format("plugin reported unsupported for {}", describe(call)));
     }
     if (reply.status != ROPECHECK_PLUGIN_OK) {
       throw PluginFailure(reply.status == ROPECHECK_PLUGIN_ERROR
-                              ? fmt::format("plugin returned ERROR (apply_rope_cache); the call: {}", describe_cache_call(call))
+                              ? fmt::format("plugin returned ERROR (apply_rope_cache); the call: {}", describe(call))
                               : fmt::format("plugin returned unknown status {} (apply_rope_cache); the call: {}",
-                                            reply.status, describe_cache_call(call)));
+                                            reply.status, describe(call)));
     }
   }
 

@@ -34,15 +34,27 @@ LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
       loaded.attention.push_back(std::move(library.attention));
     }
   }
-  for (const auto& target : options.python) {
-    std::shared_ptr<const RopeImpl> function = load_python(target, options);
+  // A Python id is python/<module>.<function> whatever the function is: one among both kinds.
+  const auto python_target_of = [&](std::string_view id) -> const PythonInfo* {
     for (const auto& other : loaded.rope) {
-      if (other->id() == function->id()) {
-        throw InvalidInput(fmt::format("--python '{}' and '{}' are both {}", target,
-                                       python_info(*other)->target, function->id()));
-      }
+      if (other->id() == id) return python_info(*other);
     }
-    loaded.rope.push_back(std::move(function));
+    for (const auto& other : loaded.rope_cache) {
+      if (other->id() == id) return python_info(*other);
+    }
+    return nullptr;
+  };
+  for (const auto& target : options.python) {
+    PythonSubject function = load_python_subject(target, options);
+    const std::string id(function.rope != nullptr ? function.rope->id() : function.rope_cache->id());
+    if (const PythonInfo* other = python_target_of(id); other != nullptr) {
+      throw InvalidInput(fmt::format("--python '{}' and '{}' are both {}", target, other->target, id));
+    }
+    if (function.rope != nullptr) {
+      loaded.rope.push_back(std::move(function.rope));
+    } else {
+      loaded.rope_cache.push_back(std::move(function.rope_cache));
+    }
   }
   return loaded;
 }

@@ -9,14 +9,16 @@
 #include <vector>
 
 #include "impls/attention/attention_impl.h"
+#include "impls/fused/rope_cache_impl.h"
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_host.h"
 
 namespace ropecheck {
 
 // What --plugin and --python loaded: RoPE plugins and Python callables (each in its worker
-// child), attention plugins (attention_plugin.h, in this process), and the fused entries of ABI 5
-// plugins (plugin_rope_cache.h, each in a worker child), named as their RoPE side.
+// child), attention plugins (attention_plugin.h, in this process), and fused cache calls
+// (impls/fused/rope_cache_impl.h): the fused entries of ABI 5 plugins (plugin_rope_cache.h) and
+// Python callables declaring "fused_cache", each in a worker child.
 struct LoadedPlugins {
   std::vector<std::shared_ptr<const RopeImpl>> rope;
   std::vector<std::shared_ptr<const AttentionImpl>> attention;
@@ -24,7 +26,7 @@ struct LoadedPlugins {
 };
 
 // Throws InvalidInput for a plugin or Python callable that does not load (load_plugin_library(),
-// load_python()) and for two with the same id.
+// load_python_subject()) and for two with the same id.
 LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
                            const PluginOptions& options);
 

@@ -1,6 +1,7 @@
-// load_python(): a Python callable as a RopeImpl (an OutsideRope, outside_rope.h). Finds the
-// interpreter and the driver, judges the driver's hello (bad input: exit 2) and turns the
-// function's `ropecheck` declaration into its capabilities.
+// load_python_subject(): a Python callable as a RopeImpl (an OutsideRope, outside_rope.h) or, when
+// it declares the fused cache call, a RopeCacheImpl (python_rope_cache.h). Finds the interpreter
+// and the driver, judges the driver's hello (bad input: exit 2) and turns the function's
+// `ropecheck` declaration into its capabilities.
 #include "plugins/host/python_host.h"
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "plugins/host/outside_rope.h"
 #include "plugins/host/plugin_host.h"
 #include "plugins/host/python_process.h"
+#include "plugins/host/python_rope_cache.h"
 
 namespace ropecheck {
 namespace {
@@ -26,7 +28,10 @@ using Json = nlohmann::json;
 
 constexpr std::string_view kDeclarationKeys[] = {"layouts",      "scaling",      "axes",           "angles",
                                                   "storage",      "max_position", "max_head_dim",   "partial_rotary",
-                                                  "backward",     "autograd"};
+                                                  "backward",     "autograd",     "fused_cache",    "tensors",
+                                                  "device"};
+// The keys of a "fused_cache" declaration (docs/porting.md, "The fused cache call").
+constexpr std::string_view kFusedKeys[] = {"layouts", "storage", "directions", "padding"};
 
 // A name searched on PATH as a shell does; a name with a slash is a path.
 std::filesystem::path find_interpreter(const std::string& exe) {
@@ -172,6 +177,78 @@ RopeCapabilities capabilities_of(const Json& declaration) {
   return caps;
 }
 
+// The value of `to_string` among `all` that is `name`; InvalidInput listing them otherwise.
+template <typename Enum, std::size_t N>
+Enum enum_named(const std::string& name, const Enum (&all)[N], std::string_view key) {
+  for (const Enum value : all) {
+    if (to_string(value) == name) return value;
+  }
+  std::vector<std::string_view> names;
+  for (const Enum value : all) names.push_back(to_string(value));
+  throw InvalidInput(fmt::format("'fused_cache': '{}' has '{}', not one of {}", key, name, fmt::join(names, ", ")));
+}
+
+template <typename Enum, std::size_t N>
+std::vector<Enum> enums_named(const Json& value, const Enum (&all)[N], std::string_view key) {
+  std::vector<Enum> out;
+  for (const auto& name : strings_of(value, key)) {
+    const Enum e = enum_named(name, all, key);
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  }
+  return out;
+}
+
+// A fused cache call's "fused_cache" declaration as its capabilities (defaults: nhd and hnd, fp32,
+// both directions, skip_token), and what a fused call cannot declare (a backward, 16-bit q and k,
+// torch on a device without "tensors": "torch").
+RopeCacheCapabilities fused_capabilities_of(const Json& declaration) {
+  static constexpr CacheLayout kLayouts[] = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
+  static constexpr CacheStorage kStorages[] = {CacheStorage::fp32, CacheStorage::bf16, CacheStorage::fp16,
+                                               CacheStorage::fp8_e4m3, CacheStorage::fp8_e5m2};
+  static constexpr ScaleDirection kDirections[] = {ScaleDirection::multiply, ScaleDirection::divide};
+  static constexpr PaddingRule kRules[] = {PaddingRule::skip_token, PaddingRule::rotate_q_only};
+  const Json& fused = declaration["fused_cache"];
+  if (!fused.is_object()) throw InvalidInput("'fused_cache' must be a dict (layouts, storage, directions, padding)");
+  for (const auto& [key, value] : fused.items()) {
+    if (std::find(std::begin(kFusedKeys), std::end(kFusedKeys), key) == std::end(kFusedKeys)) {
+      throw InvalidInput(fmt::format("'fused_cache': unknown key '{}' (known: {})", key, fmt::join(kFusedKeys, ", ")));
+    }
+  }
+  for (const char* key : {"backward", "autograd"}) {
+    if (declaration.contains(key)) throw InvalidInput(fmt::format("'{}': the fused cache call has no backward pass", key));
+  }
+  if (declaration.contains("storage") && declaration["storage"] != "fp32" && declaration["storage"] != Json::array({"fp32"})) {
+    throw InvalidInput("'storage': the fused cache call's q, k and v are float32; its cache storage is "
+                       "'fused_cache': {'storage': ...}");
+  }
+  RopeCacheCapabilities caps;
+  caps.layouts = fused.contains("layouts") ? enums_named(fused["layouts"], kLayouts, "layouts")
+                                           : std::vector<CacheLayout>{CacheLayout::nhd, CacheLayout::hnd};
+  caps.storages = fused.contains("storage") ? enums_named(fused["storage"], kStorages, "storage")
+                                            : std::vector<CacheStorage>{CacheStorage::fp32};
+  caps.directions = fused.contains("directions") ? enums_named(fused["directions"], kDirections, "directions")
+                                                 : std::vector<ScaleDirection>{std::begin(kDirections), std::end(kDirections)};
+  if (fused.contains("padding")) {
+    if (!fused["padding"].is_string()) throw InvalidInput("'fused_cache': 'padding' must be skip_token or rotate_q_only");
+    caps.padding = enum_named(fused["padding"].get<std::string>(), kRules, "padding");
+  }
+  return caps;
+}
+
+// "tensors" and "device" (the driver judged that torch has the device): torch tensors for a
+// fused call only, a device only with them.
+void check_tensor_declaration(const Json& declaration, bool fused) {
+  if (declaration.contains("tensors") && declaration["tensors"] != "numpy" && declaration["tensors"] != "torch") {
+    throw InvalidInput(fmt::format("'tensors' must be \"numpy\" or \"torch\", got {}", declaration["tensors"].dump()));
+  }
+  const bool torch = declaration.value("tensors", std::string("numpy")) == "torch";
+  if (torch && !fused) {
+    throw InvalidInput("'tensors': torch tensors are the fused cache call's (declare 'fused_cache'); a RoPE "
+                       "function gets numpy arrays (torch.from_numpy makes them tensors without a copy)");
+  }
+  if (declaration.contains("device") && !torch) throw InvalidInput("'device' needs 'tensors': 'torch'");
+}
+
 }  // namespace
 
 std::filesystem::path python_driver_path() {
@@ -196,7 +273,7 @@ std::filesystem::path python_driver_path() {
                                  ROPECHECK_PYTHON_DRIVER_INSTALLED, self.parent_path().string()));
 }
 
-std::unique_ptr<RopeImpl> load_python(const std::string& target, const PluginOptions& options) {
+PythonSubject load_python_subject(const std::string& target, const PluginOptions& options) {
   check_plugin_options(options);
   const auto fail = [&](std::string_view why) {
     return InvalidInput(fmt::format("python '{}': {}", target, why));
@@ -222,34 +299,75 @@ std::unique_ptr<RopeImpl> load_python(const std::string& target, const PluginOpt
     throw fail(fmt::format("'{}' cannot name a subject: python/<name> takes [A-Za-z0-9_.-], at most 128",
                            info.name));
   }
-  OutsideIdentity identity;
-  identity.id = "python/" + info.name;
+  const Json declaration = hello.contains("declaration") ? hello["declaration"] : Json();
+  const bool fused = declaration.is_object() && declaration.contains("fused_cache");
+  RopeCapabilities capabilities;
+  RopeCacheCapabilities fused_capabilities;
   try {
-    identity.capabilities = capabilities_of(hello.contains("declaration") ? hello["declaration"] : Json());
+    capabilities = capabilities_of(declaration);
+    if (declaration.is_object()) check_tensor_declaration(declaration, fused);
+    if (fused) fused_capabilities = fused_capabilities_of(declaration);
   } catch (const InvalidInput& e) {
     throw fail(fmt::format("its ropecheck declaration: {}", e.what()));
   }
-  if (hello.contains("declaration") && !hello["declaration"].is_null()) info.declaration = hello["declaration"].dump();
+  if (!declaration.is_null()) info.declaration = declaration.dump();
   const std::string doc = hello.value("summary", std::string());
-  identity.summary = doc.empty() ? fmt::format("Python {} (Python {}, numpy {})", target, info.python_version,
-                                               info.numpy_version)
-                                 : doc;
-  identity.noun = "Python function";
-  identity.info = info;
+  const std::string summary = doc.empty() ? fmt::format("Python {} (Python {}, numpy {})", target,
+                                                        info.python_version, info.numpy_version)
+                                          : doc;
+  const std::string id = "python/" + info.name;
   GuardedBuffers* shared = memory.get();  // owned by the implementation, which owns the factory too
-  auto restart = [start, shared, options]() -> std::unique_ptr<CallServer> {
+  auto restart = [start, shared, options]() {
     auto fresh = std::make_unique<PythonProcess>(start, *shared, worker_wait_seconds(options));
     if (!fresh->hello().value("ok", false)) {
       throw PluginFailure("Python function could not be restarted: " + fresh->hello().value("error", std::string()));
     }
     return fresh;
   };
-  return make_outside_rope(std::move(identity), options, std::move(memory), std::move(worker), std::move(restart));
+  PythonSubject subject;
+  if (fused) {
+    PythonRopeCacheIdentity identity{id, summary, fused_capabilities, capabilities, info};
+    subject.rope_cache = make_python_rope_cache(std::move(identity), options, std::move(memory), std::move(worker),
+                                                std::move(restart));
+    return subject;
+  }
+  OutsideIdentity identity;
+  identity.id = id;
+  identity.capabilities = capabilities;
+  identity.summary = summary;
+  identity.noun = "Python function";
+  identity.info = info;
+  subject.rope = make_outside_rope(std::move(identity), options, std::move(memory), std::move(worker),
+                                   [restart]() -> std::unique_ptr<CallServer> { return restart(); });
+  return subject;
+}
+
+std::unique_ptr<RopeImpl> load_python(const std::string& target, const PluginOptions& options) {
+  PythonSubject subject = load_python_subject(target, options);
+  if (subject.rope == nullptr) {
+    throw InvalidInput(fmt::format("python '{}': it declares the fused cache call ('fused_cache'), not a RoPE "
+                                   "function", target));
+  }
+  return std::move(subject.rope);
+}
+
+std::unique_ptr<RopeCacheImpl> load_python_rope_cache(const std::string& target, const PluginOptions& options) {
+  PythonSubject subject = load_python_subject(target, options);
+  if (subject.rope_cache == nullptr) {
+    throw InvalidInput(fmt::format("python '{}': a RoPE function, not a fused cache call (it declares no "
+                                   "'fused_cache')", target));
+  }
+  return std::move(subject.rope_cache);
 }
 
 const PythonInfo* python_info(const RopeImpl& impl) {
   const OutsideIdentity* identity = outside_identity(impl);
   return identity != nullptr ? std::get_if<PythonInfo>(&identity->info) : nullptr;
+}
+
+const PythonInfo* python_info(const RopeCacheImpl& impl) {
+  const PythonRopeCacheIdentity* identity = python_rope_cache_identity(impl);
+  return identity != nullptr ? &identity->info : nullptr;
 }
 
 }  // namespace ropecheck

@@ -1,5 +1,6 @@
 // PythonProcess (python_process.h): exec of the user's interpreter on the driver, the JSON of a
-// call (the spec as a dict with HF's rope_scaling and mrope_section names), and a timed call's probe in the host.
+// call (the spec as a dict with HF's rope_scaling and mrope_section names), and a timed call's
+// probe in the host.
 #include "plugins/host/python_process.h"
 
 #include <fcntl.h>
@@ -41,11 +42,9 @@ std::string_view rope_type(ScalingKind kind) {
   return "default";
 }
 
-// The spec dict of the contract: the ABI's spec (each scaling parameter set for the kinds that
-// read it, zero otherwise) under HF's rope_scaling names; LongRoPE's factor lists from the shared
-// memory, where the call staged them.
-Json spec_json(const plugin_protocol::CallMessage& call, const GuardedBuffers& memory) {
-  const ropecheck_plugin_spec& s = call.spec;
+}  // namespace
+
+Json python_spec(const ropecheck_plugin_spec& s, std::span<const double> factors) {
   const auto kind = static_cast<ScalingKind>(s.scaling_kind);
   Json spec = {{"head_dim", s.head_dim},
                {"rotary_dim", s.rotary_dim},
@@ -77,14 +76,22 @@ Json spec_json(const plugin_protocol::CallMessage& call, const GuardedBuffers& m
     scaling["low_freq_factor"] = s.low_freq_factor;
     scaling["high_freq_factor"] = s.high_freq_factor;
   }
-  if (call.factors_count != 0) {
-    const auto* factors = reinterpret_cast<const double*>(memory.data(GuardedBuffers::factors));
-    const auto n = static_cast<std::ptrdiff_t>(call.factors_count);
-    scaling["short_factor"] = std::vector<double>(factors, factors + n);
-    scaling["long_factor"] = std::vector<double>(factors + n, factors + 2 * n);
+  if (!factors.empty()) {
+    const std::size_t n = factors.size() / 2;
+    scaling["short_factor"] = std::vector<double>(factors.begin(), factors.begin() + static_cast<std::ptrdiff_t>(n));
+    scaling["long_factor"] = std::vector<double>(factors.begin() + static_cast<std::ptrdiff_t>(n), factors.end());
   }
   spec["rope_scaling"] = std::move(scaling);
   return spec;
+}
+
+namespace {
+
+// The spec dict of a RoPE call: LongRoPE's factor lists from the shared memory, where the call
+// staged them.
+Json spec_json(const plugin_protocol::CallMessage& call, const GuardedBuffers& memory) {
+  const auto* factors = reinterpret_cast<const double*>(memory.data(GuardedBuffers::factors));
+  return python_spec(call.spec, std::span<const double>(factors, 2 * call.factors_count));
 }
 
 }  // namespace
@@ -150,15 +157,12 @@ Json PythonProcess::request(const plugin_protocol::CallMessage& m) const {
           {"spec", spec_json(m, memory_)}};
 }
 
-plugin_protocol::ReplyMessage PythonProcess::exchange(const plugin_protocol::CallMessage& message,
-                                                      std::string_view function, double seconds) {
-  const std::string text = request(message).dump();
+Json PythonProcess::call(const Json& request, std::string_view function, double seconds) {
+  const std::string text = request.dump();
   child_.send(text.data(), text.size(), function);
-  const Json answer = receive_json(function, seconds);
-  plugin_protocol::ReplyMessage reply;
+  Json answer = receive_json(function, seconds);
   error_.clear();
   if (answer.value("status", "") != "ok") {
-    reply.status = ROPECHECK_PLUGIN_ERROR;
     error_ = answer.value("error", std::string("an error it did not describe"));
     if (const std::string where = answer.value("traceback", std::string()); !where.empty()) {
       // The last frame's "File ..., line N, in f": where in the user's code.
@@ -169,6 +173,16 @@ plugin_protocol::ReplyMessage PythonProcess::exchange(const plugin_protocol::Cal
                                                                                         : line_end - line_start - 2);
       }
     }
+  }
+  return answer;
+}
+
+plugin_protocol::ReplyMessage PythonProcess::exchange(const plugin_protocol::CallMessage& message,
+                                                      std::string_view function, double seconds) {
+  const Json answer = call(request(message), function, seconds);
+  plugin_protocol::ReplyMessage reply;
+  if (answer.value("status", "") != "ok") {
+    reply.status = ROPECHECK_PLUGIN_ERROR;
     return reply;
   }
   reply.status = ROPECHECK_PLUGIN_OK;

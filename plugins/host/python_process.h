@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,8 +15,14 @@
 #include "plugins/host/child_channel.h"
 #include "plugins/host/outside_rope.h"
 #include "plugins/host/plugin_guarded_buffers.h"
+#include "ropecheck/plugin.h"
 
 namespace ropecheck {
+
+// The contract's spec dict: the ABI's spec (each scaling parameter set for the kinds that read
+// it, zero otherwise) under HF transformers' rope_scaling names; `factors`: a LongRoPE spec's
+// short_factor then long_factor, empty for the other kinds.
+nlohmann::json python_spec(const ropecheck_plugin_spec& spec, std::span<const double> factors);
 
 struct PythonStart {
   std::string interpreter;  // an executable path
@@ -34,6 +41,10 @@ class PythonProcess final : public CallServer {
 
   plugin_protocol::ReplyMessage exchange(const plugin_protocol::CallMessage& message,
                                          std::string_view function, double seconds) override;
+  // One request of any call (a RoPE call's, a fused cache call's) and its reply: {"status": "ok",
+  // ...} or not, the reason then in error_detail() with the user's line. PluginFailure and
+  // PluginHang as exchange().
+  nlohmann::json call(const nlohmann::json& request, std::string_view function, double seconds);
   std::string error_detail() const override { return error_; }
 
  private:

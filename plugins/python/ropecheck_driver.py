@@ -3,7 +3,10 @@
 # function, says what it declares, then serves calls: q, k and positions are numpy views of the
 # shared memory file ropecheck guards (no copy per call), one JSON message per request and reply
 # on a SOCK_SEQPACKET socket. A backward call goes to the declared backward function, or through
-# the function under torch.autograd. The contract a function follows: docs/porting.md, "Python".
+# the function under torch.autograd. A function that declares "fused_cache" is a fused cache
+# call instead: q, k, v, positions, slots and the two caches, as numpy views or as torch tensors
+# on the device it declares (copied back after the call). The contract a function follows:
+# docs/porting.md, "Python".
 # Written for CPython >= 3.9 but parsed by older ones too, so that they can be told so.
 import importlib
 import importlib.util
@@ -18,7 +21,7 @@ import traceback
 
 MAX_MESSAGE = 1 << 20
 KEYS = ("layouts", "scaling", "axes", "angles", "storage", "max_position", "max_head_dim", "partial_rotary",
-        "backward", "autograd")
+        "backward", "autograd", "fused_cache", "tensors", "device")
 
 
 def reply(channel, message):
@@ -73,15 +76,40 @@ def import_target(target):
     return function, "%s.%s" % (name, function_part), module
 
 
-def check_signature(function, label=""):
+ROPE_ARGUMENTS = "fn(q, k, positions, spec)"
+FUSED_ARGUMENTS = "fn(q, k, v, positions, slots, k_cache, v_cache, spec, cache)"
+
+
+def check_signature(function, label="", arguments=ROPE_ARGUMENTS):
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
         return  # a builtin or an extension without one: its first call will tell
     try:
-        signature.bind(None, None, None, None)
+        signature.bind(*([None] * arguments.count(",")), None)
     except TypeError as error:
-        raise TypeError("%scannot be called as fn(q, k, positions, spec): signature %s (%s)" % (label, signature, error))
+        raise TypeError("%scannot be called as %s: signature %s (%s)" % (label, arguments, signature, error))
+
+
+def check_tensors(declaration):
+    """A fused call's "tensors" and "device": torch must import here and hold a tensor on the device,
+    so that a device this machine lacks is said at load, not at the first call."""
+    tensors = declaration.get("tensors", "numpy")
+    if tensors != "torch":
+        return  # "numpy" or a value the host refuses by name
+    try:
+        import torch
+    except Exception as error:
+        raise TypeError("its ropecheck declaration: 'tensors': 'torch' needs torch, which %s cannot import (%s)"
+                        % (sys.executable, exception_text(error)))
+    device = declaration.get("device", "cpu")
+    if not isinstance(device, str):
+        raise TypeError("its ropecheck declaration: 'device' must be a string such as \"cpu\" or \"cuda:0\", got %r"
+                        % (device,))
+    try:
+        torch.empty(1, device=device)
+    except Exception as error:  # an unknown name, a build without that backend, no such GPU
+        raise TypeError("device '%s' is not available: %s" % (device, exception_text(error)))
 
 
 def backward_of(declaration, module):
@@ -136,19 +164,23 @@ def load(target):
         return None, {"ok": False, "error": "importing it raised %s" % exception_text(error)}
     if not callable(function):
         return None, {"ok": False, "error": "%s is a %s, not callable" % (name, type(function).__name__)}
+    declaration = getattr(function, "ropecheck", None)
+    if declaration is not None and not isinstance(declaration, dict):
+        return None, {"ok": False, "error": "its ropecheck attribute is a %s; it must be a dict with keys %s"
+                      % (type(declaration).__name__, ", ".join(KEYS))}
+    fused = declaration is not None and "fused_cache" in declaration
     try:
-        check_signature(function)
+        check_signature(function, arguments=FUSED_ARGUMENTS if fused else ROPE_ARGUMENTS)
     except TypeError as error:
         return None, {"ok": False, "error": str(error)}
-    declaration = getattr(function, "ropecheck", None)
     backward = None
     if declaration is not None:
-        if not isinstance(declaration, dict):
-            return None, {"ok": False, "error": "its ropecheck attribute is a %s; it must be a dict with keys %s"
-                          % (type(declaration).__name__, ", ".join(KEYS))}
         declaration = dict(declaration)  # a copy: "backward" becomes a name below
         try:
-            backward = backward_of(declaration, module)
+            if fused:
+                check_tensors(declaration)  # a fused call has no backward: the host refuses one by name
+            else:
+                backward = backward_of(declaration, module)
         except TypeError as error:
             return None, {"ok": False, "error": str(error)}
         try:
@@ -157,7 +189,12 @@ def load(target):
             return None, {"ok": False, "error": "its ropecheck attribute is not plain data: %s" % error}
     doc = inspect.getdoc(function) or ""
     autograd = declaration is not None and declaration.get("autograd") is True
-    return Subject(function, backward, autograd), {
+    if fused:
+        torch_device = declaration.get("device", "cpu") if declaration.get("tensors") == "torch" else None
+        subject = FusedCall(function, torch_device)
+    else:
+        subject = Subject(function, backward, autograd)
+    return subject, {
         "ok": True, "name": name, "summary": one_line(doc.splitlines()[0] if doc else "", 200),
         "python": sys.version.split()[0], "executable": sys.executable, "numpy": numpy.__version__,
         "declaration": declaration}
@@ -296,6 +333,9 @@ def serve(channel, memory, function):
             return  # ropecheck closed the channel: done
         call = json.loads(request.decode("utf-8"))
         buffer = memory.view(call["file_bytes"])
+        if call.get("call") == "rope_cache":
+            reply(channel, function.serve(call, buffer))
+            continue
         tokens, head_dim = call["tokens"], call["head_dim"]
         dtype = dtypes[call["dtype"]]
         q = numpy.ndarray((tokens, call["q_heads"], head_dim), dtype, buffer, call["q"])
@@ -326,6 +366,158 @@ def serve(channel, memory, function):
             reply(channel, {"status": "error", "error": problem, "traceback": ""})
         else:
             reply(channel, {"status": "ok", "ns": took})
+
+
+
+# --- the fused cache call (docs/porting.md, "Python: the fused cache call") ---------------------
+
+# A cache's element as numpy holds it: bf16 and FP8 as their bit patterns (numpy has neither).
+CACHE_NUMPY = {"fp32": "float32", "fp16": "float16", "bf16": "uint16", "fp8_e4m3": "uint8", "fp8_e5m2": "uint8"}
+# ... and as torch does: FP8 as its own dtype where this torch has one, else uint8 bit patterns.
+CACHE_TORCH = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp8_e4m3": "float8_e4m3fn",
+               "fp8_e5m2": "float8_e5m2"}
+
+
+def cache_shape(cache):
+    layout = cache["layout"]
+    if layout == "nhd":
+        return (cache["blocks"], cache["block_size"], cache["kv_heads"], cache["head_dim"])
+    if layout == "hnd":
+        return (cache["blocks"], cache["kv_heads"], cache["block_size"], cache["head_dim"])
+    return (cache["blocks"], cache["block_size"], cache["latent_dim"] + cache["head_dim"])  # mla
+
+
+def fused_views(call, buffer):
+    """The call's arrays: numpy views of the shared memory, in the order the function takes them.
+    v, positions and slots are read-only; k may be rotated in place (what it holds is not read)."""
+    import numpy
+    cache, tokens = call["cache"], call["tokens"]
+    head_dim, kv_heads = cache["head_dim"], cache["kv_heads"]
+    mla = cache["layout"] == "mla"
+    v_dim = cache["latent_dim"] if mla else head_dim
+
+    def view(shape, dtype, key, writeable=True):
+        array = numpy.ndarray(shape, dtype, buffer, call[key])
+        array.flags.writeable = writeable
+        return array
+
+    axes = call.get("axes", 1)
+    cache_dtype = numpy.dtype(CACHE_NUMPY[cache["storage"]])
+    return {"q": view((tokens, call["q_heads"], head_dim), numpy.float32, "q"),
+            "k": view((tokens, kv_heads, head_dim), numpy.float32, "k"),
+            "v": view((tokens, kv_heads, v_dim), numpy.float32, "v", False),
+            "positions": view((tokens,) if axes == 1 else (tokens, axes), numpy.int64, "positions", False),
+            "slots": view((tokens,), numpy.int64, "slots", False),
+            "k_cache": view(cache_shape(cache), cache_dtype, "k_cache"),
+            "v_cache": None if mla else view(cache_shape(cache), cache_dtype, "v_cache")}
+
+
+def torch_cache_dtype(torch, storage):
+    """The torch dtype a cache of `storage` is handed as: uint8 for FP8 on a torch without it."""
+    return getattr(torch, CACHE_TORCH[storage], torch.uint8)
+
+
+def to_torch(torch, array, storage, device):
+    """A numpy view as a tensor on `device`: on the CPU the same memory (writable views) or a copy
+    (read-only ones, which torch.from_numpy would warn about); elsewhere a copy there."""
+    import numpy
+    if not array.flags.writeable:
+        array = array.copy()
+    if storage == "bf16":  # this torch may not take numpy's uint16: the same bits as int16
+        tensor = torch.from_numpy(array.view(numpy.int16)).view(torch.bfloat16)
+    else:
+        tensor = torch.from_numpy(array)
+        if storage is not None and tensor.dtype != torch_cache_dtype(torch, storage):
+            tensor = tensor.view(torch_cache_dtype(torch, storage))  # FP8 bit patterns as FP8
+    return tensor if device == "cpu" else tensor.to(device)
+
+
+def as_bits(torch, value, storage):
+    """A tensor (any device) or array as numpy, cache elements as the bits numpy keeps them in."""
+    import numpy
+    if torch is not None and isinstance(value, torch.Tensor):
+        value = value.detach().to("cpu")
+        if value.dtype == torch.bfloat16:
+            return value.view(torch.int16).numpy().view(numpy.uint16)
+        if storage is not None and storage.startswith("fp8") and value.dtype != torch.uint8 and value.element_size() == 1:
+            return value.view(torch.uint8).numpy()
+        return value.numpy()
+    return numpy.asarray(value)
+
+
+def dtype_name(value):
+    return str(getattr(value, "dtype", type(value).__name__)).replace("torch.", "")
+
+
+class FusedCall:
+    """Serves a fused cache call: the function, and the device its torch tensors go to (None: numpy)."""
+
+    def __init__(self, function, torch_device):
+        self.function = function
+        self.device = torch_device
+
+    def serve(self, call, buffer):
+        views = fused_views(call, buffer)
+        torch = None
+        if self.device is not None:
+            import torch
+        storage = call["cache"]["storage"]
+        # Per argument, what it is handed as and its storage (None: float32 or int64 as it is).
+        kinds = {"q": None, "k": None, "v": None, "positions": None, "slots": None, "k_cache": storage,
+                 "v_cache": storage}
+        given = dict(views)
+        if torch is not None:
+            given = {name: None if view is None else to_torch(torch, view, kinds[name], self.device)
+                     for name, view in views.items()}
+        expected = {name: (None if value is None else (tuple(value.shape), value.dtype)) for name, value in given.items()}
+        clock = time.thread_time_ns if call["threads"] == 1 else time.perf_counter_ns
+        try:
+            start = clock()
+            result = self.function(given["q"], given["k"], given["v"], given["positions"], given["slots"],
+                                   given["k_cache"], given["v_cache"], call["spec"], call["cache"])
+            took = clock() - start
+            problem = self.write_back(torch, result, given, expected, views, kinds)
+        except BaseException as error:  # SystemExit included: the function's fault, not the driver's
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            return {"status": "error", "raised": True, "error": exception_text(error),
+                    "traceback": short_traceback(error)}
+        finally:
+            del views, given  # no view may outlive a remap
+        if problem is not None:
+            return {"status": "error", "error": problem, "traceback": ""}
+        return {"status": "ok", "ns": took}
+
+    @staticmethod
+    def write_back(torch, result, given, expected, views, kinds):
+        """q and the caches into the shared memory: what the function left in the tensors it was
+        given, or the new ones it returned, (q, k_cache, v_cache). A problem's text, or None."""
+        import numpy
+        outputs = {"q": given["q"], "k_cache": given["k_cache"], "v_cache": given["v_cache"]}
+        verb = "left"
+        if result is not None:
+            if not isinstance(result, (tuple, list)) or len(result) != 3:
+                return ("returned a %s: expected None (q and the caches written in place) or the triple "
+                        "(q, k_cache, v_cache)" % type(result).__name__)
+            outputs = dict(zip(("q", "k_cache", "v_cache"), result))
+            verb = "returned"
+        for name, value in outputs.items():
+            if expected[name] is None:  # mla: no v cache
+                if value is not None:
+                    return "%s v_cache %s: an mla cache is one tensor, k_cache (v_cache is None)" % (
+                        verb, dtype_name(value))
+                continue
+            shape, dtype = expected[name]
+            got_shape = tuple(getattr(value, "shape", ()))
+            if value is None or got_shape != shape or value.dtype != dtype:
+                return "%s %s of shape %s and dtype %s; expected shape %s and dtype %s" % (
+                    verb, name, got_shape, dtype_name(value), shape, str(dtype).replace("torch.", ""))
+            if value is views[name]:
+                continue  # numpy, written in place
+            array = as_bits(torch, value, kinds[name])
+            if array.ctypes.data != views[name].ctypes.data:  # not the shared memory itself (a CPU tensor's)
+                numpy.copyto(views[name], array)
+        return None
 
 
 def main():

@@ -27,7 +27,7 @@
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
-namespace {
+namespace plugin_fused_test {
 
 using test::built_plugin;
 
@@ -485,5 +485,5 @@ TEST(RopeCachePlugin, ListShowsTheFusedCapabilities) {
   EXPECT_EQ(list["plugins"][0]["plugin"]["abi_version"], 5);
 }
 
-}  // namespace
+}  // namespace plugin_fused_test
 }  // namespace ropecheck
