@@ -47,6 +47,12 @@ class PythonRopeCache final : public RopeCacheImpl {
   std::string_view id() const override { return identity_.id; }
   std::string_view summary() const override { return identity_.summary; }
   RopeCacheCapabilities capabilities() const override { return identity_.capabilities; }
+  // The properties draw the rotation within what the function declares.
+  RopeCapabilities rope_capabilities() const override {
+    RopeCapabilities caps = identity_.rotation;
+    caps.passes = {Pass::forward};
+    return caps;
+  }
   const PythonRopeCacheIdentity& identity() const { return identity_; }
 
  protected:
