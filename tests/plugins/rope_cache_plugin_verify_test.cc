@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/python_cli.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -75,6 +76,42 @@ TEST(RopeCachePluginVerify, ACrashOrAWritePastTheCacheFailsVerify) {
     const test::Exited run = verify_fused(library);
     EXPECT_EQ(run.code, 1) << library << "\n" << run.out;
     EXPECT_EQ(test::lines_containing(run.out, "PASSED  plugin/" + library).size(), 0u) << run.out;
+  }
+}
+
+// The Python door: vLLM's torch reference forms of the fused call pass; the same with a bug class
+// each (tests/plugins/python/fused_cache_bugs.py) fail verify where the bug says.
+test::Exited verify_python_fused(const std::string& target) {
+  std::vector<std::string> args = {ROPECHECK_CLI_PATH, "verify", "--python-exe", test::kPython, "--python", target};
+  for (const char* p : kFusedProperties) {
+    args.push_back("--property");
+    args.push_back(p);
+  }
+  return test::spawn(args);
+}
+
+TEST(RopeCachePythonVerify, VllmsTorchReferenceFormsPassAndEachBugClassFails) {
+  REQUIRE_TORCH();
+  const std::string examples = std::string(ROPECHECK_SOURCE_DIR) + "/plugins/examples/python/torch_fused_cache.py";
+  for (const char* form : {"vllm_fused", "vllm_fused_skip_padding"}) {
+    const test::Exited run = verify_python_fused(examples + ":" + form);
+    EXPECT_EQ(run.code, 0) << form << "\n" << run.out << run.err;
+    EXPECT_EQ(test::lines_containing(run.out, "PASSED  python/").size(), 5u) << run.out;
+  }
+  const std::string bugs = std::string(ROPECHECK_SOURCE_DIR) + "/tests/plugins/python/fused_cache_bugs.py";
+  const std::map<std::string, std::vector<std::string>> required = {
+      {"slot_minus_one_as_index", {"cache_untouched_elsewhere", "padding_inert"}},
+      {"block_and_offset_swapped", {"cache_oracle_agreement"}},
+      {"no_fp8_saturation", {"fp8_saturates"}},
+      {"scale_direction_flipped", {"cache_oracle_agreement", "cache_dequantized_bound"}},
+  };
+  for (const auto& [function, properties] : required) {
+    const test::Exited run = verify_python_fused(bugs + ":" + function);
+    EXPECT_EQ(run.code, 1) << function << "\n" << run.out << run.err;
+    for (const auto& p : properties) {
+      EXPECT_EQ(test::lines_containing(run.out, "FAILED  python/fused_cache_bugs." + function + "  " + p).size(), 1u)
+          << function << " not failed by " << p << "\n" << run.out;
+    }
   }
 }
 
