@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace ropecheck::bench {
 
@@ -45,12 +46,18 @@ using Clock = ThreadCpuClock;  // where the timed work runs on the benchmark's o
 // decode-sized step does not notice), the timer is paused and the probe runs for a quarter of the
 // slice's time. Sets limit_fraction and probe_rate (`probe_amount`: bytes or flops one probe pass
 // moves; summed over threads, like the case's own rate). TimeClock: Clock or WallClock.
-template <typename TimeClock = Clock, typename Step, typename Probe>
-void run_with_limit(benchmark::State& state, Step&& step, Probe&& probe, double probe_amount) {
+// A rival (another way to do the same work, e.g. the fused call's two passes) may run in the
+// same pauses, as long as the slice itself (at least one pass): the return value is its time per
+// pass over the case's, a speed-up measured as finely interleaved as the limit; 0 without one.
+struct NoRival {};
+template <typename TimeClock = Clock, typename Step, typename Probe, typename Rival = NoRival>
+double run_with_limit(benchmark::State& state, Step&& step, Probe&& probe, double probe_amount, Rival&& rival = {}) {
+  constexpr bool kRival = !std::is_same_v<std::decay_t<Rival>, NoRival>;
   constexpr unsigned long long kSliceTicks = 2'000'000;  // ~1 ms at 2 GHz of TSC
-  std::chrono::duration<double> case_time{0}, probe_time{0};
-  std::int64_t passes = 0;
+  std::chrono::duration<double> case_time{0}, probe_time{0}, rival_time{0};
+  std::int64_t passes = 0, rival_passes = 0;
   probe();  // untimed: page faults, caches
+  if constexpr (kRival) rival();
   const auto close_slice = [&](typename TimeClock::time_point slice_start) {
     const std::chrono::duration<double> slice = TimeClock::now() - slice_start;
     case_time += slice;
@@ -64,6 +71,16 @@ void run_with_limit(benchmark::State& state, Step&& step, Probe&& probe, double 
       elapsed = TimeClock::now() - probe_start;
     }
     probe_time += elapsed;
+    if constexpr (kRival) {
+      const auto rival_start = TimeClock::now();
+      std::chrono::duration<double> rival_elapsed{0};
+      for (std::int64_t batch = 1; rival_elapsed < slice; batch *= 2) {
+        for (std::int64_t i = 0; i < batch; ++i) rival();
+        rival_passes += batch;
+        rival_elapsed = TimeClock::now() - rival_start;
+      }
+      rival_time += rival_elapsed;
+    }
   };
   auto slice_start = TimeClock::now();
   auto slice_ticks = __rdtsc();
@@ -83,6 +100,8 @@ void run_with_limit(benchmark::State& state, Step&& step, Probe&& probe, double 
   using benchmark::Counter;
   state.counters["limit_fraction"] = Counter(probe_seconds / case_seconds, Counter::kAvgThreads);
   state.counters["probe_rate"] = Counter(probe_amount / probe_seconds);
+  if (!kRival || rival_passes == 0) return 0;
+  return rival_time.count() / static_cast<double>(rival_passes) / case_seconds;
 }
 
 }  // namespace ropecheck::bench

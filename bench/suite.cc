@@ -13,6 +13,7 @@ std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* c
   for (auto& row : register_rotation_cases(suite.rotations, suite.rope.workloads, threads, suite.left_out)) {
     table.push_back(std::move(row));
   }
+  for (auto& row : register_fused_cache_cases(suite.fused_caches, suite.left_out)) table.push_back(std::move(row));
   for (auto& row : register_table_cases(suite.tables)) table.push_back(std::move(row));
   for (auto& row : register_attention_cases(suite.attention, threads, attention_peers, suite.rope.time_failing)) {
     table.push_back(std::move(row));

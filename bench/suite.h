@@ -1,6 +1,6 @@
 // The benchmark suite of `ropecheck bench`: every RoPE implementation of the registry (and any
 // plugin) on the shapes of shapes.h, the kernels' ceilings (the 16-bit levels' conversions alone,
-// every SIMD level's rotation alone), the sinusoidal tables, and attention, each verified before
+// every SIMD level's rotation alone), the fused RoPE + KV-cache kernels (beside their two passes), the sinusoidal tables, and attention, each verified before
 // it is timed and each with its same-run limit (same_run_limit.h). The suite only registers cases with Google Benchmark;
 // bench/run_bench.cc runs them.
 #pragma once
@@ -11,6 +11,7 @@
 
 #include "bench/attention_cases.h"
 #include "bench/conversion_cases.h"
+#include "bench/fused_cache_cases.h"
 #include "bench/left_out.h"
 #include "bench/ratio_table.h"
 #include "bench/rope_cases.h"
@@ -26,6 +27,7 @@ struct Suite {
   std::deque<TableCase> tables;
   std::deque<ConversionCase> conversions;
   std::deque<RotationCase> rotations;
+  FusedCacheCases fused_caches;
   LeftOut left_out;  // what this CPU does not run, said once (left_out.h)
 };
 

@@ -68,6 +68,8 @@ constexpr const char* kShortBenchFilter =
     "|rotation(_bf16|_fp16)?/[a-z0-9]+/llama7b_prefill512/interleaved/"
     "|rotation/(avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/interleaved/"
     "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved" ROPECHECK_FORWARD
+    // The fused RoPE + KV-cache kernels beside their limit and their two passes (bench/fused_cache_cases.h)
+    "|fused_cache/(avx2|avx512)/llama3_8b_gqa_prefill4096/nhd_fp8_e4m3/"
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"
     // Multi-axis RoPE: Qwen2-VL's MRoPE beside its 1D twin, HF's layout (the report's table)

@@ -251,4 +251,16 @@ std::vector<RotationRow> rotation_rows(const BenchData& bench) {
   return rows;
 }
 
+std::vector<FusedCacheRow> fused_cache_rows(const BenchData& bench) {
+  std::vector<FusedCacheRow> rows;
+  for (const CaseRecord& c : bench.records) {
+    if (!c.fused_cache) continue;
+    const BenchCase& raw = bench.cases.at(c.name);
+    rows.push_back({c.fused_cache->impl, c.fused_cache->shape, c.fused_cache->layout + " " + c.fused_cache->storage,
+                    c.rate, counter_median(raw, "speedup_vs_two_pass", 1), counter_median(raw, "speedup_allowed", 1),
+                    counter_median(raw, "speedup_fraction", 1)});
+  }
+  return rows;
+}
+
 }  // namespace ropecheck

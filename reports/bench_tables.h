@@ -154,4 +154,19 @@ struct BackwardRow {
 // Every backward case whose forward ran, in file order.
 std::vector<BackwardRow> backward_rows(const BenchData& bench);
 
+// The fused RoPE + KV-cache kernels (bench/fused_cache_cases.h), issue 56's targets: a fraction of
+// the same-run limit over the call's own bytes, and the speed-up over the same level's two passes
+// (timed in the same pauses) beside what the bytes saved allow.
+inline constexpr double kFusedLimitGoal = 0.85;
+inline constexpr double kFusedSpeedupGoal = 0.85;  // of speedup_allowed
+struct FusedCacheRow {
+  std::string impl, shape, cache;  // cache: "<layout> <storage>"
+  CaseRate rate;
+  std::optional<double> speedup, allowed, speedup_fraction;  // medians
+  bool limit_met() const { return rate.limit_fraction && *rate.limit_fraction >= kFusedLimitGoal; }
+  bool speedup_met() const { return speedup_fraction && *speedup_fraction >= kFusedSpeedupGoal; }
+};
+// Every fused cache case of the run, in file order.
+std::vector<FusedCacheRow> fused_cache_rows(const BenchData& bench);
+
 }  // namespace ropecheck

@@ -48,6 +48,9 @@ CaseRecord case_record(const BenchCase& c) {
     if (!r.rope && !r.backward && !r.attention && !r.table && !r.conversion) {
       r.rotation = bench::parse_rotation_case(c.name);
     }
+    if (!r.rope && !r.backward && !r.attention && !r.table && !r.conversion && !r.rotation) {
+      r.fused_cache = bench::parse_fused_cache_case(c.name);
+    }
   }
   r.rate = case_rate(c);
   r.oracle_failed = oracle_failed(c);

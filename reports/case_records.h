@@ -26,7 +26,7 @@ bool oracle_failed(const BenchCase& c);
 // The median of counter `name` over the repetitions divided by `scale`; empty without it.
 std::optional<double> counter_median(const BenchCase& c, const char* name, double scale);
 
-// One case: at most one of rope, backward, attention, table, conversion and rotation is set (none:
+// One case: at most one of rope, backward, attention, table, conversion, rotation and fused_cache is set (none:
 // a probe, or a name of none of the grammars).
 struct CaseRecord {
   std::string name;  // bench.json's run_name, the key of BenchData::cases
@@ -36,6 +36,7 @@ struct CaseRecord {
   std::optional<bench::TableCaseName> table;
   std::optional<bench::ConversionCaseName> conversion;  // a 16-bit kernel's ceiling
   std::optional<bench::RotationCaseName> rotation;      // a SIMD kernel level's rotation ceiling
+  std::optional<bench::FusedCacheCaseName> fused_cache;  // a fused RoPE + KV-cache kernel
   CaseRate rate;
   bool oracle_failed = false;
   std::size_t repetitions = 0;

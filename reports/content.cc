@@ -445,6 +445,38 @@ void rotation_ceilings_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// The fused RoPE + KV-cache kernels (bench/fused_cache_cases.h) against issue 56's two targets.
+void fused_cache_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = fused_cache_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "Fused RoPE + KV-cache write");
+  paragraph(doc, fmt::format(
+      "The own fused kernels rotate q in place and write the rotated k and v into the paged cache in "
+      "one pass. Each case's fraction of the same-run probe over its own bytes (q read and written, k "
+      "and v read, the cache rows written; target {:.2f} out of cache), and its speed-up over the same "
+      "level's two passes (the kernel rotating k in place, then the same stores), timed in the same "
+      "pauses, beside what the bytes saved allow (two passes also write k back and read it again); "
+      "the target is {:.2f} of that. Medians of the run.", kFusedLimitGoal, kFusedSpeedupGoal));
+  Table t;
+  t.header = {"kernel", "shape", "cache", "of the limit", "limit target", "speed-up over two passes",
+              "allowed by the bytes", "speed-up / allowed", "speed-up target"};
+  t.numeric = {false, false, false, true, false, true, true, true, false};
+  const auto number = [](const std::optional<double>& x) { return x ? fmt::format("{:.2f}", *x) : "-"; };
+  const auto verdict = [](bool known, bool met) { return std::string(!known ? "-" : met ? "pass" : "fail"); };
+  for (const auto& r : rows) {
+    t.rows.push_back({{r.impl, ""},
+                      {r.shape, ""},
+                      {r.cache, ""},
+                      {r.rate.limit_fraction ? format_fraction(*r.rate.limit_fraction) : "-", ""},
+                      {verdict(r.rate.limit_fraction.has_value(), r.limit_met()), ""},
+                      {number(r.speedup), ""},
+                      {number(r.allowed), ""},
+                      {number(r.speedup_fraction), ""},
+                      {verdict(r.speedup_fraction.has_value(), r.speedup_met()), ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 void multi_axis_section(ReportDoc& doc, const BenchData& bench) {
   const auto rows = multi_axis_rows(bench);
   if (rows.empty()) return;
@@ -600,6 +632,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   thread_sweep_section(doc, *in.bench);
   ceilings_section(doc, *in.bench);
   rotation_ceilings_section(doc, *in.bench);
+  fused_cache_section(doc, *in.bench);
   multi_axis_section(doc, *in.bench);
   backward_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);

@@ -185,4 +185,21 @@ std::string kernel_of_rotation(std::string_view rotation) {
   return rotation.starts_with("rotation") ? "kernel" + std::string(rotation.substr(8)) : std::string(rotation);
 }
 
+std::string registered_name(const FusedCacheCaseName& n) {
+  return fmt::format("{}/{}/{}_{}", n.impl, n.shape, n.layout, n.storage);
+}
+std::string full_name(const FusedCacheCaseName& n) { return registered_name(n) + "/real_time"; }
+std::optional<FusedCacheCaseName> parse_fused_cache_case(std::string_view name) {
+  const auto parts = split(name);
+  if (parts.size() != 5 || !parts[0].starts_with("fused_cache") || parts[1].empty() || parts[2].empty() ||
+      parts[4] != "real_time") {
+    return std::nullopt;
+  }
+  const auto underscore = parts[3].find('_');
+  const std::string_view layout = parts[3].substr(0, underscore);
+  if (underscore == std::string_view::npos || (layout != "nhd" && layout != "hnd" && layout != "mla")) return std::nullopt;
+  return FusedCacheCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2]),
+                            std::string(layout), std::string(parts[3].substr(underscore + 1))};
+}
+
 }  // namespace ropecheck::bench

@@ -17,6 +17,8 @@
 //   rotation:   <rotation id>/<shape>/<layout>/real_time/threads:<N>   (a kernel's rotation ceiling)
 //               rotation/avx2/gpt2_small_prefill512/interleaved/real_time/threads:1
 //               ("rotation" is no implementation's algorithm: parse_rope_case refuses it)
+//   fused cache: <impl id>/<shape>/<cache layout>_<cache storage>/real_time  (RoPE + KV-cache write)
+//               fused_cache/avx512/llama3_8b_gqa_prefill4096/nhd_fp8_e4m3/real_time
 // An implementation id is <algorithm>/<isa>, the storage type a suffix of the algorithm
 // (kernel_bf16, complex_multiply_fp16; none for fp32): core/impl_id.h.
 #pragma once
@@ -89,5 +91,14 @@ std::string full_name(const RotationCaseName& name);
 std::optional<RotationCaseName> parse_rotation_case(std::string_view full_name);
 // The kernel whose ceiling the rotation is: "rotation_bf16/avx2" -> "kernel_bf16/avx2".
 std::string kernel_of_rotation(std::string_view rotation);
+
+// A fused RoPE + paged KV-cache kernel (impls/fused/fused_rope_cache.h) on a cache of one layout
+// and storage (core/kv_cache.h's names: nhd, hnd, mla; fp32, bf16, fp16, fp8_e4m3, fp8_e5m2).
+struct FusedCacheCaseName {
+  std::string impl, shape, layout, storage;
+};
+std::string registered_name(const FusedCacheCaseName& name);
+std::string full_name(const FusedCacheCaseName& name);
+std::optional<FusedCacheCaseName> parse_fused_cache_case(std::string_view full_name);
 
 }  // namespace ropecheck::bench

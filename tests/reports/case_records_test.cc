@@ -130,5 +130,30 @@ TEST(CaseRecords, KeptRowsOfTheDecodeCasesThatCarryThem) {
   EXPECT_DOUBLE_EQ(rows[0].fresh_block_seconds, 2e-5);
 }
 
+TEST(CaseRecords, FusedCacheCasesWithTheirSpeedUpBesideWhatTheBytesAllow) {
+  // Without the fused_cache parse in case_record, no row comes back (the first ASSERT; not yet run so).
+  BenchData bench;
+  BenchCase fused = case_named("fused_cache/avx512/llama3_8b_gqa_prefill4096/nhd_fp8_e4m3/real_time", 15, 0.9);
+  fused.counters["speedup_vs_two_pass"] = {1.10, 1.05, 1.00};
+  fused.counters["speedup_allowed"] = {1.19, 1.19, 1.19};
+  fused.counters["speedup_fraction"] = {1.10 / 1.19, 1.05 / 1.19, 1.00 / 1.19};
+  add_case(bench, fused);
+  add_case(bench, case_named("fused_cache/avx2/llama_8x8_prefill8192/nhd_fp16/real_time", 10, 0.5));
+  add_case(bench, case_named("kernel/avx512/llama7b_prefill512/interleaved/real_time/threads:1", 30, 0.8));
+  const auto rows = fused_cache_rows(bench);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].impl, "fused_cache/avx512");
+  EXPECT_EQ(rows[0].shape, "llama3_8b_gqa_prefill4096");
+  EXPECT_EQ(rows[0].cache, "nhd fp8_e4m3");
+  EXPECT_DOUBLE_EQ(*rows[0].speedup, 1.05);
+  EXPECT_DOUBLE_EQ(*rows[0].speedup_fraction, 1.05 / 1.19);
+  EXPECT_TRUE(rows[0].limit_met());
+  EXPECT_TRUE(rows[0].speedup_met());  // 0.88 of what the bytes allow
+  EXPECT_FALSE(rows[1].limit_met());
+  EXPECT_FALSE(rows[1].speedup) << "no speed-up counter: none shown";
+  EXPECT_FALSE(rows[1].speedup_met());
+  EXPECT_FALSE(bench.records[0].rope || bench.records[0].table || bench.records[0].rotation);
+}
+
 }  // namespace
 }  // namespace ropecheck

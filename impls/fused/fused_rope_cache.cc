@@ -1,0 +1,161 @@
+// fused_cache/<level> (fused_rope_cache.h): validation is RopeCacheImpl::apply's; here the call
+// becomes the level kernel's plain arguments, with kernel/<level>'s per-thread scratch and kept
+// cos/sin rows (kernel_scratch.h), so that q and k are rotated from the rows kernel/<level> forms.
+#include "impls/fused/fused_rope_cache.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+#include <string>
+
+#include "core/errors.h"
+#include "core/position_axes.h"
+#include "impls/kernels/fused_cache_kernel.h"
+#include "impls/kernels/kernel_scratch.h"
+#include "impls/registry.h"
+
+namespace ropecheck {
+namespace {
+
+using FusedKernel = void (*)(const kernels::FusedCacheArgs&);
+
+struct LevelKernels {
+  Isa isa;
+  FusedKernel fused;
+  FusedKernel write;  // the write pass alone
+};
+
+LevelKernels level_kernels(Isa level) {
+  switch (level) {
+    case Isa::scalar: return {level, kernels::fused_rope_cache_scalar, kernels::cache_write_scalar};
+    case Isa::avx2: return {level, kernels::fused_rope_cache_avx2, kernels::cache_write_avx2};
+    case Isa::avx512: return {level, kernels::fused_rope_cache_avx512, kernels::cache_write_avx512};
+  }
+  throw InvalidInput("fused cache: unknown ISA level");
+}
+
+kernels::CacheCode cache_code(CacheStorage storage) {
+  switch (storage) {
+    case CacheStorage::fp32: return kernels::CacheCode::fp32;
+    case CacheStorage::bf16: return kernels::CacheCode::bf16;
+    case CacheStorage::fp16: return kernels::CacheCode::fp16;
+    case CacheStorage::fp8_e4m3: return kernels::CacheCode::fp8_e4m3;
+    case CacheStorage::fp8_e5m2: return kernels::CacheCode::fp8_e5m2;
+  }
+  throw InvalidInput("fused cache: unknown cache storage");
+}
+
+// The call as the level kernel's arguments; `kernel` keys the scratch's rows (each level forms
+// its own bits). The scratch is this thread's, one per pass, as kernel/<level>'s.
+void run_level(FusedKernel kernel, const RopeCacheCall& call) {
+  thread_local KernelScratch scratch_of_pass[std::size(kAllPasses)];
+  KernelScratch& scratch = scratch_of_pass[static_cast<std::size_t>(call.spec.pass)];
+  scratch.prepare(reinterpret_cast<AnyKernel>(kernel), call.spec);
+  const kernels::TableRowCache rows = scratch.rows.cache();
+  const KvCacheSpec& cache = call.cache;
+  const bool mla = cache.layout == CacheLayout::mla;
+  kernels::FusedCacheArgs a;
+  static_cast<kernels::RopeKernelProblem&>(a) = {
+      call.q.data(), const_cast<float*>(call.k.data()),  // k is only read
+      call.tokens, call.q_heads, cache.kv_heads, static_cast<int>(call.spec.head_dim),
+      static_cast<int>(call.spec.rotary_dim), call.spec.layout == Layout::interleaved, call.positions.data(),
+      scratch.theta.data(), scratch.scale, scratch.table.data(), scratch.angles.data(), &rows,
+      axis_count(call.spec), scratch.row_axis.data(), scratch.axis_rows.data()};
+  a.v = call.v.data();
+  a.v_dim = mla ? cache.latent_dim : cache.head_dim;
+  a.slots = call.slots.data();
+  a.k_cache = reinterpret_cast<unsigned char*>(call.k_cache.data());
+  a.v_cache = reinterpret_cast<unsigned char*>((mla ? call.k_cache : call.v_cache).data());
+  a.storage = cache_code(cache.storage);
+  a.head_major = cache.layout == CacheLayout::hnd;
+  a.block_size = cache.block_size;
+  a.row_features = row_features(cache);
+  a.k_offset = mla ? cache.latent_dim : 0;
+  a.v_offset = 0;
+  if (is_fp8(cache.storage)) {  // mla: the latent is quantized with k's scale (kv_cache.h)
+    const std::vector<float>& v_scale = mla ? cache.k_scale : cache.v_scale;
+    a.k_scale = cache.k_scale.data();
+    a.k_scale_stride = cache.k_scale.size() == 1 ? 0 : 1;
+    a.v_scale = v_scale.data();
+    a.v_scale_stride = v_scale.size() == 1 ? 0 : 1;
+    a.divide = cache.scale_direction == ScaleDirection::divide;
+  }
+  kernel(a);
+}
+
+class FusedRopeCache final : public RopeCacheImpl {
+ public:
+  FusedRopeCache(std::string_view id, LevelKernels kernels) : id_(id), kernels_(kernels) {}
+
+  std::string_view id() const override { return id_; }
+  std::string_view summary() const override {
+    return "fused: q rotated in place; k rotated, scaled and narrowed straight into its cache row with v, one "
+           "pass (kernel/<level>'s rows and rotation); padding rotates q only";
+  }
+  bool available(std::string* why) const override { return cpu_supports(kernels_.isa, why); }
+  RopeCacheCapabilities capabilities() const override {
+    RopeCacheCapabilities caps;
+    caps.layouts = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
+    caps.storages = {CacheStorage::fp32, CacheStorage::bf16, CacheStorage::fp16, CacheStorage::fp8_e4m3,
+                     CacheStorage::fp8_e5m2};
+    caps.directions = {ScaleDirection::multiply, ScaleDirection::divide};
+    caps.padding = PaddingRule::rotate_q_only;
+    return caps;
+  }
+
+ protected:
+  void run(const RopeCacheCall& call) const override {
+    std::string why;
+    if (!cpu_supports(kernels_.isa, &why)) throw InvalidInput(fmt::format("{} cannot run here: {}", id_, why));
+    run_level(kernels_.fused, call);
+  }
+
+ private:
+  std::string_view id_;
+  LevelKernels kernels_;
+};
+
+// The checks of RopeCacheImpl::apply, by a fused kernel of the level that declares the call's
+// padding (the bench's calls are the caller's to shape).
+class CallCheck final : public RopeCacheImpl {
+ public:
+  explicit CallCheck(RopeCacheCapabilities caps) : caps_(std::move(caps)) {}
+  std::string_view id() const override { return "rotate_in_place_then_write"; }
+  std::string_view summary() const override { return ""; }
+  RopeCacheCapabilities capabilities() const override { return caps_; }
+
+ protected:
+  void run(const RopeCacheCall&) const override {}
+
+ private:
+  RopeCacheCapabilities caps_;
+};
+
+}  // namespace
+
+std::unique_ptr<RopeCacheImpl> make_fused_cache_scalar() {
+  return std::make_unique<FusedRopeCache>("fused_cache/scalar", level_kernels(Isa::scalar));
+}
+std::unique_ptr<RopeCacheImpl> make_fused_cache_avx2() {
+  return std::make_unique<FusedRopeCache>("fused_cache/avx2", level_kernels(Isa::avx2));
+}
+std::unique_ptr<RopeCacheImpl> make_fused_cache_avx512() {
+  return std::make_unique<FusedRopeCache>("fused_cache/avx512", level_kernels(Isa::avx512));
+}
+
+void rotate_in_place_then_write(Isa level, const RopeCacheCall& call, std::span<float> k) {
+  if (call.k.data() != k.data() || call.k.size() != k.size()) {
+    throw InvalidInput("rotate_in_place_then_write: the call's k must view the k it rotates in place");
+  }
+  std::string why;
+  if (!cpu_supports(level, &why)) throw InvalidInput(fmt::format("level {} cannot run here: {}", to_string(level), why));
+  const auto fused = level_kernels(level);
+  CallCheck(FusedRopeCache("", fused).capabilities()).apply(call);
+  const RopeImpl* rope = find_rope(fmt::format("kernel/{}", to_string(level)));
+  if (rope == nullptr) throw InvalidInput(fmt::format("kernel/{} is not registered", to_string(level)));
+  rope->apply(call.spec, HeadTensor{call.q, call.tokens, call.q_heads, call.spec.head_dim},
+              HeadTensor{k, call.tokens, call.cache.kv_heads, call.spec.head_dim}, call.positions);
+  run_level(fused.write, call);
+}
+
+}  // namespace ropecheck
