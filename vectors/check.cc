@@ -229,7 +229,8 @@ CheckReport check_outputs(const CheckOptions& options) {
     if (c.kind != options.kind) continue;
     CaseCheck row;
     row.name = c.name;
-    row.dtype = to_string(c.dtype);
+    // A fused case's q is fp32; what sets it apart is its cache's storage.
+    row.dtype = c.kind == "rope_cache" ? std::string(to_string(c.cache.storage)) : std::string(to_string(c.dtype));
     for (const auto& [tensor, like] : output_tensors(c)) {
       const std::string relative = port_output_path(c.name, tensor);
       if (fs::exists(options.outputs_dir / relative, error)) {
