@@ -87,7 +87,7 @@ void require_elements(const ManifestFile& file, std::size_t got, std::size_t wan
 std::vector<std::int64_t> read_positions(const ManifestCase& c) {
   const ManifestFile& file = c.file("positions");
   const NpyArray array = read_npy(file.path);
-  const int axes = c.kind == "rope" ? axis_count(c.rope_spec) : 1;
+  const int axes = c.kind == "sinusoidal" ? 1 : axis_count(c.rope_spec);
   const std::vector<std::int64_t> want =
       axes == 1 ? std::vector<std::int64_t>{array.elements()} : std::vector<std::int64_t>{array.elements() / axes, axes};
   if (array.shape != want || array.elements() % axes != 0) {
