@@ -351,8 +351,11 @@ void add_check(CLI::App& app, Commands& c) {
                       "(the frameworks' way; the bound grows with |m theta_i|)")
       ->check(CLI::IsMember({"fp64", "fp32"}))
       ->capture_default_str();
-  c.check->add_option("--kind", o.kind, "Which cases to judge: rope or sinusoidal")
-      ->check(CLI::IsMember({"rope", "sinusoidal"}))
+  c.check->add_option("--kind", o.kind,
+                      "Which cases to judge: rope, sinusoidal, or rope_cache (the fused RoPE and paged "
+                      "KV-cache write: OUT/<case>/q_out.npy, k_cache_out.npy, v_cache_out.npy, each with "
+                      "the dtype and shape of the case's q.npy and <k|v>_cache_initial.npy)")
+      ->check(CLI::IsMember({"rope", "sinusoidal", "rope_cache"}))
       ->capture_default_str();
   c.check->add_flag("--only-present", o.only_present,
                     "A case with none of its output files is listed as MISSING without failing the "
@@ -360,7 +363,8 @@ void add_check(CLI::App& app, Commands& c) {
                     "still fails");
   c.check->footer(
       "Exit: 0 every case PASSED; 1 a case FAILED (an error above its bound, a NaN, a changed "
-      "feature past rotary_dim) or is MISSING an output file; 2 bad usage or input (a missing "
+      "feature past rotary_dim, a changed cache element no valid slot addresses) or is MISSING an "
+      "output file; 2 bad usage or input (a missing "
       "directory, an unreadable or malformed manifest or .npy, an output of another dtype or shape "
       "than its case's, or no output for any case: nothing judged).");
 }

@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/exit_codes.h"
 #include "core/text_table.h"
+#include "vectors/judge_rope_cache.h"
 #include "vectors/manifest.h"
 #include "vectors/npy.h"
 
@@ -54,7 +55,22 @@ std::vector<double> read_float64(const ManifestFile& file) {
 // The tensors a case's port writes, and the file of the case each must look like.
 std::vector<std::pair<std::string, std::string>> output_tensors(const ManifestCase& c) {
   if (c.kind == "rope") return {{"q", "q"}, {"k", "k"}};
+  if (c.kind == "rope_cache") {
+    if (c.cache.layout == CacheLayout::mla) return {{"q", "q"}, {"k_cache", "k_cache_initial"}};
+    return {{"q", "q"}, {"k_cache", "k_cache_initial"}, {"v_cache", "v_cache_initial"}};
+  }
   return {{"pe", "pe_expected_fp32"}};
+}
+
+// A port's cache: the initial cache's descr and shape, its bytes as they are.
+std::vector<std::byte> read_cache_output(const fs::path& path, const ManifestFile& like) {
+  NpyArray array = read_npy(path);
+  if (array.descr != like.descr || array.shape != like.shape) {
+    throw InvalidInput(fmt::format("{}: dtype '{}' shape {}, expected '{}' {} (as {})", path.string(), array.descr,
+                                   shape_text(array.shape), like.descr, shape_text(like.shape),
+                                   like.path.filename().string()));
+  }
+  return std::move(array.data);
 }
 
 // The vectors' own files must agree with each other and with the spec, or the judge would index
@@ -71,7 +87,7 @@ void require_elements(const ManifestFile& file, std::size_t got, std::size_t wan
 std::vector<std::int64_t> read_positions(const ManifestCase& c) {
   const ManifestFile& file = c.file("positions");
   const NpyArray array = read_npy(file.path);
-  const int axes = c.kind == "rope" ? axis_count(c.rope_spec) : 1;
+  const int axes = c.kind == "sinusoidal" ? 1 : axis_count(c.rope_spec);
   const std::vector<std::int64_t> want =
       axes == 1 ? std::vector<std::int64_t>{array.elements()} : std::vector<std::int64_t>{array.elements() / axes, axes};
   if (array.shape != want || array.elements() % axes != 0) {
@@ -81,6 +97,56 @@ std::vector<std::int64_t> read_positions(const ManifestCase& c) {
                                              : fmt::format("{} axes: spec.axes", to_string(c.rope_spec.axes.mode))));
   }
   return array.as_int64();
+}
+
+// A rope_cache case's files, each checked against the shapes the manifest's cache implies.
+RopeCacheCaseData read_rope_cache_data(const ManifestCase& c) {
+  RopeCacheCaseData data;
+  data.positions = read_positions(c);
+  const auto tokens = data.positions.size() / static_cast<std::size_t>(axis_count(c.rope_spec));
+  data.slots = read_npy(c.file("slots").path).as_int64();
+  require_elements(c.file("slots"), data.slots.size(), tokens);
+  validate_slots(c.cache, data.slots);
+  data.theta = read_float64(c.file("theta"));
+  require_elements(c.file("theta"), data.theta.size(), static_cast<std::size_t>(c.rope_spec.rotary_dim / 2));
+  const auto head_dim = static_cast<std::size_t>(c.rope_spec.head_dim);
+  const auto kv_heads = static_cast<std::size_t>(c.cache.kv_heads);
+  data.q = read_npy(c.file("q").path).as_float32();
+  require_elements(c.file("q"), data.q.size(), tokens * static_cast<std::size_t>(c.q_heads) * head_dim);
+  data.k = read_npy(c.file("k").path).as_float32();
+  require_elements(c.file("k"), data.k.size(), tokens * kv_heads * head_dim);
+  data.q_expected = read_float64(c.file("q_expected"));
+  require_elements(c.file("q_expected"), data.q_expected.size(), data.q.size());
+  const auto cache_bytes = static_cast<std::size_t>(cache_elements(c.cache) * element_bytes(c.cache.storage));
+  const bool mla = c.cache.layout == CacheLayout::mla;
+  for (const std::string which : {"k", "v"}) {
+    if (mla && which == "v") break;
+    const auto features = static_cast<std::size_t>(which == "k" ? row_features(c.cache) : c.cache.head_dim);
+    auto& rows = which == "k" ? data.k_rows : data.v_rows;
+    rows = read_float64(c.file(which + "_rows_expected"));
+    require_elements(c.file(which + "_rows_expected"), rows.size(), tokens * kv_heads * features);
+    const ManifestFile& initial = c.file(which + "_cache_initial");
+    auto& bytes = which == "k" ? data.k_initial : data.v_initial;
+    bytes = read_npy(initial.path).data;
+    require_elements(initial, bytes.size(), cache_bytes);
+  }
+  return data;
+}
+
+CaseCheck judge_rope_cache_case(const ManifestCase& c, const fs::path& outputs_dir, AnglePrecision angles) {
+  const RopeCacheCaseData data = read_rope_cache_data(c);
+  RopeCacheOutputs out;
+  out.q = read_output(outputs_dir / port_output_path(c.name, "q"), c.file("q"));
+  out.k_cache = read_cache_output(outputs_dir / port_output_path(c.name, "k_cache"), c.file("k_cache_initial"));
+  if (c.cache.layout != CacheLayout::mla) {
+    out.v_cache = read_cache_output(outputs_dir / port_output_path(c.name, "v_cache"), c.file("v_cache_initial"));
+  }
+  const RopeCacheVerdict verdict = judge_rope_cache(c, data, out, angles);
+  CaseCheck row;
+  row.worst = verdict.worst;
+  row.first_wrong = verdict.first_wrong;
+  row.call = rope_cache_call_text(c, data.slots);
+  return row;
 }
 
 WorstError judge_case(const ManifestCase& c, const fs::path& outputs_dir, AnglePrecision angles) {
@@ -135,7 +201,12 @@ std::string_view verdict_text(CheckVerdict v) {
 }
 
 std::string expected_names(const std::string& kind) {
+  if (kind == "rope_cache") return "<case>/q_out.npy, <case>/k_cache_out.npy and <case>/v_cache_out.npy";
   return kind == "rope" ? "<case>/q_out.npy and <case>/k_out.npy" : "<case>/pe_out.npy";
+}
+
+std::string default_units(const std::string& kind) {
+  return kind == "sinusoidal" ? "eps32" : "eps32*|pair|";
 }
 
 }  // namespace
@@ -143,8 +214,8 @@ std::string expected_names(const std::string& kind) {
 int CheckReport::exit_code() const { return failed == 0 && missing == 0 ? kExitOk : kExitFailed; }
 
 CheckReport check_outputs(const CheckOptions& options) {
-  if (options.kind != "rope" && options.kind != "sinusoidal") {
-    throw InvalidInput(fmt::format("check: --kind '{}' (rope, sinusoidal)", options.kind));
+  if (options.kind != "rope" && options.kind != "sinusoidal" && options.kind != "rope_cache") {
+    throw InvalidInput(fmt::format("check: --kind '{}' (rope, sinusoidal, rope_cache)", options.kind));
   }
   const Manifest manifest = read_manifest(options.vectors_dir);
   std::error_code error;
@@ -158,7 +229,8 @@ CheckReport check_outputs(const CheckOptions& options) {
     if (c.kind != options.kind) continue;
     CaseCheck row;
     row.name = c.name;
-    row.dtype = to_string(c.dtype);
+    // A fused case's q is fp32; what sets it apart is its cache's storage.
+    row.dtype = c.kind == "rope_cache" ? std::string(to_string(c.cache.storage)) : std::string(to_string(c.dtype));
     for (const auto& [tensor, like] : output_tensors(c)) {
       const std::string relative = port_output_path(c.name, tensor);
       if (fs::exists(options.outputs_dir / relative, error)) {
@@ -185,7 +257,14 @@ CheckReport check_outputs(const CheckOptions& options) {
       (row.counted ? report.missing : report.excused) += 1;
       continue;
     }
-    row.worst = judge_case(c, options.outputs_dir, options.angles);
+    if (c.kind == "rope_cache") {
+      CaseCheck judged = judge_rope_cache_case(c, options.outputs_dir, options.angles);
+      row.worst = std::move(judged.worst);
+      row.first_wrong = std::move(judged.first_wrong);
+      row.call = std::move(judged.call);
+    } else {
+      row.worst = judge_case(c, options.outputs_dir, options.angles);
+    }
     row.verdict = row.worst.ratio <= 1.0 ? CheckVerdict::pass : CheckVerdict::fail;
     (row.verdict == CheckVerdict::pass ? report.passed : report.failed) += 1;
   }
@@ -197,7 +276,7 @@ int run_check(const CheckOptions& options, std::ostream& out) {
   using Align = TextTable::Align;
   TextTable table({"STATUS", "CASE", "DTYPE", "WORST/BOUND", "WORST ERROR / BOUND"},
                   {Align::left, Align::left, Align::left, Align::right, Align::left});
-  const std::string units = options.kind == "rope" ? "eps32*|pair|" : "eps32";
+
   for (const CaseCheck& row : report.cases) {
     if (row.verdict == CheckVerdict::missing) {
       table.add_row({"MISSING", row.name, row.dtype, "-", "-"});
@@ -205,9 +284,17 @@ int run_check(const CheckOptions& options, std::ostream& out) {
                                  row.counted ? "" : " (not counted: --only-present)"));
       continue;
     }
+    const std::string units = row.worst.units.empty() ? default_units(options.kind) : row.worst.units;
     table.add_row({std::string(verdict_text(row.verdict)), row.name, row.dtype, number(row.worst.ratio),
                    fmt::format("{} / {} {}", number(row.worst.error), number(row.worst.bound), units)});
-    if (row.verdict == CheckVerdict::fail) table.add_note("    worst: " + row.worst.where);
+    if (row.verdict != CheckVerdict::fail) continue;
+    // A fused case reads as the call that failed, then its first wrong element.
+    if (!row.call.empty()) {
+      table.add_note("    call: " + row.call);
+      table.add_note("    first wrong: " + row.first_wrong);
+      if (row.first_wrong == row.worst.where) continue;
+    }
+    table.add_note("    worst: " + row.worst.where);
   }
   table.print(out);
   const std::string excused =

@@ -17,9 +17,10 @@ namespace ropecheck {
 
 struct CheckOptions {
   std::filesystem::path vectors_dir;   // written by `ropecheck vectors`
-  std::filesystem::path outputs_dir;   // OUT/<case>/q_out.npy, k_out.npy (pe_out.npy)
+  std::filesystem::path outputs_dir;   // OUT/<case>/q_out.npy, k_out.npy (pe_out.npy; rope_cache:
+                                       // q_out.npy, k_cache_out.npy, v_cache_out.npy)
   AnglePrecision angles = AnglePrecision::fp64;  // how the port forms m * theta_i
-  std::string kind = "rope";           // the cases judged: "rope" or "sinusoidal"
+  std::string kind = "rope";           // the cases judged: "rope", "sinusoidal" or "rope_cache"
   // A case with none of its output files is listed as MISSING but does not fail the run. A case
   // with some of its files and not others fails whatever this says.
   bool only_present = false;
@@ -32,6 +33,8 @@ struct CaseCheck {
   std::string dtype;
   CheckVerdict verdict = CheckVerdict::missing;
   WorstError worst;                         // over the case's tensors, when judged
+  std::string first_wrong;             // rope_cache: the first element over its bound
+  std::string call;                    // rope_cache: the call (rope_cache_call_text)
   std::vector<std::string> missing;    // output files not found, relative to OUT
   bool counted = true;                 // false: MISSING and excused by only_present
 };

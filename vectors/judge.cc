@@ -84,7 +84,8 @@ WorstError judge_rope_tensor(const ManifestCase& c, const std::string& tensor,
                    fmt::format("{} token {} head {} feature {} (pair {}, position {}{}, theta {:.6g}): "
                                "got {:.9g}, want {:.17g}",
                                tensor, t, h, f, i, position, axis_text(i), theta_i, output[row + f],
-                               expected[row + f])};
+                               expected[row + f]),
+                   ""};
         }
       }
       // The tail passes through unchanged: any other bit pattern is an infinite error.
@@ -93,7 +94,8 @@ WorstError judge_rope_tensor(const ManifestCase& c, const std::string& tensor,
         return {INFINITY, INFINITY, tolerance.bound_units(angles, positions[t * axes], theta[0], 0),
                 fmt::format("{} token {} head {} feature {} (past rotary_dim {}, must pass through "
                             "bit for bit): got {:.9g}, input {:.9g}",
-                            tensor, t, h, f, spec.rotary_dim, output[row + f], input[row + f])};
+                            tensor, t, h, f, spec.rotary_dim, output[row + f], input[row + f]),
+                ""};
       }
     }
   }
@@ -113,7 +115,8 @@ WorstError judge_sinusoidal_table(const ManifestCase& c, std::span<const float> 
       if (!(error / bound > worst.ratio || worst.where.empty())) continue;
       worst = {error / bound, error, bound,
                fmt::format("pe position {} feature {}: got {:.9g}, want {:.17g}", positions[t], j,
-                           output[t * d + j], expected[t * d + j])};
+                           output[t * d + j], expected[t * d + j]),
+               ""};
     }
   }
   return worst;

@@ -20,6 +20,7 @@ struct WorstError {
   double error = 0.0;  // RoPE: units of eps32 * max(|pair|, floor); sinusoidal: units of eps32
   double bound = 0.0;
   std::string where;   // "q token 2 head 0 feature 5 (pair 5, position 4095, theta ...): got .."
+  std::string units;   // of error and bound where not the case kind's (a rope_cache case's cache)
 };
 
 // The worse of two (the earlier one on a tie).

@@ -106,7 +106,22 @@ Json vectors_manifest_head() {
                  "rotation with the sine's sign flipped, (x, y) -> (x cos + y sin, -x sin + y cos), the "
                  "attention factor a multiplying it too, the tail's gradient passed through); the "
                  "tolerance is the forward's"},
-        {"format", "ropecheck.vectors/4 adds to /3 spec.pass per RoPE case and the backward cases; "
+        {"rope_cache",
+         "kind rope_cache: the fused call of inference engines (vLLM's reshape_and_cache_flash and "
+         "concat_and_cache_mla, FlashInfer's append_paged_kv_cache): q rotated in place; k rotated and, "
+         "with v, scaled and narrowed into a paged cache at each token's slot (slots.npy; block = slot / "
+         "block_size, offset = slot % block_size, -1 padding). \"cache\" states the layout (nhd "
+         "[blocks][block_size][kv_heads][head_dim], hnd [blocks][kv_heads][block_size][head_dim], mla "
+         "[blocks][block_size][latent_dim + head_dim]: the latent kv_c from v.npy, then the rotated k_pe from "
+         "k.npy, one cache), the storage ('<f4' fp32, '<u2' bf16 bits, '<f2' fp16, '|u1' FP8 codes: e4m3fn or "
+         "e5m2, saturating), the FP8 scales (one per tensor or per kv head; multiply: stored = x * scale, "
+         "divide: stored = x / scale) and the padding rule (skip_token: a -1 token's q is left as it came; "
+         "rotate_q_only: it is rotated, only its write skipped). A port starts from <k|v>_cache_initial.npy "
+         "and writes q_out.npy, k_cache_out.npy and v_cache_out.npy (mla: no v_cache): the q tolerance is "
+         "a RoPE case's in fp32, every written cache element is held to tolerance.cache, every other "
+         "element must keep its initial bytes"},
+        {"format", "ropecheck.vectors/5 adds to /4 the rope_cache cases and the convention rope_cache; "
+                   "/4 added to /3 spec.pass per RoPE case and the backward cases; "
                    "/3 added to /2 spec.axes per RoPE case and the multi-axis "
                    "cases, whose positions.npy is [tokens][axes]; /2 added to /1 (whose fields keep "
                    "their names and meanings): spec.scaling, scaling_effective, hf_transformers, "

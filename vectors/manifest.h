@@ -1,4 +1,4 @@
-// The parts of the golden vectors' manifest.json ("ropecheck.vectors/3") that do not depend on
+// The parts of the golden vectors' manifest.json ("ropecheck.vectors/5") that do not depend on
 // the files written: the generator, the conventions, each case's spec (frequency scaling
 // included) and its recommended tolerance with the derivation, taken from core/tolerance.h
 // (numbers and text together), and where `ropecheck check` looks for a port's outputs.
@@ -14,6 +14,10 @@
 // sections), positions.npy as int64 [tokens, axes] on a multi-axis case, the top-level
 // convention "axes". A reader of version 2 would take a multi-axis case's positions for one axis
 // per token and judge it wrongly: the version is bumped so that it refuses the file instead.
+//
+// Version 4 adds spec.pass and the backward cases. Version 5 adds the fused call's cases (kind
+// "rope_cache": rope_cache_manifest.h), with their cache, slots and cache files, and the top-level
+// convention "rope_cache"; the cases before them are unchanged.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -26,7 +30,8 @@
 
 namespace ropecheck {
 
-inline constexpr const char* kVectorsFormat = "ropecheck.vectors/4";
+inline constexpr const char* kVectorsFormat = "ropecheck.vectors/5";
+inline constexpr const char* kVectorsFormatV4 = "ropecheck.vectors/4";  // still read by `check`
 inline constexpr const char* kVectorsFormatV3 = "ropecheck.vectors/3";  // still read by `check`
 inline constexpr const char* kVectorsFormatV2 = "ropecheck.vectors/2";  // still read by `check`
 inline constexpr const char* kVectorsFormatV1 = "ropecheck.vectors/1";  // still read by `check`
@@ -62,8 +67,9 @@ nlohmann::ordered_json rope_tolerance_json(const RopeSpec& spec, StorageType dty
 // The same for an fp32 sinusoidal table, in units of eps32 (absolute).
 nlohmann::ordered_json sinusoidal_tolerance_json();
 
-// `ropecheck check` reads a port's result for tensor "q", "k" (RoPE) or "pe" (sinusoidal) of a
-// case from OUTPUTS/<case>/<tensor>_out.npy, with the dtype and shape of the case's own file.
+// `ropecheck check` reads a port's result for tensor "q", "k" (RoPE), "pe" (sinusoidal) or "q",
+// "k_cache", "v_cache" (rope_cache) of a case from OUTPUTS/<case>/<tensor>_out.npy, with the dtype
+// and shape of the case's own file (q.npy, k.npy, pe_expected_fp32.npy, <k|v>_cache_initial.npy).
 std::string port_output_path(std::string_view case_name, std::string_view tensor);
 
 }  // namespace ropecheck

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 
@@ -68,7 +69,30 @@ SinusoidalTolerance sinusoidal_tolerance_from_json(const Json& t) {
           finite_non_negative(units, "fp32_div_term_rounding")};
 }
 
-ManifestCase case_from_json(const Json& c, const fs::path& dir) {
+CacheTolerance cache_tolerance_from_json(const Json& t) {
+  CacheTolerance tolerance;
+  tolerance.unit_roundoff = finite_non_negative(t, "unit_roundoff");
+  tolerance.smallest_normal = finite_non_negative(t, "smallest_normal");
+  tolerance.scale_rounding = finite_non_negative(t, "scale_rounding");
+  if (!t.at("saturates_at").is_null()) tolerance.saturates_at = finite_non_negative(t, "saturates_at");
+  if (tolerance.unit_roundoff >= 1 || tolerance.scale_rounding >= 1 || tolerance.saturates_at <= 0) {
+    throw InvalidInput("cache tolerance: unit_roundoff and scale_rounding must be < 1, saturates_at > 0");
+  }
+  return tolerance;
+}
+
+// One of an enum's values by its to_string name.
+template <typename Enum>
+Enum parse_named(const std::string& text, std::initializer_list<Enum> values, const char* what) {
+  std::string names;
+  for (const Enum value : values) {
+    if (to_string(value) == text) return value;
+    names += (names.empty() ? "" : ", ") + std::string(to_string(value));
+  }
+  throw InvalidInput(fmt::format("unknown cache {} '{}' ({})", what, text, names));
+}
+
+ManifestCase case_from_json(const Json& c, const fs::path& dir, const std::string& format) {
   ManifestCase out;
   out.name = c.at("name").get<std::string>();
   out.kind = c.at("kind").get<std::string>();
@@ -83,12 +107,26 @@ ManifestCase case_from_json(const Json& c, const fs::path& dir) {
     out.q_heads = c.at("q_heads").get<std::int64_t>();
     out.kv_heads = c.at("kv_heads").get<std::int64_t>();
     out.rope_tolerance = rope_tolerance_from_json(c.at("tolerance"));
+  } else if (out.kind == "rope_cache") {
+    if (format != kVectorsFormat) {
+      throw InvalidInput(fmt::format("kind rope_cache came with format {}, not {}", kVectorsFormat, format));
+    }
+    out.rope_spec = rope_spec_from_json(c.at("spec"));
+    out.q_heads = c.at("q_heads").get<std::int64_t>();
+    out.kv_heads = c.at("kv_heads").get<std::int64_t>();
+    out.cache = cache_from_json(c.at("cache"));
+    if (out.cache.kv_heads != out.kv_heads || out.cache.head_dim != out.rope_spec.head_dim) {
+      throw InvalidInput(fmt::format("the cache's kv_heads {} and head_dim {} are not the case's {} and {}",
+                                     out.cache.kv_heads, out.cache.head_dim, out.kv_heads, out.rope_spec.head_dim));
+    }
+    out.rope_tolerance = rope_tolerance_from_json(c.at("tolerance").at("q"));
+    out.cache_tolerance = cache_tolerance_from_json(c.at("tolerance").at("cache"));
   } else if (out.kind == "sinusoidal") {
     out.sinusoidal_spec = {c.at("spec").at("d_model").get<int>(), c.at("spec").at("base").get<double>()};
     validate(out.sinusoidal_spec);
     out.sinusoidal_tolerance = sinusoidal_tolerance_from_json(c.at("tolerance"));
   } else {
-    throw InvalidInput(fmt::format("unknown kind '{}' (rope, sinusoidal)", out.kind));
+    throw InvalidInput(fmt::format("unknown kind '{}' (rope, sinusoidal, rope_cache)", out.kind));
   }
   return out;
 }
@@ -138,6 +176,43 @@ double SinusoidalTolerance::bound_units(AnglePrecision angles, std::int64_t pos,
   if (angles == AnglePrecision::fp64) return fp64_angles;
   const double a = 2.0 * i * std::log(spec.base) / spec.d_model;
   return fp32_div_term_rounding + std::abs(static_cast<double>(pos)) * std::exp(-a) * (a + 1.5);
+}
+
+double CacheTolerance::clamp(double y) const { return std::clamp(y, -saturates_at, saturates_at); }
+
+double CacheTolerance::pre_narrowing(double rotation, double sigma, double y) const {
+  return sigma * rotation * (1 + scale_rounding) + scale_rounding * std::abs(y);
+}
+
+double CacheTolerance::bound(double y, double pre) const {
+  return pre + unit_roundoff * (std::max(std::abs(clamp(y)), smallest_normal) + pre);
+}
+
+KvCacheSpec cache_from_json(const Json& j) {
+  try {
+    KvCacheSpec cache;
+    cache.layout = parse_named(j.at("layout").get<std::string>(), {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla},
+                               "layout");
+    cache.storage = parse_named(j.at("storage").get<std::string>(),
+                                {CacheStorage::fp32, CacheStorage::bf16, CacheStorage::fp16, CacheStorage::fp8_e4m3,
+                                 CacheStorage::fp8_e5m2},
+                                "storage");
+    cache.blocks = j.at("blocks").get<std::int64_t>();
+    cache.block_size = j.at("block_size").get<std::int64_t>();
+    cache.kv_heads = j.at("kv_heads").get<std::int64_t>();
+    cache.head_dim = j.at("head_dim").get<std::int64_t>();
+    cache.latent_dim = j.at("latent_dim").get<std::int64_t>();
+    cache.k_scale = j.at("k_scale").get<std::vector<float>>();
+    cache.v_scale = j.at("v_scale").get<std::vector<float>>();
+    cache.scale_direction = parse_named(j.at("scale_direction").get<std::string>(),
+                                        {ScaleDirection::multiply, ScaleDirection::divide}, "scale_direction");
+    cache.padding = parse_named(j.at("padding").get<std::string>(),
+                                {PaddingRule::skip_token, PaddingRule::rotate_q_only}, "padding");
+    validate_cache(cache);
+    return cache;
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(fmt::format("cache: {}", e.what()));
+  }
 }
 
 const ManifestFile& ManifestCase::file(const std::string& key) const {
@@ -254,17 +329,18 @@ Manifest read_manifest(const fs::path& vectors_dir) {
   const Json json = parse_file(manifest.path);
   try {
     manifest.format = json.at("format").get<std::string>();
-    if (manifest.format != kVectorsFormat && manifest.format != kVectorsFormatV3 &&
-        manifest.format != kVectorsFormatV2 && manifest.format != kVectorsFormatV1) {
-      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {}, {}, {})",
+    if (manifest.format != kVectorsFormat && manifest.format != kVectorsFormatV4 &&
+        manifest.format != kVectorsFormatV3 && manifest.format != kVectorsFormatV2 &&
+        manifest.format != kVectorsFormatV1) {
+      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {}, {}, {}, {})",
                                      manifest.format, kVectorsFormatV1, kVectorsFormatV2, kVectorsFormatV3,
-                                     kVectorsFormat));
+                                     kVectorsFormatV4, kVectorsFormat));
     }
     for (const Json& c : json.at("cases")) {
       const std::string name = c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>()
                                                                           : "(unnamed)";
       try {
-        manifest.cases.push_back(case_from_json(c, vectors_dir));
+        manifest.cases.push_back(case_from_json(c, vectors_dir, manifest.format));
       } catch (const nlohmann::json::exception& e) {
         throw InvalidInput(fmt::format("case {}: {}", name, e.what()));
       } catch (const InvalidInput& e) {

@@ -1,18 +1,20 @@
 // Reading a golden-vector manifest back (`ropecheck check`, and tests): each case's spec with its
 // frequency scaling and position axes, dtype, shapes, files and tolerance, exactly as manifest.h
-// wrote them. Reads format versions 1, 2 and 3; a field an older version lacks takes its value
-// on an unscaled, one-axis case.
+// wrote them. Reads format versions 1 to 5; a field an older version lacks takes its value on an
+// unscaled, one-axis, forward case, and a rope_cache case in a manifest before version 5 is refused.
 //   ropecheck vectors --out /tmp/golden && ropecheck check --vectors /tmp/golden --outputs OUT
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/kv_cache.h"
 #include "core/spec.h"
 #include "core/storage.h"
 #include "impls/sinusoidal/absolute_encoding.h"
@@ -57,6 +59,22 @@ struct SinusoidalTolerance {
                      const SinusoidalSpec& spec) const;
 };
 
+// A rope_cache case's cache tolerance (rope_cache_manifest.h's cache_tolerance_json), on one
+// written element: its stored-domain truth y, the port's stored value s.
+struct CacheTolerance {
+  double unit_roundoff = 0.0;
+  double smallest_normal = 0.0;
+  double scale_rounding = 0.0;
+  double saturates_at = INFINITY;  // FP8's largest finite value; infinite where nothing saturates
+
+  double clamp(double y) const;  // y clamped to +-saturates_at
+  // The error before narrowing: sigma * rotation * (1 + scale_rounding) + scale_rounding * |y|,
+  // `rotation` the bound on the rotated k element before scaling (0 for v and the latent).
+  double pre_narrowing(double rotation, double sigma, double y) const;
+  // The bound on |s - clamp(y)|: pre + unit_roundoff * (max(|clamp(y)|, smallest_normal) + pre).
+  double bound(double y, double pre) const;
+};
+
 struct ManifestFile {
   std::filesystem::path path;  // the vectors directory joined with the manifest's relative path
   std::string descr;           // "<f4", "<f2", "<u2" (bf16 bits), "<f8", "<i8"
@@ -65,7 +83,7 @@ struct ManifestFile {
 
 struct ManifestCase {
   std::string name;
-  std::string kind;  // "rope" or "sinusoidal"
+  std::string kind;  // "rope", "sinusoidal" or "rope_cache" (the fused call, format 5)
   StorageType dtype = StorageType::fp32;
   RopeSpec rope_spec;               // kind "rope"
   SinusoidalSpec sinusoidal_spec;   // kind "sinusoidal"
@@ -73,8 +91,10 @@ struct ManifestCase {
   std::int64_t q_heads = 0;
   std::int64_t kv_heads = 0;
   std::map<std::string, ManifestFile> files;  // by key: "q", "q_expected", "positions", ...
-  RopeTolerance rope_tolerance;
+  RopeTolerance rope_tolerance;     // kind "rope"; "rope_cache": q's (and the rotation of k)
   SinusoidalTolerance sinusoidal_tolerance;
+  KvCacheSpec cache;                // kind "rope_cache"
+  CacheTolerance cache_tolerance;   // kind "rope_cache"
 
   // Throws InvalidInput naming the case and key when the manifest lists no such file.
   const ManifestFile& file(const std::string& key) const;
@@ -82,7 +102,7 @@ struct ManifestCase {
 
 struct Manifest {
   std::filesystem::path path;  // DIR/manifest.json
-  std::string format;          // kVectorsFormat, kVectorsFormatV2 or kVectorsFormatV1
+  std::string format;          // kVectorsFormat or an older one (kVectorsFormatV1 to V4)
   std::vector<ManifestCase> cases;
 };
 
@@ -95,6 +115,8 @@ Manifest read_manifest(const std::filesystem::path& vectors_dir);
 RopeSpec rope_spec_from_json(const nlohmann::ordered_json& spec);
 RopeScaling scaling_from_json(const nlohmann::ordered_json& scaling);
 PositionAxes axes_from_json(const nlohmann::ordered_json& axes);
+// The inverse of rope_cache_manifest.h's cache_json, validated (validate_cache).
+KvCacheSpec cache_from_json(const nlohmann::ordered_json& cache);
 
 StorageType parse_storage(const std::string& text);  // "fp32", "bf16", "fp16"; throws InvalidInput
 

@@ -24,6 +24,8 @@ inline constexpr const char* kNpyFloat32 = "<f4";
 inline constexpr const char* kNpyFloat64 = "<f8";
 inline constexpr const char* kNpyUint16 = "<u2";
 inline constexpr const char* kNpyInt64 = "<i8";
+// One byte per element (an FP8 cache's codes): NumPy writes uint8 with no byte order, '|u1'.
+inline constexpr const char* kNpyUint8 = "|u1";
 
 // The header text (dict, padding and '\n' included) for a descr and shape: what follows the
 // 10-byte preamble.

@@ -1,13 +1,13 @@
 // run_vectors(): `ropecheck vectors --out DIR` — golden vectors for porters. Every case of
 // golden_cases.cc gets a directory of .npy files (inputs, positions, the float64 oracle's
-// expected outputs and those rounded to the case's dtype) and DIR/manifest.json lists them with
+// expected outputs and those rounded to the case's dtype; the fused call's cases of
+// rope_cache_golden_cases.cc their caches too, rope_cache_vectors.cc) and DIR/manifest.json lists them with
 // their spec (frequency scaling and position axes included), recommended tolerance, HF mapping and conventions, and
 // where `ropecheck check` reads a port's outputs. Progress on stderr, the summary on stdout.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 #include <ostream>
 #include <system_error>
@@ -21,102 +21,14 @@
 #include "impls/oracle/oracle.h"
 #include "vectors/manifest.h"
 #include "vectors/hf_conventions.h"
+#include "vectors/case_writer.h"
+#include "vectors/rope_cache_vectors.h"
 
 namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
-
-// Round a double to bf16 once. Going through float first is exact except when the float lands
-// on a bf16 midpoint it did not start on: then the double's side of the midpoint decides.
-std::uint16_t bf16_from_double(double x) {
-  const float f = static_cast<float>(x);
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  if ((bits & 0xFFFFu) == 0x8000u && static_cast<double>(f) != x && std::isfinite(f)) {
-    const bool away = std::abs(x) > std::abs(static_cast<double>(f));
-    return static_cast<std::uint16_t>((bits >> 16) + (away ? 1u : 0u));
-  }
-  return bf16_from_float(f);
-}
-
-// Writes the files of one case into `dir` and records them in `files`; returns the bytes written.
-class CaseWriter {
- public:
-  CaseWriter(const fs::path& out_dir, const std::string& name) : name_(name), dir_(out_dir / name) {
-    std::error_code error;
-    fs::create_directories(dir_, error);
-    if (error) throw InvalidInput(fmt::format("cannot create {}: {}", dir_.string(), error.message()));
-  }
-
-  template <typename T>
-  void write(const std::string& key, const std::string& file, std::span<const T> data,
-             std::vector<std::int64_t> shape, const std::string& what) {
-    bytes_ += write_npy(dir_ / file, data, shape);
-    files_[key] = {{"path", name_ + "/" + file},
-                   {"descr", descr_of<T>()},
-                   {"shape", shape},
-                   {"what", what}};
-  }
-
-  Json files() const { return files_; }
-  std::uintmax_t bytes() const { return bytes_; }
-
- private:
-  template <typename T>
-  static const char* descr_of() {
-    if constexpr (std::is_same_v<T, float>) return kNpyFloat32;
-    if constexpr (std::is_same_v<T, double>) return kNpyFloat64;
-    if constexpr (std::is_same_v<T, std::uint16_t>) return kNpyUint16;
-    if constexpr (std::is_same_v<T, std::int64_t>) return kNpyInt64;
-    if constexpr (std::is_same_v<T, Fp16>) return kNpyFloat16;
-  }
-
-  std::string name_;
-  fs::path dir_;
-  Json files_ = Json::object();
-  std::uintmax_t bytes_ = 0;
-};
-
-// One [tokens][heads][head_dim] tensor in the case's dtype: fp32 as '<f4', bf16 as '<u2' bits,
-// fp16 as NumPy's float16 '<f2'.
-void write_in_dtype(CaseWriter& writer, const std::string& key, const std::string& file,
-                    std::span<const float> values, StorageType dtype,
-                    const std::vector<std::int64_t>& shape, const std::string& what) {
-  if (dtype == StorageType::fp32) {
-    writer.write<float>(key, file, values, shape, what);
-    return;
-  }
-  if (dtype == StorageType::fp16) {
-    std::vector<Fp16> halves(values.size());
-    for (std::size_t j = 0; j < values.size(); ++j) halves[j] = fp16_from_float(values[j]);  // exact
-    writer.write<Fp16>(key, file, halves, shape, what);
-    return;
-  }
-  std::vector<std::uint16_t> bits(values.size());
-  for (std::size_t j = 0; j < values.size(); ++j) bits[j] = bf16_from_float(values[j]);  // exact
-  writer.write<std::uint16_t>(key, file, bits, shape, what + " (bf16 bit patterns)");
-}
-
-void write_rounded(CaseWriter& writer, const std::string& key, const std::string& file,
-                   std::span<const double> expected, StorageType dtype,
-                   const std::vector<std::int64_t>& shape, const std::string& what) {
-  if (dtype == StorageType::fp32) {
-    std::vector<float> rounded(expected.begin(), expected.end());  // one rounding to nearest even
-    writer.write<float>(key, file, rounded, shape, what);
-    return;
-  }
-  if (dtype == StorageType::fp16) {
-    std::vector<Fp16> halves(expected.size());
-    for (std::size_t j = 0; j < expected.size(); ++j) halves[j] = fp16_from_double(expected[j]);
-    writer.write<Fp16>(key, file, halves, shape, what);
-    return;
-  }
-  std::vector<std::uint16_t> bits(expected.size());
-  for (std::size_t j = 0; j < expected.size(); ++j) bits[j] = bf16_from_double(expected[j]);
-  writer.write<std::uint16_t>(key, file, bits, shape, what + " (bf16 bit patterns)");
-}
 
 Json write_rope_case(const GoldenRopeCase& c, const fs::path& out_dir, std::uintmax_t& bytes) {
   CaseWriter writer(out_dir, c.name);
@@ -243,6 +155,11 @@ int run_vectors(const VectorsOptions& options, std::ostream& out) {
     log.info("vectors: {} (d_model {}, {} positions)", c.name, c.spec.d_model, c.positions.size());
     cases.push_back(write_sinusoidal_case(c, options.out_dir, bytes));
   }
+  for (const auto& c : golden_rope_cache_cases()) {
+    log.info("vectors: {} (fused, {} {} cache, block size {}, {} tokens)", c.name, to_string(c.cache.layout),
+             to_string(c.cache.storage), c.cache.block_size, c.positions.size());
+    cases.push_back(write_rope_cache_case(c, options.out_dir, bytes));
+  }
   manifest["cases"] = std::move(cases);
 
   const fs::path manifest_path = options.out_dir / "manifest.json";
@@ -259,10 +176,10 @@ int run_vectors(const VectorsOptions& options, std::ostream& out) {
   const auto multi_axis = std::count_if(
       golden_rope_cases().begin(), golden_rope_cases().end(),
       [](const GoldenRopeCase& c) { return c.spec.axes.mode != AxisMode::none; });
-  out << fmt::format("{} golden cases ({} rope, {} of them frequency-scaled, {} multi-axis; {} sinusoidal), "
-                     "{} bytes, in {}\nmanifest: {}\n",
+  out << fmt::format("{} golden cases ({} rope, {} of them frequency-scaled, {} multi-axis; {} sinusoidal; "
+                     "{} rope_cache, the fused call), {} bytes, in {}\nmanifest: {}\n",
                      manifest["cases"].size(), golden_rope_cases().size(), scaled, multi_axis,
-                     golden_sinusoidal_cases().size(), bytes, options.out_dir.string(),
+                     golden_sinusoidal_cases().size(), golden_rope_cache_cases().size(), bytes, options.out_dir.string(),
                      manifest_path.string());
   return kExitOk;
 }
