@@ -114,6 +114,22 @@ void print_attention_table(const Json& impls, std::ostream& out) {
   table.print(out);
 }
 
+// The fused cache call's modes, then each implementation's: the layouts, storages and FP8 scale
+// directions it writes, and what a padding token (slot < 0) does.
+void print_rope_cache_table(const Json& impls, std::ostream& out) {
+  out << "  modes: layouts nhd [blocks, block_size, kv_heads, head_dim] (vLLM flash, FlashInfer NHD), hnd\n"
+         "  [blocks, kv_heads, block_size, head_dim] (FlashInfer HND), mla [blocks, block_size, kv_c | k_pe]\n"
+         "  (DeepSeek); storages fp32 bf16 fp16 fp8_e4m3 fp8_e5m2, FP8 scale per tensor or per head,\n"
+         "  multiplied (FlashInfer, TensorRT-LLM) or divided (vLLM); padding skip_token or rotate_q_only\n";
+  TextTable table({"ID", "AVAILABLE", "LAYOUTS", "STORAGES", "FP8 SCALE", "PADDING", "SUMMARY"});
+  for (const auto& impl : impls) {
+    table.add_row({impl["id"].get<std::string>(), impl["available"].get<bool>() ? "yes" : "no",
+                   joined(impl["layouts"]), joined(impl["storages"]), joined(impl["scale_directions"]),
+                   impl["padding"].get<std::string>(), impl["summary"].get<std::string>()});
+  }
+  table.print(out);
+}
+
 void print_text(const Json& list, std::ostream& out) {
   out << fmt::format("RoPE implementations ({}):\n", list["rope_implementations"].size());
   print_rope_table(list["rope_implementations"], false, out);
@@ -127,6 +143,10 @@ void print_text(const Json& list, std::ostream& out) {
   out << fmt::format("\nAttention implementations ({}):\n",
                      list["attention_implementations"].size());
   print_attention_table(list["attention_implementations"], out);
+
+  out << fmt::format("\nFused RoPE + paged KV-cache write ({}): q and k rotated, k and v written at each token's slot:\n",
+                     list["rope_cache_implementations"].size());
+  print_rope_cache_table(list["rope_cache_implementations"], out);
 
   out << fmt::format(
       "\nMUTANTS ({}): deliberately wrong implementations, never run unless asked "
@@ -151,7 +171,9 @@ int run_list(const ListOptions& options, std::ostream& out) {
   for (const auto& p : loaded.rope) plugins.push_back(p.get());
   std::vector<const AttentionImpl*> attention_plugins;
   for (const auto& p : loaded.attention) attention_plugins.push_back(p.get());
-  const Json list = list_json(plugins, attention_plugins);
+  std::vector<const RopeCacheImpl*> rope_cache_plugins;
+  for (const auto& p : loaded.rope_cache) rope_cache_plugins.push_back(p.get());
+  const Json list = list_json(plugins, attention_plugins, rope_cache_plugins);
   if (options.json) {
     out << list.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   } else {

@@ -69,6 +69,27 @@ Json attention_json(const AttentionImpl& impl) {
   return entry;
 }
 
+template <typename Values>
+std::vector<std::string> names(const Values& values) {
+  std::vector<std::string> out;
+  for (const auto value : values) out.emplace_back(to_string(value));
+  return out;
+}
+
+// A fused cache call: what it writes (layouts, storages, FP8 scale directions) and its padding rule.
+Json rope_cache_json(const RopeCacheImpl& impl) {
+  Json entry = plain_json(impl, "rope_cache");
+  std::string why;
+  entry["available"] = impl.available(&why);
+  entry["unavailable_reason"] = why;
+  const RopeCacheCapabilities caps = impl.capabilities();
+  entry["layouts"] = names(caps.layouts);
+  entry["storages"] = names(caps.storages);
+  entry["scale_directions"] = names(caps.directions);
+  entry["padding"] = std::string(to_string(caps.padding));
+  return entry;
+}
+
 Json plugin_json(const RopeImpl& impl) {
   Json entry = rope_json(impl);
   if (const PluginInfo* info = plugin_info(impl)) {
@@ -83,11 +104,6 @@ Json plugin_json(const RopeImpl& impl) {
                        {"description", info->description}};
     // An ABI 5 plugin's fused entry (plugin_rope_cache.h): what it writes, and its padding rule.
     if (const auto& fused = info->rope_cache) {
-      const auto names = [](const auto& values) {
-        std::vector<std::string> out;
-        for (const auto value : values) out.emplace_back(to_string(value));
-        return out;
-      };
       entry["plugin"]["rope_cache"] = {{"layouts", names(fused->layouts)},
                                        {"storages", names(fused->storages)},
                                        {"scale_directions", names(fused->directions)},
@@ -107,8 +123,10 @@ Json plugin_json(const RopeImpl& impl) {
 
 }  // namespace
 
-Json list_json(const std::vector<const RopeImpl*>& plugins, const std::vector<const AttentionImpl*>& attention_plugins) {
+Json list_json(const std::vector<const RopeImpl*>& plugins, const std::vector<const AttentionImpl*>& attention_plugins,
+               const std::vector<const RopeCacheImpl*>& rope_cache_plugins) {
   Json list = list_json();
+  for (const RopeCacheImpl* impl : rope_cache_plugins) list["rope_cache_implementations"].push_back(rope_cache_json(*impl));
   for (const AttentionImpl* impl : attention_plugins) {
     Json entry = attention_json(*impl);
     if (const AttentionPluginInfo* info = attention_plugin_info(*impl)) {
@@ -131,8 +149,9 @@ Json list_json(const std::vector<const RopeImpl*>& plugins, const std::vector<co
 }
 
 Json list_json() {
-  Json rope = Json::array(), sinusoidal = Json::array(), attention = Json::array(),
+  Json rope = Json::array(), sinusoidal = Json::array(), attention = Json::array(), rope_cache = Json::array(),
        mutants = Json::array(), properties = Json::array();
+  for (const RopeCacheImpl* impl : rope_cache_implementations()) rope_cache.push_back(rope_cache_json(*impl));
   for (const RopeImpl* impl : rope_implementations()) rope.push_back(rope_json(*impl));
   for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
     sinusoidal.push_back(plain_json(*impl, "sinusoidal"));
@@ -145,6 +164,7 @@ Json list_json() {
   for (const AttentionImpl* impl : attention_mutants()) {
     mutants.push_back(plain_json(*impl, "attention"));
   }
+  for (const RopeCacheImpl* impl : rope_cache_mutants()) mutants.push_back(plain_json(*impl, "rope_cache"));
   for (const auto& p : property_catalogue()) {
     properties.push_back({{"id", std::string(p.id)},
                           {"kind", std::string(to_string(p.kind))},
@@ -154,6 +174,7 @@ Json list_json() {
           {"rope_implementations", rope},
           {"sinusoidal_implementations", sinusoidal},
           {"attention_implementations", attention},
+          {"rope_cache_implementations", rope_cache},
           {"mutants", mutants},
           {"properties", properties}};
 }

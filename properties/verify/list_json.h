@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "impls/attention/attention_impl.h"
+#include "impls/fused/rope_cache_impl.h"
 #include "impls/rope_impl.h"
 
 namespace ropecheck {
@@ -20,8 +22,11 @@ nlohmann::ordered_json list_json();
 // The same with a "plugins" array after "rope_implementations" (list --plugin): each entry as a
 // RoPE implementation plus "plugin": {path, abi_version, dtypes, max_head_dim (0: no limit)};
 // attention plugins after the registry's "attention_implementations", each with "plugin": {path,
-// max_head_dim, description}. Every attention entry says its "kv_storage".
+// max_head_dim, description}. Every attention entry says its "kv_storage". Fused cache calls
+// ("rope_cache_implementations": {id, kind, summary, available, unavailable_reason, layouts,
+// storages, scale_directions, padding}): the registry's, then the plugins' and Python functions'.
 nlohmann::ordered_json list_json(const std::vector<const RopeImpl*>& plugins,
-                                 const std::vector<const AttentionImpl*>& attention_plugins = {});
+                                 const std::vector<const AttentionImpl*>& attention_plugins = {},
+                                 const std::vector<const RopeCacheImpl*>& rope_cache_plugins = {});
 
 }  // namespace ropecheck

@@ -71,6 +71,8 @@ std::vector<std::string> registry_ids() {
   for (const auto* impl : rope_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : sinusoidal_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : attention_mutants()) ids.emplace_back(impl->id());
+  for (const auto* impl : rope_cache_implementations()) ids.emplace_back(impl->id());
+  for (const auto* impl : rope_cache_mutants()) ids.emplace_back(impl->id());
   return ids;
 }
 
@@ -79,6 +81,7 @@ std::vector<std::string> mutant_ids() {
   for (const auto* impl : rope_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : sinusoidal_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : attention_mutants()) ids.emplace_back(impl->id());
+  for (const auto* impl : rope_cache_mutants()) ids.emplace_back(impl->id());
   return ids;
 }
 
@@ -97,6 +100,24 @@ const Property* some_rope_property() {
 }
 
 // ---- list --------------------------------------------------------------------------------
+
+// The fused form and its modes (issue 56): its own heading, every mode named, each fused
+// implementation with the layouts, storages, scale directions and padding rule it declares.
+TEST(CliList, ShowsTheFusedCacheFormAndItsModes) {
+  const auto run = ropecheck_cli({"list"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto heading = run.out.find("Fused RoPE + paged KV-cache write");
+  ASSERT_NE(heading, std::string::npos) << run.out;
+  for (const char* mode : {"nhd", "hnd", "mla", "fp8_e4m3", "fp8_e5m2", "multiplied", "divided", "skip_token",
+                           "rotate_q_only"}) {
+    EXPECT_NE(run.out.find(mode, heading), std::string::npos) << mode;
+  }
+  for (const auto* impl : rope_cache_implementations()) {
+    const auto rows = test::lines_containing(run.out, std::string(impl->id()) + " ");
+    ASSERT_FALSE(rows.empty()) << impl->id();
+    EXPECT_NE(rows.front().find(std::string(to_string(impl->capabilities().padding))), std::string::npos) << rows.front();
+  }
+}
 
 TEST(CliList, TextNamesEveryRegistryIdAndPropertyWithMutantsApart) {
   const auto run = ropecheck_cli({"list"});
@@ -121,7 +142,8 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
     for (const auto& e : list[key]) s.insert(e["id"].get<std::string>());
     return s;
   };
-  std::set<std::string> rope, sinusoidal, attention, mutants, properties;
+  std::set<std::string> rope, sinusoidal, attention, rope_cache, mutants, properties;
+  for (const auto* impl : rope_cache_implementations()) rope_cache.emplace(impl->id());
   for (const auto* impl : rope_implementations()) rope.emplace(impl->id());
   for (const auto* impl : sinusoidal_implementations()) sinusoidal.emplace(impl->id());
   for (const auto* impl : attention_implementations()) attention.emplace(impl->id());
@@ -130,6 +152,11 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
   EXPECT_EQ(ids("rope_implementations"), rope);
   EXPECT_EQ(ids("sinusoidal_implementations"), sinusoidal);
   EXPECT_EQ(ids("attention_implementations"), attention);
+  EXPECT_EQ(ids("rope_cache_implementations"), rope_cache);
+  for (const auto& impl : list["rope_cache_implementations"]) {
+    for (const char* key : {"layouts", "storages", "scale_directions"}) EXPECT_FALSE(impl[key].empty()) << impl["id"];
+    EXPECT_TRUE(impl["padding"] == "skip_token" || impl["padding"] == "rotate_q_only") << impl["id"];
+  }
   EXPECT_EQ(ids("mutants"), mutants);
   EXPECT_EQ(ids("properties"), properties);
   for (const auto& impl : list["rope_implementations"]) {
@@ -144,7 +171,7 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
     }
   }
   for (const auto& p : list["properties"]) {
-    EXPECT_TRUE(p["kind"] == "rope" || p["kind"] == "sinusoidal" || p["kind"] == "attention")
+    EXPECT_TRUE(p["kind"] == "rope" || p["kind"] == "sinusoidal" || p["kind"] == "attention" || p["kind"] == "rope_cache")
         << p["id"];
     EXPECT_NE(p["description"], "") << p["id"];
   }
