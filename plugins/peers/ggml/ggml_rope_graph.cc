@@ -12,22 +12,6 @@ namespace {
 // What ggml_backend_cpu_buffer_from_ptr asserts of a pointer (ggml's TENSOR_ALIGNMENT).
 constexpr std::uintptr_t kAlignment = 32;
 
-// The spec without its pointers, for comparing two calls' specs byte by byte.
-ropecheck_plugin_spec without_pointers(const ropecheck_plugin_spec& s) {
-  ropecheck_plugin_spec copy{};
-  std::memcpy(&copy, &s, s.struct_size < sizeof copy ? s.struct_size : sizeof copy);
-  copy.short_factor = copy.long_factor = nullptr;
-  return copy;
-}
-
-std::vector<double> factors_of(const ropecheck_plugin_spec& s) {
-  std::vector<double> f;
-  const std::size_t half = static_cast<std::size_t>(s.rotary_dim / 2);
-  if (s.short_factor != nullptr) f.insert(f.end(), s.short_factor, s.short_factor + half);
-  if (s.long_factor != nullptr) f.insert(f.end(), s.long_factor, s.long_factor + half);
-  return f;
-}
-
 // A tensor of `context` placed over `data` (no copy): a CPU buffer wrapping the memory.
 bool place(ggml_tensor* tensor, void* data, ggml_backend_buffer_t& buffer) {
   if (reinterpret_cast<std::uintptr_t>(data) % kAlignment != 0) return false;
@@ -114,8 +98,8 @@ std::string RopeGraph::build(const ropecheck_plugin_call& call, const RopeParame
   if (!rope(call.q, call.q_heads, buffers_[0])) return "cannot place q";
   if (call.k_heads > 0 && !rope(call.k, call.k_heads, buffers_[1])) return "cannot place k";
 
-  spec_ = without_pointers(spec);
-  factors_ = factors_of(spec);
+  spec_ = spec_without_pointers(spec);
+  factors_ = spec_factors(spec);
   dtype_ = call.dtype;
   q_ = call.q;
   k_ = call.k;
@@ -132,8 +116,8 @@ bool RopeGraph::matches(const ropecheck_plugin_call& call, Pass pass) const {
       call.k_heads != k_heads_ || call.tokens != tokens_) {
     return false;
   }
-  const ropecheck_plugin_spec spec = without_pointers(*call.spec);
-  return std::memcmp(&spec, &spec_, sizeof spec) == 0 && factors_of(*call.spec) == factors_;
+  const ropecheck_plugin_spec spec = spec_without_pointers(*call.spec);
+  return std::memcmp(&spec, &spec_, sizeof spec) == 0 && spec_factors(*call.spec) == factors_;
 }
 
 bool RopeGraph::compute(ggml_backend_t backend, const ropecheck_plugin_call& call) {

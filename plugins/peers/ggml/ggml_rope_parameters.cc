@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstddef>
 #include <limits>
 
@@ -130,6 +131,21 @@ std::string rope_parameters(const ropecheck_plugin_spec& s, RopeParameters& p) {
     }
     default: return "a scaling kind this peer does not know";
   }
+}
+
+ropecheck_plugin_spec spec_without_pointers(const ropecheck_plugin_spec& spec) {
+  ropecheck_plugin_spec copy{};
+  std::memcpy(&copy, &spec, spec.struct_size < sizeof copy ? spec.struct_size : sizeof copy);
+  copy.short_factor = copy.long_factor = nullptr;
+  return copy;
+}
+
+std::vector<double> spec_factors(const ropecheck_plugin_spec& spec) {
+  std::vector<double> f;
+  const std::size_t half = static_cast<std::size_t>(spec.rotary_dim / 2);
+  if (spec.short_factor != nullptr) f.insert(f.end(), spec.short_factor, spec.short_factor + half);
+  if (spec.long_factor != nullptr) f.insert(f.end(), spec.long_factor, spec.long_factor + half);
+  return f;
 }
 
 }  // namespace ropecheck_ggml_peer

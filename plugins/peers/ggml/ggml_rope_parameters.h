@@ -62,6 +62,11 @@ struct RopeParameters {
 // multi-axis spec's are those of its rows in NEOX ordering (ggml_neox_rows.h).
 std::string rope_parameters(const ropecheck_plugin_spec& spec, RopeParameters& out);
 
+// The spec without its pointers (the LongRoPE arrays), for comparing two calls' specs byte by byte,
+// and those arrays' values (a graph kept for reuse compares both).
+ropecheck_plugin_spec spec_without_pointers(const ropecheck_plugin_spec& spec);
+std::vector<double> spec_factors(const ropecheck_plugin_spec& spec);
+
 // The spec's axis mode (NONE where struct_size ends before it: an ABI 2 caller's spec).
 int axis_mode(const ropecheck_plugin_spec& spec);
 

@@ -1,7 +1,10 @@
 // The ggml peer (issue 17): llama.cpp's ggml RoPE (ggml_rope_ext on the CPU backend; ggml_rope_multi
-// for multi-axis specs: MROPE, IMROPE, VISION) as an ABI 4 plugin (plugins/include/ropecheck/
+// for multi-axis specs: MROPE, IMROPE, VISION) as an ABI 5 plugin (plugins/include/ropecheck/
 // plugin.h), verified and benchmarked beside ropecheck's kernels. Its backward (apply_backward) is
-// ggml's own gradient op, ggml_rope_ext_back (ggml_rope_multi_back), on the same arguments.
+// ggml's own gradient op, ggml_rope_ext_back (ggml_rope_multi_back), on the same arguments. Its
+// fused call (apply_rope_cache, issue 56) is llama.cpp's pair ggml_rope_ext then ggml_set_rows into
+// the cache tensor (ggml_rope_cache_graph.h): NHD, HND and MLA caches in fp32, fp16 and bf16 (ggml
+// has no FP8 type), padding tokens' q rotated and never sent to set_rows (rotate_q_only).
 // Built twice from this file (CMakeLists.txt):
 //   ggml.so          plugin/ggml: every call builds its context and graph, then computes it: what a
 //                    caller of the API pays per call
@@ -24,6 +27,7 @@
 #include "ggml_cpu_backend.h"
 #include "ggml_neox_rows.h"
 #include "ggml_plugin_init.h"
+#include "ggml_rope_cache_graph.h"
 #include "ggml_rope_graph.h"
 #include "ggml_rope_parameters.h"
 #include "ropecheck/plugin.h"
@@ -41,8 +45,10 @@ struct Peer {
   explicit Peer(int max_threads) : backend(max_threads), max_threads(max_threads) {}
   CpuBackend backend;
   RopeGraph graph;
+  RopeCacheGraph cache_graph;
   int max_threads;
   std::vector<unsigned char> staging;  // q and k of a caller whose buffers ggml cannot wrap
+  std::vector<unsigned char> k_copy;   // the fused call's k, rotated there when repacked
 };
 
 int32_t init(const ropecheck_plugin_init_args* args, void** context) {
@@ -164,26 +170,114 @@ int32_t apply_backward(void* context, const ropecheck_plugin_call* call) {
   return rope(context, call, Pass::backward);
 }
 
+bool aligned_call(const ropecheck_plugin_cache_call& call) {
+  return aligned(call.q) && aligned(call.k) && aligned(call.v) && aligned(call.k_cache) &&
+         (call.v_cache == nullptr || aligned(call.v_cache));
+}
+
+// A multi-axis fused call ggml takes only repacked (needs_neox_rows): q and an aligned copy of k
+// (k is read-only) rotated by the RoPE entry's own path (rotate_repacked), then the graph that
+// writes the copy and v into the cache.
+int32_t rotate_for_cache(Peer& peer, const ropecheck_plugin_cache_call& call, ropecheck_plugin_cache_call& write) {
+  const std::size_t k_bytes = static_cast<std::size_t>(call.tokens * call.cache->kv_heads * call.cache->head_dim) *
+                              sizeof(float);
+  peer.k_copy.resize(k_bytes + 32);
+  const auto base = reinterpret_cast<std::uintptr_t>(peer.k_copy.data());
+  auto* k = reinterpret_cast<float*>((base + 31) / 32 * 32);
+  std::memcpy(k, call.k, k_bytes);
+  ropecheck_plugin_call rope_call{};
+  rope_call.struct_size = sizeof rope_call;
+  rope_call.dtype = ROPECHECK_DTYPE_FP32;
+  rope_call.spec = call.spec;
+  rope_call.q = call.q;
+  rope_call.q_heads = call.q_heads;
+  rope_call.k = k;
+  rope_call.k_heads = call.cache->kv_heads;
+  rope_call.positions = call.positions;
+  rope_call.tokens = call.tokens;
+  rope_call.threads = call.threads;
+  rope_call.axes = call.axes;
+  write = call;
+  write.k = k;
+  return rope(&peer, &rope_call, Pass::forward);
+}
+
+// The fused call: llama.cpp's graph (ggml_rope_cache_graph.h). Declined (UNSUPPORTED): a storage
+// ggml has no type for (never sent: not declared), positions beyond int32, and buffers ggml cannot
+// wrap (not 32-byte aligned; ropecheck's shared memory is page aligned).
+int32_t apply_rope_cache(void* context, const ropecheck_plugin_cache_call* call) {
+  auto& peer = *static_cast<Peer*>(context);
+  const ropecheck_plugin_cache& cache = *call->cache;
+  if (cache.storage != ROPECHECK_CACHE_FP32 && cache.storage != ROPECHECK_CACHE_FP16 &&
+      cache.storage != ROPECHECK_CACHE_BF16) {
+    return ROPECHECK_PLUGIN_UNSUPPORTED;
+  }
+  RopeParameters parameters;
+  if (!rope_parameters(*call->spec, parameters).empty()) return ROPECHECK_PLUGIN_UNSUPPORTED;
+  for (std::int64_t i = 0; i < call->tokens * call->axes; ++i) {
+    const std::int64_t m = call->positions[i];
+    if (m < std::numeric_limits<std::int32_t>::min() || m > std::numeric_limits<std::int32_t>::max()) {
+      return ROPECHECK_PLUGIN_UNSUPPORTED;
+    }
+  }
+  if (call->tokens == 0) return ROPECHECK_PLUGIN_OK;
+  if (!aligned_call(*call)) return ROPECHECK_PLUGIN_UNSUPPORTED;
+  try {
+    const bool rotate = !needs_neox_rows(*call->spec);
+    ropecheck_plugin_cache_call write = *call;
+    if (!rotate) {
+      if (const int32_t status = rotate_for_cache(peer, *call, write); status != ROPECHECK_PLUGIN_OK) return status;
+    }
+    peer.backend.set_threads(std::clamp(call->threads, 1, peer.max_threads));
+    if (!kReuseGraph || !peer.cache_graph.matches(write, rotate)) {
+      if (!peer.cache_graph.build(write, parameters, rotate).empty()) return ROPECHECK_PLUGIN_ERROR;
+    }
+    return peer.cache_graph.compute(peer.backend.backend(), write) ? ROPECHECK_PLUGIN_OK : ROPECHECK_PLUGIN_ERROR;
+  } catch (const std::bad_alloc&) {
+    return ROPECHECK_PLUGIN_ERROR;
+  }
+}
+
+// What ggml really writes: llama.cpp's NHD cache (a row of kv_heads * head_dim a slot), HND through
+// per-head row indices, MLA's [kv_c | k_pe] row (ggml_concat); the types set_rows converts to that
+// a cache uses, F32, F16 and BF16; no FP8 (ggml has no such type), so no scale direction.
+int32_t query_rope_cache_capabilities(void*, ropecheck_plugin_cache_capabilities* caps) {
+  caps->layouts = (1u << ROPECHECK_CACHE_NHD) | (1u << ROPECHECK_CACHE_HND) | (1u << ROPECHECK_CACHE_MLA);
+  caps->storages = (1u << ROPECHECK_CACHE_FP32) | (1u << ROPECHECK_CACHE_FP16) | (1u << ROPECHECK_CACHE_BF16);
+  caps->scale_directions = 0;
+  caps->padding = ROPECHECK_PADDING_ROTATE_Q_ONLY;  // llama.cpp's batch holds no padding for set_rows
+  return ROPECHECK_PLUGIN_OK;
+}
+
 #ifdef ROPECHECK_GGML_REUSE_GRAPH
 constexpr const char* kName = "ggml_compute";
 constexpr const char* kSummary =
-    "llama.cpp's ggml_rope_ext (ggml_rope_multi for MROPE, IMROPE, VISION; the _back ops for the gradient) on "
-    "ggml's CPU backend, the graph reused while the call is the same (graph_compute alone)";
+    "llama.cpp's ggml_rope_ext (ggml_rope_multi for MROPE, IMROPE, VISION; the _back ops for the gradient; "
+    "ggml_rope_ext then ggml_set_rows into the cache for the fused call) on ggml's CPU backend, the graph reused while the call is the same (graph_compute alone)";
 #else
 constexpr const char* kName = "ggml";
 constexpr const char* kSummary =
     "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split; ggml_rope_multi for MROPE, IMROPE, VISION; "
-    "ggml_rope_ext_back and ggml_rope_multi_back for the gradient) on ggml's CPU backend, context and graph built "
-    "per call";
+    "ggml_rope_ext_back and ggml_rope_multi_back for the gradient; ggml_rope_ext then ggml_set_rows into an NHD, HND or MLA cache of "
+    "F32, F16 or BF16 for the fused call) on ggml's CPU backend, context and graph built per call";
 #endif
 
-const ropecheck_plugin_v4 kPlugin = {
-    ROPECHECK_PLUGIN_ABI_V4, sizeof(ropecheck_plugin_v4), kName, kSummary, init, query_capabilities,
-    apply, teardown, apply_backward, {nullptr, nullptr, nullptr}};
+const ropecheck_plugin_v5 kPlugin = {ROPECHECK_PLUGIN_ABI_V5,
+                                     sizeof(ropecheck_plugin_v5),
+                                     kName,
+                                     kSummary,
+                                     init,
+                                     query_capabilities,
+                                     apply,
+                                     teardown,
+                                     apply_backward,
+                                     apply_rope_cache,
+                                     query_rope_cache_capabilities,
+                                     {nullptr}};
 
 }  // namespace
 }  // namespace ropecheck_ggml_peer
 
-extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v4* ropecheck_plugin_entry(void) {
+extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v5* ropecheck_plugin_entry(void) {
   return &ropecheck_ggml_peer::kPlugin;
 }
