@@ -126,6 +126,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   // Attention plugins run here, at each case's team size, as attention_blas does.
   std::vector<const AttentionImpl*> attention_peers;
   for (const auto& plugin : plugins.attention) attention_peers.push_back(plugin.get());
+  // Fused RoPE + KV-cache peers (ABI 5 plugins, Python fused functions) beside the own fused kernels.
+  std::vector<const RopeCacheImpl*> rope_cache_peers;
+  for (const auto& plugin : plugins.rope_cache) rope_cache_peers.push_back(plugin.get());
   bench::Suite suite;
   suite.rope.time_failing = options.time_failing;
   // The registered cases point into `suite`: unregister them however this returns, so that
@@ -133,7 +136,7 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   struct Unregister {
     ~Unregister() { benchmark::ClearRegisteredBenchmarks(); }
   } unregister;
-  const auto table = bench::register_suite(suite, impls, options.threads, attention_peers);
+  const auto table = bench::register_suite(suite, impls, options.threads, attention_peers, rope_cache_peers);
   if (!suite.left_out.empty()) {
     progress_log().info("bench: {}", suite.left_out.summary());
     suite.left_out.write_each(out);

@@ -12,6 +12,7 @@
 #include "bench/attention_cases.h"
 #include "bench/conversion_cases.h"
 #include "bench/fused_cache_cases.h"
+#include "bench/fused_cache_peer_cases.h"
 #include "bench/left_out.h"
 #include "bench/ratio_table.h"
 #include "bench/rope_cases.h"
@@ -28,15 +29,18 @@ struct Suite {
   std::deque<ConversionCase> conversions;
   std::deque<RotationCase> rotations;
   FusedCacheCases fused_caches;
+  FusedCachePeerCases fused_cache_peers;
   LeftOut left_out;  // what this CPU does not run, said once (left_out.h)
 };
 
 // Registers every case (rope_impls: the implementations to time, e.g. the registry's real ones
 // plus plugins; attention_peers: attention plugins timed beside attention_blas, time_failing:
 // even where they fail their check; threads: benchmark thread counts for the kernels and
-// attention's team sizes). Returns the ratio-table rows.
+// attention's team sizes; rope_cache_peers: the fused RoPE + KV-cache peers, timed beside the own
+// fused kernels). Returns the ratio-table rows.
 std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* const> rope_impls,
                                        std::span<const int> threads,
-                                       std::span<const AttentionImpl* const> attention_peers = {});
+                                       std::span<const AttentionImpl* const> attention_peers = {},
+                                       std::span<const RopeCacheImpl* const> rope_cache_peers = {});
 
 }  // namespace ropecheck::bench

@@ -191,7 +191,10 @@ std::string registered_name(const FusedCacheCaseName& n) {
 std::string full_name(const FusedCacheCaseName& n) { return registered_name(n) + "/real_time"; }
 std::optional<FusedCacheCaseName> parse_fused_cache_case(std::string_view name) {
   const auto parts = split(name);
-  if (parts.size() != 5 || !parts[0].starts_with("fused_cache") || parts[1].empty() || parts[2].empty() ||
+  // The own kernels (fused_cache/<level>) and the peers (plugin/<name>, python/<name>) beside them.
+  const bool subject = parts.size() == 5 && (parts[0].starts_with("fused_cache") || parts[0] == "plugin" ||
+                                             parts[0] == "python");
+  if (!subject || parts[1].empty() || parts[2].empty() ||
       parts[4] != "real_time") {
     return std::nullopt;
   }

@@ -145,6 +145,22 @@ TEST(CaseName, RotationRoundTripsAndIsNoImplementation) {
   EXPECT_EQ(kernel_of_rotation("rotation_bf16/avx512bf16"), "kernel_bf16/avx512bf16");
 }
 
+// The fused peers' cases (bench/fused_cache_peer_cases.h) read back as fused cases, so that the
+// report's fused table shows them beside the own kernels; a RoPE plugin case stays a RoPE case.
+// Without plugin/ and python/ in parse_fused_cache_case the peer parses as nothing (the first ASSERT).
+TEST(CaseName, FusedPeerRoundTripsAndIsNoRopeCase) {
+  const FusedCacheCaseName peer{"plugin/torch_vllm_cache", "llama3_8b_gqa_prefill4096", "nhd", "bf16"};
+  const auto parsed = parse_fused_cache_case(full_name(peer));
+  ASSERT_TRUE(parsed) << full_name(peer);
+  EXPECT_EQ(parsed->impl, peer.impl);
+  EXPECT_EQ(parsed->shape, peer.shape);
+  EXPECT_EQ(parsed->layout, "nhd");
+  EXPECT_EQ(parsed->storage, "bf16");
+  EXPECT_FALSE(parse_rope_case(full_name(peer)));
+  EXPECT_FALSE(parse_fused_cache_case("plugin/torch_hf_rotate_half/llama7b_prefill512/half_split/threads:1/manual_time"));
+  EXPECT_FALSE(parse_fused_cache_case("other/torch_vllm_cache/llama3_8b_gqa_prefill4096/nhd_bf16/real_time"));
+}
+
 TEST(CaseName, MalformedNamesAreRefused) {
   for (const char* bad : {"", "kernel/avx2", "kernel/avx2/llama7b_prefill512/diagonal/real_time/threads:1",
                           "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:",
