@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
+#include <vector>
 
 #include "core/errors.h"
 #include "core/fp8.h"
@@ -132,15 +134,45 @@ void validate_cache(const KvCacheSpec& spec) {
   }
 }
 
+namespace {
+
+// Whether no two valid slots are equal. A prefill into fresh blocks and a decode step give their
+// valid slots in increasing order, where no two can be: one walk, no allocation (the hash map
+// below cost 4% of an out-of-cache 8192-token fused call on every call). Other orders: a sorted
+// copy.
+bool valid_slots_distinct(std::span<const std::int64_t> slots) {
+  std::int64_t last = -1;
+  bool increasing = true;
+  for (const std::int64_t slot : slots) {
+    if (slot < 0) continue;
+    increasing = increasing && slot > last;
+    last = slot;
+  }
+  if (increasing) return true;
+  std::vector<std::int64_t> valid;
+  valid.reserve(slots.size());
+  for (const std::int64_t slot : slots) {
+    if (slot >= 0) valid.push_back(slot);
+  }
+  std::sort(valid.begin(), valid.end());
+  return std::adjacent_find(valid.begin(), valid.end()) == valid.end();
+}
+
+}  // namespace
+
 void validate_slots(const KvCacheSpec& spec, std::span<const std::int64_t> slots) {
+  for (std::size_t t = 0; t < slots.size(); ++t) {
+    if (slots[t] >= cache_slots(spec)) {
+      throw InvalidInput(fmt::format("kv cache: token {}'s slot {} is past the cache's {} slots ({} blocks of {})", t,
+                                     slots[t], cache_slots(spec), spec.blocks, spec.block_size));
+    }
+  }
+  if (valid_slots_distinct(slots)) return;
+  // A repeat: the first token that repeats a slot, and the token that wrote it first.
   std::unordered_map<std::int64_t, std::size_t> first_token;
   for (std::size_t t = 0; t < slots.size(); ++t) {
     const std::int64_t slot = slots[t];
     if (slot < 0) continue;  // padding
-    if (slot >= cache_slots(spec)) {
-      throw InvalidInput(fmt::format("kv cache: token {}'s slot {} is past the cache's {} slots ({} blocks of {})", t,
-                                     slot, cache_slots(spec), spec.blocks, spec.block_size));
-    }
     const auto [seen, inserted] = first_token.emplace(slot, t);
     if (!inserted) {
       throw InvalidInput(fmt::format("kv cache: tokens {} and {} both write slot {}", seen->second, t, slot));

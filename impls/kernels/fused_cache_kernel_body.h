@@ -29,12 +29,21 @@ inline CacheScale scale_of(const float* scales, int stride, std::int64_t head, b
   return {scales[stride * head], true, divide};
 }
 
-// The first byte of kv head `head`'s row at `slot` (core/kv_cache.h's cache_index, feature 0).
-inline unsigned char* cache_row(const FusedCacheArgs& p, unsigned char* cache, std::int64_t slot, std::int64_t head) {
+// Where a slot's rows are (core/kv_cache.h's cache_index, feature 0): head h's row is
+// first_row + h * head_stride rows into a cache. Found once per token, not per head and cache:
+// two 64-bit divides per row were a per-row cost the memory streams did not hide.
+struct SlotRows {
+  std::int64_t first_row, head_stride, row_bytes;
+  unsigned char* at(unsigned char* cache, std::int64_t head) const {
+    return cache + (first_row + head * head_stride) * row_bytes;
+  }
+};
+
+inline SlotRows slot_rows(const FusedCacheArgs& p, std::int64_t slot) {
   const std::int64_t block = slot / p.block_size, offset = slot % p.block_size;
-  const std::int64_t row = p.head_major ? (block * p.k_heads + head) * p.block_size + offset
-                                        : (block * p.block_size + offset) * p.k_heads + head;
-  return cache + row * p.row_features * cache_code_bytes(p.storage);
+  const std::int64_t row_bytes = p.row_features * cache_code_bytes(p.storage);
+  if (p.head_major) return {block * p.k_heads * p.block_size + offset, p.block_size, row_bytes};
+  return {(block * p.block_size + offset) * p.k_heads, 1, row_bytes};
 }
 
 // Token t's rows into the cache, if its slot is valid: v's (mla: the latent, first in the row),
@@ -44,12 +53,12 @@ void write_token_rows(const FusedCacheArgs& p, std::int64_t t, bool rotate) {
   const std::int64_t slot = p.slots[t];
   if (slot < 0) return;  // padding: nothing of it reaches the cache
   const int bytes = cache_code_bytes(p.storage);
+  const SlotRows rows = slot_rows(p, slot);
   for (std::int64_t h = 0; h < p.k_heads; ++h) {
     const float* k = p.k + (t * p.k_heads + h) * p.head_dim;
     const float* v = p.v + (t * p.k_heads + h) * p.v_dim;
-    W::plain(v, p.v_dim, cache_row(p, p.v_cache, slot, h) + p.v_offset * bytes,
-             scale_of(p.v_scale, p.v_scale_stride, h, p.divide));
-    unsigned char* k_row = cache_row(p, p.k_cache, slot, h) + p.k_offset * bytes;
+    W::plain(v, p.v_dim, rows.at(p.v_cache, h) + p.v_offset * bytes, scale_of(p.v_scale, p.v_scale_stride, h, p.divide));
+    unsigned char* k_row = rows.at(p.k_cache, h) + p.k_offset * bytes;
     const CacheScale k_scale = scale_of(p.k_scale, p.k_scale_stride, h, p.divide);
     if (rotate) {
       W::rotated(p, k, k_row, k_scale);

@@ -125,6 +125,26 @@ TEST(KvCache, ASlotPastTheCacheOrWrittenTwiceIsBadInputAndPaddingIsNot) {
   }
 }
 
+// validate_slots takes valid slots in increasing order in one walk and sorts the others: a
+// repeat next to itself in an otherwise increasing run must still be caught, by either path.
+// (Seen failing with the walk's `slot > last` made `>=`: {2, 5, 5, 7} was accepted.)
+TEST(KvCache, ARepeatedSlotIsCaughtInIncreasingAndShuffledOrder) {
+  const KvCacheSpec spec = small_cache(CacheLayout::nhd);
+  EXPECT_NO_THROW(validate_slots(spec, std::vector<std::int64_t>{-1, 0, 1, -1, 5, 11}));
+  EXPECT_NO_THROW(validate_slots(spec, std::vector<std::int64_t>{}));
+  const auto expect_repeat = [&](std::vector<std::int64_t> slots, const std::string& names) {
+    try {
+      validate_slots(spec, slots);
+      ADD_FAILURE() << names << " accepted";
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+    }
+  };
+  expect_repeat({2, 5, 5, 7}, "tokens 1 and 2 both write slot 5");
+  expect_repeat({-1, 2, -1, 2}, "tokens 1 and 3 both write slot 2");
+  expect_repeat({9, 4, 6, 4, 9}, "tokens 1 and 3 both write slot 4");
+}
+
 TEST(KvCache, ScalesPerTensorPerHeadAndTheirDirection) {
   KvCacheSpec spec = small_cache(CacheLayout::nhd);
   EXPECT_EQ(cache_scale(spec, true, 1), 1.0);  // not FP8
