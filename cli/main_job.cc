@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <ostream>
 
@@ -170,13 +171,17 @@ int run_main_job(const MainJobOptions& options, std::ostream& out) {
     // An ABI 2 peer (ggml) is called at the thread counts the own kernels are, as `verify`'s
     // --plugin-threads gives them by default: past the CPUs, where a split goes wrong.
     verify.plugin_options.threads = default_verify_threads();
-    // One console line names them (six would crowd the first screen); the log has their paths.
-    std::vector<std::string> names;
+    // One console line counts them by framework, the name's first word ("ggml: 3, torch: 5": eight
+    // names would pass a terminal's width); the log has each one's path.
+    std::map<std::string, int> frameworks;
     for (const auto& peer : peers) {
-      names.push_back(peer.stem().string());
+      const std::string name = peer.stem().string();
+      ++frameworks[name.substr(0, name.find('_'))];
       details << fmt::format("main job: with the peer {}\n", peer.string());
     }
-    progress_log().info("main job: with {} peer(s): {}", names.size(), fmt::join(names, " "));
+    std::vector<std::string> counts;
+    for (const auto& [framework, n] : frameworks) counts.push_back(fmt::format("{} {}", framework, n));
+    progress_log().info("main job: with {} peers ({}; main_job.log names them)", peers.size(), fmt::join(counts, ", "));
   }
   // Its exit status counts the peers' failures too; the verdict below is the own implementations'.
   run_verify(verify, details);

@@ -116,6 +116,15 @@ class FusedRopeCache final : public RopeCacheImpl {
            "pass (kernel/<level>'s rows and rotation); padding rotates q only";
   }
   bool available(std::string* why) const override { return cpu_supports(kernels_.isa, why); }
+  // It rotates with kernel/<level>'s rows and arithmetic: every RoPE form that kernel computes
+  // (looked up at the call: the registry is being built while this is made), forward, one thread.
+  RopeCapabilities rope_capabilities() const override {
+    const RopeImpl* kernel = find_rope(fmt::format("kernel/{}", to_string(kernels_.isa)));
+    RopeCapabilities caps = kernel != nullptr ? kernel->capabilities() : RopeCacheImpl::rope_capabilities();
+    caps.passes = {Pass::forward};
+    caps.max_threads = 1;
+    return caps;
+  }
   RopeCacheCapabilities capabilities() const override {
     RopeCacheCapabilities caps;
     caps.layouts = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
