@@ -136,6 +136,26 @@ std::optional<KernelHeadline> attention_headline(const BenchData& bench) {
   return h;
 }
 
+// The own fused RoPE + KV-cache kernels (bench/fused_cache_cases.h): each (shape, cache) at its
+// fastest level (scalar is not a speed level), then the best and worst fraction of the limit.
+std::optional<KernelHeadline> fused_cache_headline(const BenchData& bench) {
+  std::map<std::pair<std::string, std::string>, CaseValue> fastest;
+  for (const FusedCacheRow& row : fused_cache_rows(bench)) {
+    if (!row.impl.starts_with("fused_cache/") || row.impl == "fused_cache/scalar" || !row.rate.limit_fraction) continue;
+    const auto key = std::make_pair(row.shape, row.cache);
+    const CaseValue here{fmt::format("{} {} {}", row.impl, row.shape, row.cache), *row.rate.limit_fraction};
+    if (const auto it = fastest.find(key); it == fastest.end() || here.value > it->second.value) fastest[key] = here;
+  }
+  if (fastest.empty()) return std::nullopt;
+  KernelHeadline h{"RoPE + KV-cache write", 0, fastest.begin()->second, fastest.begin()->second};
+  for (const auto& [_, c] : fastest) {
+    ++h.cases;
+    if (c.value > h.best.value) h.best = c;
+    if (c.value < h.worst.value) h.worst = c;
+  }
+  return h;
+}
+
 // One timed problem of a peer (its verdict added to s.peers if verify had none): a failed check
 // marks it; a ratio, when the kernels or attention_blas have one on that problem, widens its range.
 void add_timed_case(VerdictSummary& s, const std::string& peer, bool oracle_failed, const std::optional<double>& ratio,
@@ -160,7 +180,7 @@ void summarize_bench(const BenchData& bench, VerdictSummary& s) {
     s.sanitized = true;
   }
   for (auto headline : {rope_headline(bench, "RoPE fp32 kernels", false), rope_headline(bench, "RoPE 16-bit kernels", true),
-                        attention_headline(bench)}) {
+                        fused_cache_headline(bench), attention_headline(bench)}) {
     if (headline) s.kernels.push_back(std::move(*headline));
   }
   const std::vector<PeerRow> rows = peer_rows(bench);
