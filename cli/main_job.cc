@@ -71,8 +71,9 @@ constexpr const char* kShortBenchFilter =
     "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved" ROPECHECK_FORWARD
     // The fused RoPE + KV-cache kernels beside their limit and their two passes (bench/fused_cache_cases.h)
     "|fused_cache/(avx2|avx512)/llama3_8b_gqa_prefill4096/nhd_(fp8_e4m3|bf16)/"
-    // and the fused peers beside them (bench/fused_cache_peer_cases.h: bf16 only)
-    "|plugin/torch_[a-z_]+_cache/llama3_8b_gqa_prefill4096/nhd_bf16/"
+    // and the fused peers beside them (bench/fused_cache_peer_cases.h: bf16 only): vLLM's and
+    // FlashInfer's torch references, llama.cpp's rope_ext + set_rows graph (reused, as llama.cpp does)
+    "|plugin/(torch_[a-z_]+_cache|ggml_compute)/llama3_8b_gqa_prefill4096/nhd_bf16/"
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"
     // Multi-axis RoPE: Qwen2-VL's MRoPE beside its 1D twin, HF's layout (the report's table)
@@ -96,8 +97,9 @@ std::vector<std::filesystem::path> built_peers() {
   // The attention peer with llama.cpp's default F16 KV cache; its F32 twin (ggml_flash_attn_f32.so)
   // is a control for `verify --plugin`, not the job's: each attention peer adds ~15 s of verify on
   // 2 busy cores, where ggml's 2-thread calls wait at their spinning barriers.
-  // The fused RoPE + KV-cache peers (ABI 5: vLLM's and FlashInfer's torch references) are verified by
-  // the fused properties and benched beside the own fused kernels.
+  // The fused RoPE + KV-cache peers (ABI 5: vLLM's and FlashInfer's torch references, and the ggml
+  // peers' rope_ext + set_rows) are verified by the fused properties and benched beside the own
+  // fused kernels.
   for (const char* name : {"ggml.so", "ggml_compute.so", "ggml_flash_attn.so", "torch_hf.so", "torch_llama.so",
                            "torch_hf_mrope.so", "torch_vllm_cache.so", "torch_flashinfer_cache.so"}) {
     const auto path = self.parent_path() / "plugins" / name;
