@@ -12,12 +12,14 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/exit_codes.h"
 #include "core/kv_cache.h"
 #include "impls/fused/two_pass_rope_cache.h"
 #include "impls/registry.h"
+#include "tests/support/fused_call.h"
 #include "tests/support/in_process_cli.h"
 #include "tests/support/test_process.h"
 #include "vectors/check.h"
@@ -82,29 +84,22 @@ class RopeCacheCheck : public ::testing::Test {
   // changes the call first (a buggy port's view of it).
   template <typename Edit>
   static PortOutputs run_port(const RopeCacheImpl& impl, const ManifestCase& c, const Edit& edit) {
-    PortOutputs out;
-    out.q = read_npy(c.file("q").path).as_float32();
-    const auto k = read_npy(c.file("k").path).as_float32();
-    const auto v = read_npy(c.file("v").path).as_float32();
-    const auto positions = read_npy(c.file("positions").path).as_int64();
-    auto slots = read_npy(c.file("slots").path).as_int64();
-    out.k_cache = read_npy(c.file("k_cache_initial").path).data;
-    if (!mla(c)) out.v_cache = read_npy(c.file("v_cache_initial").path).data;
-    RopeCacheCall call;
-    call.spec = c.rope_spec;
-    call.cache = c.cache;
-    call.q = out.q;
-    call.q_heads = c.q_heads;
-    call.k = k;
-    call.v = v;
-    call.tokens = c.tokens;
-    call.positions = positions;
-    call.slots = slots;
-    call.k_cache = out.k_cache;
-    call.v_cache = out.v_cache;
-    edit(call, slots);
+    test::FusedCallBuffers b;
+    b.spec = c.rope_spec;
+    b.cache = c.cache;
+    b.tokens = c.tokens;
+    b.q_heads = c.q_heads;
+    b.q = read_npy(c.file("q").path).as_float32();
+    b.k = read_npy(c.file("k").path).as_float32();
+    b.v = read_npy(c.file("v").path).as_float32();
+    b.positions = read_npy(c.file("positions").path).as_int64();
+    b.slots = read_npy(c.file("slots").path).as_int64();
+    b.k_cache = read_npy(c.file("k_cache_initial").path).data;
+    if (!mla(c)) b.v_cache = read_npy(c.file("v_cache_initial").path).data;
+    RopeCacheCall call = b.call();
+    edit(call, b.slots);
     impl.apply(call);
-    return out;
+    return PortOutputs{std::move(b.q), std::move(b.k_cache), std::move(b.v_cache)};
   }
   static PortOutputs run_port(const RopeCacheImpl& impl, const ManifestCase& c) {
     return run_port(impl, c, [](RopeCacheCall&, std::vector<std::int64_t>&) {});
