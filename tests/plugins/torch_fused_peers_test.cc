@@ -86,24 +86,14 @@ TEST(TorchFusedPeers, VerifyPassesEveryFusedProperty) {
 using TorchSameCall = test::FusedCallBuffers;
 
 TorchSameCall torch_same_call(CacheLayout layout, CacheStorage storage, ScaleDirection direction, PaddingRule padding,
-                   std::int64_t position) {
-  TorchSameCall c;
-  c.tokens = 7;
-  c.q_heads = 4;
-  c.slots = {9, 3, -1, 4, 10, -1, 0};  // blocks crossed, gaps, padding
+                              std::int64_t position) {
+  // tests/support/fused_call.h's small call with a seventh token at slot 0 and scales of its own.
+  TorchSameCall c = test::small_paged_call(layout, storage, direction, padding);
   const bool mla = layout == CacheLayout::mla;
-  c.spec.head_dim = c.spec.rotary_dim = 8;
+  c.tokens = 7;
+  c.slots.push_back(0);  // blocks crossed, gaps, padding, and the cache's first slot
   c.spec.layout = Layout::interleaved;
   c.spec.angle_precision = AnglePrecision::fp32;
-  c.cache.layout = layout;
-  c.cache.storage = storage;
-  c.cache.blocks = 4;
-  c.cache.block_size = 4;
-  c.cache.kv_heads = mla ? 1 : 2;
-  c.cache.head_dim = 8;
-  c.cache.latent_dim = mla ? 6 : 0;
-  c.cache.scale_direction = direction;
-  c.cache.padding = padding;
   if (is_fp8(storage)) {
     c.cache.k_scale = mla ? std::vector<float>{0.03f} : std::vector<float>{0.03f, 40.0f};  // per head
     if (!mla) c.cache.v_scale = {0.07f};
