@@ -31,6 +31,7 @@
 #include "impls/kernels/fused_cache_kernel.h"
 #include "impls/oracle/oracle_kv_cache.h"
 #include "impls/registry.h"
+#include "tests/support/fused_call.h"
 
 namespace ropecheck::fused_kernels_test {
 namespace {
@@ -86,36 +87,11 @@ TEST(FusedCacheFp8Narrowing, SimdLevelsAreCoreFp8BitForBitOverADenseSweep) {
   if (levels_run == 0) GTEST_SKIP() << "no SIMD level on this CPU";
 }
 
-// One fused call's buffers: q, k, v, positions, slots, and caches filled with the sentinel.
-struct FusedCase {
-  RopeSpec spec;
-  KvCacheSpec cache;
-  std::int64_t tokens = 0, q_heads = 3;
-  std::vector<float> q, k, v;
-  std::vector<std::int64_t> positions, slots;
-  std::vector<std::byte> k_cache, v_cache;
-
-  RopeCacheCall call() {
-    RopeCacheCall c;
-    c.spec = spec;
-    c.cache = cache;
-    c.q = q;
-    c.q_heads = q_heads;
-    c.k = k;
-    c.v = v;
-    c.tokens = tokens;
-    c.positions = positions;
-    c.slots = slots;
-    c.k_cache = k_cache;
-    c.v_cache = v_cache;
-    return c;
-  }
-};
+// One fused call's buffers, q_heads 3 (tests/support/fused_call.h); caches filled with the sentinel.
+using FusedCase = test::FusedCallBuffers;
 
 std::vector<float> wave(std::size_t n, float phase, float amplitude) {
-  std::vector<float> x(n);
-  for (std::size_t i = 0; i < n; ++i) x[i] = amplitude * std::sin(phase + 0.37f * static_cast<float>(i));
-  return x;
+  return test::sine_values(n, phase, 0.37f, amplitude);
 }
 
 // The RoPE specs the cases cycle through: interleaved, half-split with partial rotary and a
@@ -144,6 +120,7 @@ RopeSpec rope_spec(int which, bool mla) {
 FusedCase fused_case(CacheLayout layout, CacheStorage storage, ScaleDirection direction, bool per_head,
                      std::int64_t block_size, int which) {
   FusedCase c;
+  c.q_heads = 3;
   const bool mla = layout == CacheLayout::mla;
   c.spec = rope_spec(which, mla);
   c.cache.layout = layout;
@@ -175,9 +152,7 @@ FusedCase fused_case(CacheLayout layout, CacheStorage storage, ScaleDirection di
   c.q = wave(tokens * static_cast<std::size_t>(c.q_heads) * d, 0.1f, amplitude);
   c.k = wave(tokens * kv * d, 0.2f, amplitude);
   c.v = wave(tokens * kv * static_cast<std::size_t>(mla ? c.cache.latent_dim : c.spec.head_dim), 0.3f, amplitude);
-  const auto bytes = static_cast<std::size_t>(cache_elements(c.cache) * element_bytes(storage));
-  c.k_cache.assign(bytes, kSentinel);
-  if (!mla) c.v_cache.assign(bytes, kSentinel);
+  test::fill_caches_with(c, kSentinel);
   return c;
 }
 

@@ -11,17 +11,12 @@
 #include "core/kv_cache.h"
 #include "impls/oracle/oracle.h"
 #include "impls/oracle/oracle_kv_cache.h"
+#include "tests/support/fused_call.h"
 
 namespace ropecheck {
 namespace {
 
-struct FusedCall {
-  RopeSpec spec;
-  KvCacheSpec cache;
-  std::int64_t tokens = 0, q_heads = 0;
-  std::vector<float> q, k, v;
-  std::vector<std::int64_t> positions, slots;
-};
+using FusedCall = test::FusedCallBuffers;  // its caches unused: the oracle makes its own
 
 std::vector<float> ramp(std::size_t n, float start) {
   std::vector<float> x(n);
@@ -29,25 +24,10 @@ std::vector<float> ramp(std::size_t n, float start) {
   return x;
 }
 
-// Six tokens on a 4-block cache of 4 slots: slots cross a block boundary (3 -> 4), share block 2,
-// leave gaps, run out of order, and two are padding.
+// tests/support/fused_call.h's small call (slots across a block boundary, sharing a block, with
+// gaps, out of order, two padding) in e4m3 with its scales, divided, and ramp values.
 FusedCall small_call(CacheLayout layout) {
-  FusedCall c;
-  c.cache.layout = layout;
-  c.cache.blocks = 4;
-  c.cache.block_size = 4;
-  c.cache.kv_heads = layout == CacheLayout::mla ? 1 : 2;
-  c.cache.head_dim = 8;
-  c.cache.latent_dim = layout == CacheLayout::mla ? 6 : 0;
-  c.cache.storage = CacheStorage::fp8_e4m3;
-  c.cache.k_scale = layout == CacheLayout::mla ? std::vector<float>{0.5f} : std::vector<float>{0.5f, 0.25f};
-  if (layout != CacheLayout::mla) c.cache.v_scale = {2.0f};
-  c.spec.head_dim = 8;
-  c.spec.rotary_dim = 8;
-  c.tokens = 6;
-  c.q_heads = 4;
-  c.slots = {9, 3, -1, 4, 10, -1};
-  c.positions = {7, 0, 3, 1, 5, 2};
+  FusedCall c = test::small_paged_call(layout, CacheStorage::fp8_e4m3);
   const std::int64_t v_dim = layout == CacheLayout::mla ? 6 : 8;
   c.q = ramp(static_cast<std::size_t>(c.tokens * c.q_heads * 8), -1.0f);
   c.k = ramp(static_cast<std::size_t>(c.tokens * c.cache.kv_heads * 8), 0.5f);

@@ -15,70 +15,25 @@
 #include "impls/fused/two_pass_rope_cache.h"
 #include "impls/oracle/oracle_kv_cache.h"
 #include "impls/registry.h"
+#include "tests/support/fused_call.h"
 
 namespace ropecheck {
 namespace {
 
 constexpr std::byte kUntouched{0x5A};  // every cache byte before the call
 
-struct Buffers {
-  RopeSpec spec;
-  KvCacheSpec cache;
-  std::int64_t tokens = 6, q_heads = 4;
-  std::vector<float> q, k, v;
-  std::vector<std::int64_t> positions = {7, 0, 3, 1, 5, 2};
-  // Across a block boundary (3, 4), two in block 2, gaps, out of order, two padding tokens.
-  std::vector<std::int64_t> slots = {9, 3, -1, 4, 10, -1};
-  std::vector<std::byte> k_cache, v_cache;
+using Buffers = test::FusedCallBuffers;
 
-  RopeCacheCall call() {
-    RopeCacheCall c;
-    c.spec = spec;
-    c.cache = cache;
-    c.q = q;
-    c.q_heads = q_heads;
-    c.k = k;
-    c.v = v;
-    c.tokens = tokens;
-    c.positions = positions;
-    c.slots = slots;
-    c.k_cache = k_cache;
-    c.v_cache = v_cache;
-    return c;
-  }
-};
-
-std::vector<float> values(std::size_t n, float start, float amplitude) {
-  std::vector<float> x(n);
-  for (std::size_t i = 0; i < n; ++i) x[i] = amplitude * std::sin(start + 0.7f * static_cast<float>(i));
-  return x;
-}
-
+// tests/support/fused_call.h's small call, its values up to `amplitude`, every cache byte kUntouched.
 Buffers buffers(CacheLayout layout, CacheStorage storage, ScaleDirection direction, PaddingRule padding,
                 float amplitude = 3.0f) {
-  Buffers b;
-  const bool mla = layout == CacheLayout::mla;
-  b.cache.layout = layout;
-  b.cache.storage = storage;
-  b.cache.blocks = 4;
-  b.cache.block_size = 4;
-  b.cache.kv_heads = mla ? 1 : 2;
-  b.cache.head_dim = 8;
-  b.cache.latent_dim = mla ? 6 : 0;
-  b.cache.scale_direction = direction;
-  b.cache.padding = padding;
-  if (is_fp8(storage)) {
-    b.cache.k_scale = mla ? std::vector<float>{0.5f} : std::vector<float>{0.5f, 0.25f};
-    if (!mla) b.cache.v_scale = {2.0f};
-  }
-  b.spec.head_dim = 8;
-  b.spec.rotary_dim = 8;
-  b.q = values(static_cast<std::size_t>(b.tokens * b.q_heads * 8), 0.1f, amplitude);
-  b.k = values(static_cast<std::size_t>(b.tokens * b.cache.kv_heads * 8), 0.2f, amplitude);
-  b.v = values(static_cast<std::size_t>(b.tokens * b.cache.kv_heads * (mla ? 6 : 8)), 0.3f, amplitude);
-  const auto bytes = static_cast<std::size_t>(cache_elements(b.cache) * element_bytes(storage));
-  b.k_cache.assign(bytes, kUntouched);
-  if (!mla) b.v_cache.assign(bytes, kUntouched);
+  Buffers b = test::small_paged_call(layout, storage, direction, padding);
+  const std::size_t v_dim = layout == CacheLayout::mla ? 6 : 8;
+  const auto kv = static_cast<std::size_t>(b.cache.kv_heads);
+  b.q = test::sine_values(static_cast<std::size_t>(b.tokens * b.q_heads * 8), 0.1f, 0.7f, amplitude);
+  b.k = test::sine_values(static_cast<std::size_t>(b.tokens) * kv * 8, 0.2f, 0.7f, amplitude);
+  b.v = test::sine_values(static_cast<std::size_t>(b.tokens) * kv * v_dim, 0.3f, 0.7f, amplitude);
+  test::fill_caches_with(b, kUntouched);
   return b;
 }
 

@@ -21,6 +21,7 @@
 
 #include "core/kv_cache.h"
 #include "plugins/host/plugin_host.h"
+#include "tests/support/fused_call.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -102,30 +103,12 @@ TEST(GgmlFusedPeerVerify, EveryFusedPropertyVerdictIsThePinnedOne) {
 
 // ---- the cache bytes beside the fused example's ------------------------------------------------
 
-struct Call {
-  KvCacheSpec cache;
-  RopeSpec spec;
-  std::int64_t tokens = 0, q_heads = 0;
-  std::vector<float> q, k, v;
-  std::vector<std::int64_t> positions, slots;
-  std::vector<std::byte> k_cache, v_cache;
-
+struct Call : test::FusedCallBuffers {
   // The call under `precision` (each side is told the angle precision it declares: the example
   // fp64, ggml fp32 recurrence; at position 0 the angles are 0 either way).
   RopeCacheCall call(AnglePrecision precision) {
-    RopeCacheCall c;
-    c.spec = spec;
+    RopeCacheCall c = FusedCallBuffers::call();
     c.spec.angle_precision = precision;
-    c.cache = cache;
-    c.q = q;
-    c.q_heads = q_heads;
-    c.k = k;
-    c.v = v;
-    c.tokens = tokens;
-    c.positions = positions;
-    c.slots = slots;
-    c.k_cache = k_cache;
-    c.v_cache = v_cache;
     return c;
   }
 };
@@ -170,13 +153,7 @@ Call random_call(std::mt19937_64& rng, CacheLayout layout, CacheStorage storage,
   fill(c.q, c.tokens * c.q_heads * c.cache.head_dim);
   fill(c.k, c.tokens * c.cache.kv_heads * c.cache.head_dim);
   fill(c.v, c.tokens * c.cache.kv_heads * (mla ? c.cache.latent_dim : c.cache.head_dim));
-  const auto bytes = static_cast<std::size_t>(cache_elements(c.cache) * element_bytes(storage));
-  c.k_cache.resize(bytes);
-  for (auto& b : c.k_cache) b = static_cast<std::byte>(rng());
-  if (!mla) {
-    c.v_cache.resize(bytes);
-    for (auto& b : c.v_cache) b = static_cast<std::byte>(rng());
-  }
+  test::fill_caches(c, [&] { return static_cast<std::byte>(rng()); });
   return c;
 }
 

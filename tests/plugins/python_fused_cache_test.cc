@@ -13,6 +13,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
@@ -23,6 +24,7 @@
 #include "impls/oracle/oracle_kv_cache.h"
 #include "plugins/host/plugin_subjects.h"
 #include "plugins/host/python_host.h"
+#include "tests/support/fused_call.h"
 #include "tests/support/python_cli.h"
 
 namespace ropecheck {
@@ -39,14 +41,7 @@ constexpr CacheStorage kFusedStorages[] = {CacheStorage::fp32, CacheStorage::bf1
                                            CacheStorage::fp8_e4m3, CacheStorage::fp8_e5m2};
 
 // One call's inputs, and the caches as they were before it (random bytes: any change shows).
-struct FusedCase {
-  RopeSpec spec;
-  KvCacheSpec cache;
-  std::int64_t tokens = 0, q_heads = 0;
-  std::vector<float> q, k, v;
-  std::vector<std::int64_t> positions, slots;
-  std::vector<std::byte> k_cache, v_cache;
-};
+using FusedCase = test::FusedCallBuffers;
 
 // What the call left: q and both caches.
 struct FusedOutput {
@@ -129,33 +124,15 @@ FusedCase fused_case(const FusedShape& shape, unsigned seed) {
   c.q = fused_values(rng, c.tokens * c.q_heads * cache.head_dim, shape.amplitude);
   c.k = fused_values(rng, c.tokens * cache.kv_heads * cache.head_dim, shape.amplitude);
   c.v = fused_values(rng, c.tokens * cache.kv_heads * (mla ? cache.latent_dim : cache.head_dim), shape.amplitude);
-  const auto bytes = static_cast<std::size_t>(cache_elements(cache) * element_bytes(cache.storage));
   std::uniform_int_distribution<int> byte(0, 255);
-  c.k_cache.resize(bytes);
-  for (std::byte& b : c.k_cache) b = static_cast<std::byte>(byte(rng));
-  if (!mla) {
-    c.v_cache.resize(bytes);
-    for (std::byte& b : c.v_cache) b = static_cast<std::byte>(byte(rng));
-  }
+  test::fill_caches(c, [&] { return static_cast<std::byte>(byte(rng)); });
   return c;
 }
 
 FusedOutput run_fused(const RopeCacheImpl& impl, const FusedCase& c) {
-  FusedOutput out{c.q, c.k_cache, c.v_cache};
-  RopeCacheCall call;
-  call.spec = c.spec;
-  call.cache = c.cache;
-  call.q = out.q;
-  call.q_heads = c.q_heads;
-  call.k = c.k;
-  call.v = c.v;
-  call.tokens = c.tokens;
-  call.positions = c.positions;
-  call.slots = c.slots;
-  call.k_cache = out.k_cache;
-  call.v_cache = out.v_cache;
-  impl.apply(call);
-  return out;
+  FusedCase run = c;  // the call writes q and the caches of this copy
+  impl.apply(run.call());
+  return FusedOutput{std::move(run.q), std::move(run.k_cache), std::move(run.v_cache)};
 }
 
 FusedCacheTruth fused_truth(const FusedCase& c) {

@@ -24,6 +24,7 @@
 #include "plugins/host/plugin_host.h"
 #include "plugins/host/plugin_rope_cache.h"
 #include "plugins/host/plugin_subjects.h"
+#include "tests/support/fused_call.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -31,31 +32,11 @@ namespace plugin_fused_test {
 
 using test::built_plugin;
 
-// One fused call's inputs and outputs, owned.
-struct FusedCase {
-  RopeSpec spec;
-  KvCacheSpec cache;
-  std::int64_t tokens = 0, q_heads = 0;
-  std::vector<float> q, k, v;
-  std::vector<std::int64_t> positions, slots;
-  std::vector<std::byte> k_cache, v_cache;  // after the call; the fill before it in *_before
+// One fused call's inputs and outputs, owned (tests/support/fused_call.h), and the caches' fill
+// before the call.
+struct FusedCase : test::FusedCallBuffers {
   std::vector<std::byte> k_before, v_before;
 
-  RopeCacheCall call() {
-    RopeCacheCall c;
-    c.spec = spec;
-    c.cache = cache;
-    c.q = q;
-    c.q_heads = q_heads;
-    c.k = k;
-    c.v = v;
-    c.tokens = tokens;
-    c.positions = positions;
-    c.slots = slots;
-    c.k_cache = k_cache;
-    c.v_cache = v_cache;
-    return c;
-  }
   std::string describe() const {
     return fmt::format("{} {} {} block_size {} blocks {} kv_heads {} head_dim {} latent {} q_heads {} tokens {} "
                        "scales k [{}] v [{}] slots [{}]",
@@ -67,17 +48,9 @@ struct FusedCase {
 
 // The caches filled with random bytes before the call: an unaddressed byte must keep its value,
 // whatever it is (a NaN pattern included).
-void fill_caches(FusedCase& c, std::mt19937_64& rng) {
-  const bool mla = c.cache.layout == CacheLayout::mla;
-  const auto bytes = static_cast<std::size_t>(cache_elements(c.cache) * element_bytes(c.cache.storage));
+void fill_caches_randomly(FusedCase& c, std::mt19937_64& rng) {
   std::uniform_int_distribution<int> byte(0, 255);
-  c.k_cache.resize(bytes);
-  for (auto& b : c.k_cache) b = static_cast<std::byte>(byte(rng));
-  c.v_cache.clear();
-  if (!mla) {
-    c.v_cache.resize(bytes);
-    for (auto& b : c.v_cache) b = static_cast<std::byte>(byte(rng));
-  }
+  test::fill_caches(c, [&] { return static_cast<std::byte>(byte(rng)); });
   c.k_before = c.k_cache;
   c.v_before = c.v_cache;
 }
@@ -137,7 +110,7 @@ FusedCase random_case(std::mt19937_64& rng, CacheLayout layout, CacheStorage sto
   fill(c.q, c.tokens * c.q_heads * c.cache.head_dim);
   fill(c.k, c.tokens * c.cache.kv_heads * c.cache.head_dim);
   fill(c.v, c.tokens * c.cache.kv_heads * (mla ? c.cache.latent_dim : c.cache.head_dim));
-  fill_caches(c, rng);
+  fill_caches_randomly(c, rng);
   return c;
 }
 
@@ -321,7 +294,7 @@ FusedCase fixed_case(CacheStorage storage = CacheStorage::fp32, ScaleDirection d
     x->resize(static_cast<std::size_t>(c.tokens * 2 * 8));
     for (auto& e : *x) e = value(rng);
   }
-  fill_caches(c, rng);
+  fill_caches_randomly(c, rng);
   return c;
 }
 

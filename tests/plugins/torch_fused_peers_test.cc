@@ -21,6 +21,7 @@
 #include "impls/fused/rope_cache_impl.h"
 #include "plugins/host/plugin_rope_cache.h"
 #include "plugins/host/plugin_subjects.h"
+#include "tests/support/fused_call.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -82,66 +83,38 @@ TEST(TorchFusedPeers, VerifyPassesEveryFusedProperty) {
 
 // ---- 3. the same cache bytes as the C example on the same call ----------------------------------
 
-struct TorchSameCall {
-  RopeSpec spec;
-  KvCacheSpec cache;
-  std::int64_t tokens = 7, q_heads = 4;
-  std::vector<float> q, k, v;
-  std::vector<std::int64_t> positions, slots = {9, 3, -1, 4, 10, -1, 0};  // blocks crossed, gaps, padding
-  std::vector<std::byte> k_cache, v_cache;
-};
+using TorchSameCall = test::FusedCallBuffers;
 
 TorchSameCall torch_same_call(CacheLayout layout, CacheStorage storage, ScaleDirection direction, PaddingRule padding,
-                   std::int64_t position) {
-  TorchSameCall c;
+                              std::int64_t position) {
+  // tests/support/fused_call.h's small call with a seventh token at slot 0 and scales of its own.
+  TorchSameCall c = test::small_paged_call(layout, storage, direction, padding);
   const bool mla = layout == CacheLayout::mla;
-  c.spec.head_dim = c.spec.rotary_dim = 8;
+  c.tokens = 7;
+  c.slots.push_back(0);  // blocks crossed, gaps, padding, and the cache's first slot
   c.spec.layout = Layout::interleaved;
   c.spec.angle_precision = AnglePrecision::fp32;
-  c.cache.layout = layout;
-  c.cache.storage = storage;
-  c.cache.blocks = 4;
-  c.cache.block_size = 4;
-  c.cache.kv_heads = mla ? 1 : 2;
-  c.cache.head_dim = 8;
-  c.cache.latent_dim = mla ? 6 : 0;
-  c.cache.scale_direction = direction;
-  c.cache.padding = padding;
   if (is_fp8(storage)) {
     c.cache.k_scale = mla ? std::vector<float>{0.03f} : std::vector<float>{0.03f, 40.0f};  // per head
     if (!mla) c.cache.v_scale = {0.07f};
   }
-  const auto fill = [](std::vector<float>& x, std::int64_t n, float phase) {
-    x.resize(static_cast<std::size_t>(n));
-    // Up to +-20: past e4m3's 448 divided by 0.03 or times 40, so saturation is on the compared path.
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 20.0f * std::sin(phase + 0.77f * static_cast<float>(i));
+  // Up to +-20: past e4m3's 448 divided by 0.03 or times 40, so saturation is on the compared path.
+  const auto fill = [](std::int64_t n, float phase) {
+    return test::sine_values(static_cast<std::size_t>(n), phase, 0.77f, 20.0f);
   };
-  fill(c.q, c.tokens * c.q_heads * 8, 0.1f);
-  fill(c.k, c.tokens * c.cache.kv_heads * 8, 0.2f);
-  fill(c.v, c.tokens * c.cache.kv_heads * (mla ? 6 : 8), 0.3f);
+  c.q = fill(c.tokens * c.q_heads * 8, 0.1f);
+  c.k = fill(c.tokens * c.cache.kv_heads * 8, 0.2f);
+  c.v = fill(c.tokens * c.cache.kv_heads * (mla ? 6 : 8), 0.3f);
   c.positions.assign(static_cast<std::size_t>(c.tokens), position);
-  const auto bytes = static_cast<std::size_t>(cache_elements(c.cache) * element_bytes(storage));
-  c.k_cache.assign(bytes, std::byte{0x5A});
-  if (!mla) c.v_cache.assign(bytes, std::byte{0x5A});
+  test::fill_caches_with(c, std::byte{0x5A});
   return c;
 }
 
 void torch_run_on(const RopeCacheImpl& impl, TorchSameCall& c) {
   c.cache.padding = impl.capabilities().padding;  // padding writes nothing under either rule
-  RopeCacheCall call;
-  call.spec = c.spec;
+  RopeCacheCall call = c.call();
   // Each its own angle formation: the peers fp32 (torch's), the example fp64.
   call.spec.angle_precision = impl.rope_capabilities().angle_precisions.front();
-  call.cache = c.cache;
-  call.q = c.q;
-  call.q_heads = c.q_heads;
-  call.k = c.k;
-  call.v = c.v;
-  call.tokens = c.tokens;
-  call.positions = c.positions;
-  call.slots = c.slots;
-  call.k_cache = c.k_cache;
-  call.v_cache = c.v_cache;
   impl.apply(call);
 }
 

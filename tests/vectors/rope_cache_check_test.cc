@@ -12,12 +12,14 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/exit_codes.h"
 #include "core/kv_cache.h"
 #include "impls/fused/two_pass_rope_cache.h"
 #include "impls/registry.h"
+#include "tests/support/fused_call.h"
 #include "tests/support/in_process_cli.h"
 #include "tests/support/test_process.h"
 #include "vectors/check.h"
@@ -82,29 +84,22 @@ class RopeCacheCheck : public ::testing::Test {
   // changes the call first (a buggy port's view of it).
   template <typename Edit>
   static PortOutputs run_port(const RopeCacheImpl& impl, const ManifestCase& c, const Edit& edit) {
-    PortOutputs out;
-    out.q = read_npy(c.file("q").path).as_float32();
-    const auto k = read_npy(c.file("k").path).as_float32();
-    const auto v = read_npy(c.file("v").path).as_float32();
-    const auto positions = read_npy(c.file("positions").path).as_int64();
-    auto slots = read_npy(c.file("slots").path).as_int64();
-    out.k_cache = read_npy(c.file("k_cache_initial").path).data;
-    if (!mla(c)) out.v_cache = read_npy(c.file("v_cache_initial").path).data;
-    RopeCacheCall call;
-    call.spec = c.rope_spec;
-    call.cache = c.cache;
-    call.q = out.q;
-    call.q_heads = c.q_heads;
-    call.k = k;
-    call.v = v;
-    call.tokens = c.tokens;
-    call.positions = positions;
-    call.slots = slots;
-    call.k_cache = out.k_cache;
-    call.v_cache = out.v_cache;
-    edit(call, slots);
+    test::FusedCallBuffers b;
+    b.spec = c.rope_spec;
+    b.cache = c.cache;
+    b.tokens = c.tokens;
+    b.q_heads = c.q_heads;
+    b.q = read_npy(c.file("q").path).as_float32();
+    b.k = read_npy(c.file("k").path).as_float32();
+    b.v = read_npy(c.file("v").path).as_float32();
+    b.positions = read_npy(c.file("positions").path).as_int64();
+    b.slots = read_npy(c.file("slots").path).as_int64();
+    b.k_cache = read_npy(c.file("k_cache_initial").path).data;
+    if (!mla(c)) b.v_cache = read_npy(c.file("v_cache_initial").path).data;
+    RopeCacheCall call = b.call();
+    edit(call, b.slots);
     impl.apply(call);
-    return out;
+    return PortOutputs{std::move(b.q), std::move(b.k_cache), std::move(b.v_cache)};
   }
   static PortOutputs run_port(const RopeCacheImpl& impl, const ManifestCase& c) {
     return run_port(impl, c, [](RopeCacheCall&, std::vector<std::int64_t>&) {});
@@ -136,6 +131,16 @@ class RopeCacheCheck : public ::testing::Test {
     EXPECT_TRUE(test::contains(run.out, "1 failed")) << run.out;
     EXPECT_TRUE(test::contains(run.out, "FAIL    " + failing + " ")) << run.out;
     for (const auto& part : mentions) EXPECT_TRUE(test::contains(run.out, part)) << "'" << part << "' not in:\n" << run.out;
+  }
+
+  // Every case's ideal outputs but `c`'s, which are `buggy`: the check fails that case alone,
+  // its output saying each of `mentions`.
+  static void expect_bug_fails_alone(const ManifestCase& c, const PortOutputs& buggy,
+                                     const std::vector<std::string>& mentions) {
+    const ScratchDir out("ropecheck_rope_cache_bug");
+    write_all_ideal(out.path());
+    write(out.path(), c, buggy);
+    expect_only_failure(out.path(), c.name, mentions);
   }
 
   static ScratchDir* dir_;
@@ -199,8 +204,6 @@ const RopeCacheImpl& two_pass() {
 // vLLM PR #43869: a padding token's slot -1 used as an index wrote the cache's last slot. Here a
 // rotate_q_only case (q rotated either way), the padding token written at slot 127.
 TEST_F(RopeCacheCheck, SlotMinusOneWrittenIntoTheLastSlotFailsNamingThatSlot) {
-  const ScratchDir out("ropecheck_rope_cache_minus_one");
-  write_all_ideal(out.path());
   const ManifestCase& c = case_named("nhd_fp8_e5m2_bs64_per_tensor_divide");
   ASSERT_EQ(c.cache.padding, PaddingRule::rotate_q_only);
   // The two passes with skip_token write the same cache; q is the ideal one (rotate_q_only).
@@ -209,9 +212,8 @@ TEST_F(RopeCacheCheck, SlotMinusOneWrittenIntoTheLastSlotFailsNamingThatSlot) {
     for (auto& slot : slots) slot = slot < 0 ? cache_slots(call.cache) - 1 : slot;
   });
   buggy.q = ideal(c).q;
-  write(out.path(), c, buggy);
-  expect_only_failure(out.path(), c.name,
-                      {"call: layout nhd, storage fp8_e5m2, block_size 64 (2 blocks), kv_heads 2, head_dim 64, "
+  expect_bug_fails_alone(c, buggy,
+                         {"call: layout nhd, storage fp8_e5m2, block_size 64 (2 blocks), kv_heads 2, head_dim 64, "
                        "k_scale [0.0213] v_scale [0.0178] per tensor, divide (stored = x / scale), padding "
                        "rotate_q_only, slots [70, 5, 64, 6, -1]",
                        "first wrong: k_cache (block 1, offset 63, head 0, feature 0) = slot 127, addressed by no "
@@ -222,8 +224,6 @@ TEST_F(RopeCacheCheck, SlotMinusOneWrittenIntoTheLastSlotFailsNamingThatSlot) {
 // cache, its own place left as it was. Token 0's slot 31 (block 0, offset 31) has no swapped
 // place in a 2-block cache: its row is simply missing.
 TEST_F(RopeCacheCheck, BlockAndOffsetSwappedFailsNamingTheTokensPlace) {
-  const ScratchDir out("ropecheck_rope_cache_swapped");
-  write_all_ideal(out.path());
   const ManifestCase& c = case_named("hnd_fp8_e4m3_bs32_per_head_multiply_trtllm");
   const PortOutputs right = ideal(c);
   PortOutputs buggy = right;
@@ -243,9 +243,8 @@ TEST_F(RopeCacheCheck, BlockAndOffsetSwappedFailsNamingTheTokensPlace) {
       }
     }
   }
-  write(out.path(), c, buggy);
-  expect_only_failure(out.path(), c.name,
-                      {"call: layout hnd, storage fp8_e4m3, block_size 32 (2 blocks), kv_heads 4, head_dim 128, "
+  expect_bug_fails_alone(c, buggy,
+                         {"call: layout hnd, storage fp8_e4m3, block_size 32 (2 blocks), kv_heads 4, head_dim 128, "
                        "k_scale [96, 128, 112.5, 140] v_scale [150, 160, 170, 180.5] per head, multiply (stored = x * "
                        "scale), padding skip_token, slots [31, 32, 33, 63, 0]",
                        "first wrong: k_cache (token 0, head 0, feature 0) -> (block 0, offset 31): got"});
@@ -253,8 +252,6 @@ TEST_F(RopeCacheCheck, BlockAndOffsetSwappedFailsNamingTheTokensPlace) {
 
 // pytorch/ao #1912: eager torch.to(float8_e4m3fn) made values past 448 NaN instead of saturating.
 TEST_F(RopeCacheCheck, Fp8NotSaturatedFailsWithTheNaN) {
-  const ScratchDir out("ropecheck_rope_cache_nan");
-  write_all_ideal(out.path());
   const ManifestCase& c = case_named("nhd_fp8_e4m3_bs16_saturating_divide");
   PortOutputs buggy = ideal(c);
   // What rounds past 448 (|y| >= 464, the midpoint to the next binade's 480) became NaN there;
@@ -277,24 +274,20 @@ TEST_F(RopeCacheCheck, Fp8NotSaturatedFailsWithTheNaN) {
     }
   }
   ASSERT_GT(made_nan, 0) << "the case must saturate somewhere";
-  write(out.path(), c, buggy);
-  expect_only_failure(out.path(), c.name,
-                      {"storage fp8_e4m3", "k_scale [0.5] v_scale [0.5] per tensor, divide", "slots [3, 17, -1, 18]",
+  expect_bug_fails_alone(c, buggy,
+                         {"storage fp8_e4m3", "k_scale [0.5] v_scale [0.5] per tensor, divide", "slots [3, 17, -1, 18]",
                        "first wrong: k_cache (token 0, head 0, feature ", "nan, want", "saturated: exactly -448)"});
 }
 
 // The scale's direction flipped: a kernel that divides where the cache declares multiply
 // (TensorRT-LLM PR #16916's class: the scale not applied as declared).
 TEST_F(RopeCacheCheck, ScaleDirectionFlippedFailsNamingTheDirection) {
-  const ScratchDir out("ropecheck_rope_cache_direction");
-  write_all_ideal(out.path());
   const ManifestCase& c = case_named("nhd_fp8_e4m3_bs16_per_tensor_multiply_flashinfer");
   ASSERT_EQ(c.cache.scale_direction, ScaleDirection::multiply);
-  write(out.path(), c, run_port(two_pass(), c, [](RopeCacheCall& call, std::vector<std::int64_t>&) {
+  expect_bug_fails_alone(c, run_port(two_pass(), c, [](RopeCacheCall& call, std::vector<std::int64_t>&) {
           call.cache.scale_direction = ScaleDirection::divide;
-        }));
-  expect_only_failure(out.path(), c.name,
-                      {"k_scale [120.5] v_scale [150.25] per tensor, multiply (stored = x * scale)",
+        }),
+                         {"k_scale [120.5] v_scale [150.25] per tensor, multiply (stored = x * scale)",
                        "block_size 16 (3 blocks)", "slots [44, 45, 46, 47, 0, 1]",
                        "first wrong: k_cache (token 0, head 0, feature 0) -> (block 2, offset 12): got"});
 }
@@ -302,16 +295,14 @@ TEST_F(RopeCacheCheck, ScaleDirectionFlippedFailsNamingTheDirection) {
 // One byte of an element no slot addresses changed (the whole cache is compared, as vLLM's
 // test_cache does): bit for bit, however small the change.
 TEST_F(RopeCacheCheck, OneUnaddressedByteChangedFails) {
-  const ScratchDir out("ropecheck_rope_cache_byte");
-  write_all_ideal(out.path());
   const ManifestCase& c = case_named("hnd_bf16_bs16_d128");
   PortOutputs buggy = ideal(c);
   // Slot 31 (block 1, offset 15) is written by no token; its head 1, feature 7 in v, low byte.
   const auto at = static_cast<std::size_t>(cache_index(c.cache, 31, 1, 7)) * 2;
   buggy.v_cache[at] ^= std::byte{0x01};
-  write(out.path(), c, buggy);
-  expect_only_failure(out.path(), c.name,
-                      {"call: layout hnd, storage bf16, block_size 16 (2 blocks), kv_heads 2, head_dim 128, no scale",
+  expect_bug_fails_alone(c, buggy,
+                         {"call: layout hnd, storage bf16, block_size 16 (2 blocks), kv_heads 2, head_dim 128, "
+                          "no scale",
                        "first wrong: v_cache (block 1, offset 15, head 1, feature 7) = slot 31, addressed by no valid "
                        "slot, must keep its bits"});
 }
@@ -319,8 +310,6 @@ TEST_F(RopeCacheCheck, OneUnaddressedByteChangedFails) {
 // DeepSeek's MLA row with k_pe written unrotated: token 0 sits at position 0, where the rotation
 // is the identity, so the first wrong element is token 1's first k_pe feature, named as such.
 TEST_F(RopeCacheCheck, MlaKPeUnrotatedFailsNamingTheRowsPart) {
-  const ScratchDir out("ropecheck_rope_cache_mla");
-  write_all_ideal(out.path());
   const ManifestCase& c = case_named("mla_bf16_bs16_deepseek_v3");
   PortOutputs buggy = ideal(c);
   const auto k = read_npy(c.file("k").path).as_float32();
@@ -332,23 +321,19 @@ TEST_F(RopeCacheCheck, MlaKPeUnrotatedFailsNamingTheRowsPart) {
                           k[t * static_cast<std::size_t>(c.cache.head_dim) + static_cast<std::size_t>(f)]);
     }
   }
-  write(out.path(), c, buggy);
-  expect_only_failure(out.path(), c.name,
-                      {"call: layout mla, storage bf16, block_size 16 (3 blocks), latent_dim 512 + head_dim 64",
+  expect_bug_fails_alone(c, buggy,
+                         {"call: layout mla, storage bf16, block_size 16 (3 blocks), latent_dim 512 + head_dim 64",
                        "first wrong: k_cache (token 1, k_pe feature 0) -> (block 1, offset 0): got"});
 }
 
 // A skip_token kernel that rotates a padding token's q anyway: the padding rule violated.
 TEST_F(RopeCacheCheck, APaddingTokensQRotatedUnderSkipTokenFails) {
-  const ScratchDir out("ropecheck_rope_cache_padding");
-  write_all_ideal(out.path());
   const ManifestCase& c = case_named("nhd_fp8_e4m3_bs16_per_tensor_divide_vllm");
   ASSERT_EQ(c.cache.padding, PaddingRule::skip_token);
   PortOutputs buggy = ideal(c);
   buggy.q[static_cast<std::size_t>(c.q_heads * c.rope_spec.head_dim) + 3] += 0.25f;  // token 1 is padding
-  write(out.path(), c, buggy);
-  expect_only_failure(out.path(), c.name,
-                      {"padding skip_token, slots [5, -1, 20, 21, 3]",
+  expect_bug_fails_alone(c, buggy,
+                         {"padding skip_token, slots [5, -1, 20, 21, 3]",
                        "first wrong: q token 1 head 0 feature 3 (slot -1, padding: skip_token leaves its q as it came)"});
 }
 
