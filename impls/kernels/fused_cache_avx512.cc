@@ -140,16 +140,11 @@ void fused_rope_cache_avx512(const FusedCacheArgs& p) { run(p, true); }
 void cache_write_avx512(const FusedCacheArgs& p) { run(p, false); }
 
 void fp8_narrow_avx512(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2) {
-  const auto narrow = [&](auto storage) {
-    using S = decltype(storage);
-    std::int64_t i = 0;
-    for (; i + 16 <= n; i += 16) S::store(out + i, _mm512_loadu_ps(x + i));
-    if (i < n) {
-      const __mmask16 lanes = mask16(static_cast<int>(n - i));
-      S::store(out + i, _mm512_maskz_loadu_ps(lanes, x + i), lanes);
-    }
-  };
-  e5m2 ? narrow(Fp8Storage<Fp8Format::e5m2>{}) : narrow(Fp8Storage<Fp8Format::e4m3>{});
+  // The cache writer's own path (whole vectors, the masked remainder), with no scale: what the
+  // sweep judges is what a cache row gets.
+  auto* row = reinterpret_cast<unsigned char*>(out);
+  e5m2 ? Avx512Writer<Fp8Storage<Fp8Format::e5m2>>::plain(x, n, row, CacheScale{})
+       : Avx512Writer<Fp8Storage<Fp8Format::e4m3>>::plain(x, n, row, CacheScale{});
 }
 
 }  // namespace ropecheck::kernels
