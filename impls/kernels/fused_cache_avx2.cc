@@ -14,33 +14,29 @@
 namespace ropecheck::kernels {
 namespace {
 
-// fp32 -> FP8 (core/fp8.h's fp8_from_float, 8 lanes): the code of each lane in its low byte.
-//   normal: drop the low mantissa bits ties to even with an integer add (a carry into the
-//     exponent is right), rebias;
-//   below the smallest normal: |x| + 2^(k+23), where 2^k is the subnormal spacing, rounds |x| to
-//     a multiple of 2^k to nearest even in the FPU; its low bits count them (up to the smallest
-//     normal's code, which follows on);
-//   past the largest finite value (Inf included): the largest; NaN: NaN; then the sign.
+// fp32 -> FP8 (core/fp8.h's fp8_from_float, 8 lanes): the code of each lane, sign included, in its
+// low byte. fused_cache_avx512.cc's fp8_codes says why each step is right: |x| clamped to the
+// largest finite value (a NaN passes), one FPU rounding against m = 2^(E + 23 - mb) with E at least
+// the smallest normal's exponent, the count of steps plus the binade's codes, a NaN to the format's
+// NaN by one unsigned min, the sign at bit 7. 15 operations a vector (no ternary logic in AVX2).
 template <Fp8Format kFormat>
 __m256i fp8_codes(__m256 x) {
   constexpr Fp8Traits t = fp8_traits(kFormat);
   constexpr int drop = 23 - t.mantissa_bits;
+  constexpr int min_normal_field = (128 - t.bias) << 23;
+  constexpr int magic_offset = drop << 23;
+  constexpr int offset = (127 + drop + 1 - t.bias) << t.mantissa_bits;
   const __m256i bits = _mm256_castps_si256(x);
-  const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF));
-  const __m256i sign = _mm256_srli_epi32(_mm256_andnot_si256(_mm256_set1_epi32(0x7FFFFFFF), bits), 24);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(magnitude, drop), _mm256_set1_epi32(1));
-  const __m256i rounded =
-      _mm256_srli_epi32(_mm256_add_epi32(magnitude, _mm256_add_epi32(_mm256_set1_epi32((1 << (drop - 1)) - 1), lsb)), drop);
-  const __m256i normal = _mm256_sub_epi32(rounded, _mm256_set1_epi32((127 - t.bias) << t.mantissa_bits));
-  const __m256 magic = _mm256_set1_ps(t.min_subnormal * 0x1p23f);
-  const __m256i subnormal = _mm256_sub_epi32(
-      _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(magnitude), magic)), _mm256_castps_si256(magic));
-  // magnitude and the bounds are below 2^31: signed compares are right.
-  const __m256i below_normal = _mm256_cmpgt_epi32(_mm256_set1_epi32((128 - t.bias) << 23), magnitude);
-  __m256i code = _mm256_blendv_epi8(normal, subnormal, below_normal);
-  code = _mm256_min_epi32(code, _mm256_set1_epi32(t.max_bits));  // normal codes are positive here
-  const __m256i nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7F800000));
-  code = _mm256_blendv_epi8(code, _mm256_set1_epi32(t.nan_bits), nan);
+  // minps returns its second operand when either is a NaN: a NaN passes.
+  const __m256 magnitude =
+      _mm256_min_ps(_mm256_set1_ps(t.max), _mm256_castsi256_ps(_mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF))));
+  const __m256i field = _mm256_max_epu32(_mm256_and_si256(_mm256_castps_si256(magnitude), _mm256_set1_epi32(0x7F800000)),
+                                         _mm256_set1_epi32(min_normal_field));
+  const __m256i magic = _mm256_add_epi32(field, _mm256_set1_epi32(magic_offset));
+  const __m256i count = _mm256_sub_epi32(_mm256_castps_si256(_mm256_add_ps(magnitude, _mm256_castsi256_ps(magic))), magic);
+  const __m256i binade = _mm256_sub_epi32(_mm256_srli_epi32(magic, drop), _mm256_set1_epi32(offset));
+  const __m256i code = _mm256_min_epu32(_mm256_add_epi32(count, binade), _mm256_set1_epi32(t.nan_bits));
+  const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(bits, 24), _mm256_set1_epi32(0x80));
   return _mm256_or_si256(code, sign);
 }
 
@@ -63,6 +59,15 @@ struct Fp8Storage {
     _mm_store_si128(reinterpret_cast<__m128i*>(buffer), low_bytes(fp8_codes<kFormat>(v)));
     std::memcpy(x, buffer, static_cast<unsigned>(n));
   }
+  // Four vectors' 32 codes at once: two dword packs, a word pack (each saturates, codes fit) and one
+  // dword permute, where each vector alone takes a byte shuffle, an extract and an unpack. The
+  // packs work per 128-bit lane: dword 4 * lane + k holds vector k's codes of that lane.
+  static void store4(std::uint8_t* x, __m256 a, __m256 b, __m256 c, __m256 d) {
+    const __m256i bytes = _mm256_packus_epi16(_mm256_packus_epi32(fp8_codes<kFormat>(a), fp8_codes<kFormat>(b)),
+                                              _mm256_packus_epi32(fp8_codes<kFormat>(c), fp8_codes<kFormat>(d)));
+    const __m256i in_order = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), in_order);
+  }
 };
 
 inline __m256 scaled(__m256 y, CacheScale s, __m256 value) {
@@ -74,11 +79,25 @@ template <typename S>
 struct Avx2Writer {
   using Element = typename S::Element;
 
+  // Four vectors to out[0, 32): at once where the storage packs four (FP8), else one by one.
+  static void store4(Element* out, __m256 a, __m256 b, __m256 c, __m256 d) {
+    if constexpr (requires { S::store4(out, a, b, c, d); }) {
+      S::store4(out, a, b, c, d);
+    } else {
+      S::store(out, a);
+      S::store(out + 8, b);
+      S::store(out + 16, c);
+      S::store(out + 24, d);
+    }
+  }
+
   static void plain(const float* x, std::int64_t n, unsigned char* row, CacheScale s) {
     Element* out = reinterpret_cast<Element*>(row);
     const __m256 value = _mm256_set1_ps(s.value);
+    const auto at = [&](std::int64_t j) { return scaled(Fp32Storage::load(x + j), s, value); };
     std::int64_t i = 0;
-    for (; i + 8 <= n; i += 8) S::store(out + i, scaled(Fp32Storage::load(x + i), s, value));
+    for (; i + 32 <= n; i += 32) store4(out + i, at(i), at(i + 8), at(i + 16), at(i + 24));
+    for (; i + 8 <= n; i += 8) S::store(out + i, at(i));
     if (i < n) {
       const int rest = static_cast<int>(n - i);
       S::store_first(out + i, scaled(Fp32Storage::load_first(x + i, rest), s, value), rest);
@@ -93,11 +112,12 @@ struct Avx2Writer {
     const float* sn = p.table + p.rotary_dim;
     const int rotary = p.rotary_dim;
     if (p.interleaved) {
+      const auto at = [&](int i) {
+        return scaled(rotate_pairs(Fp32Storage::load(x + i), _mm256_loadu_ps(c + i), _mm256_loadu_ps(sn + i)), s, value);
+      };
       int j = 0;
-      for (; j + 8 <= rotary; j += 8) {
-        const __m256 y = rotate_pairs(Fp32Storage::load(x + j), _mm256_loadu_ps(c + j), _mm256_loadu_ps(sn + j));
-        S::store(out + j, scaled(y, s, value));
-      }
+      for (; j + 32 <= rotary; j += 32) store4(out + j, at(j), at(j + 8), at(j + 16), at(j + 24));
+      for (; j + 8 <= rotary; j += 8) S::store(out + j, at(j));
       if (j < rotary) {
         const int n = rotary - j;
         const __m256i lanes = mask8(n);
@@ -107,12 +127,25 @@ struct Avx2Writer {
       }
     } else {
       const int half = rotary / 2;
-      int i = 0;
-      for (; i + 8 <= half; i += 8) {
+      // y[0]: the first half's 8 features from i, y[1] the second half's.
+      const auto at = [&](int i, __m256 (&y)[2]) {
         const __m256 x1 = Fp32Storage::load(x + i), x2 = Fp32Storage::load(x + half + i);
         const __m256 cv = in_register(_mm256_loadu_ps(c + i)), sv = in_register(_mm256_loadu_ps(sn + i));
-        S::store(out + i, scaled(_mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv)), s, value));
-        S::store(out + half + i, scaled(_mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv)), s, value));
+        y[0] = scaled(_mm256_fnmadd_ps(x2, sv, _mm256_mul_ps(x1, cv)), s, value);
+        y[1] = scaled(_mm256_fmadd_ps(x1, sv, _mm256_mul_ps(x2, cv)), s, value);
+      };
+      int i = 0;
+      for (; i + 32 <= half; i += 32) {
+        __m256 y0[2], y1[2], y2[2], y3[2];
+        at(i, y0), at(i + 8, y1), at(i + 16, y2), at(i + 24, y3);
+        store4(out + i, y0[0], y1[0], y2[0], y3[0]);
+        store4(out + half + i, y0[1], y1[1], y2[1], y3[1]);
+      }
+      for (; i + 8 <= half; i += 8) {
+        __m256 y[2];
+        at(i, y);
+        S::store(out + i, y[0]);
+        S::store(out + half + i, y[1]);
       }
       if (i < half) {
         const int n = half - i;
@@ -138,13 +171,11 @@ void fused_rope_cache_avx2(const FusedCacheArgs& p) { run(p, true); }
 void cache_write_avx2(const FusedCacheArgs& p) { run(p, false); }
 
 void fp8_narrow_avx2(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2) {
-  const auto narrow = [&](auto storage) {
-    using S = decltype(storage);
-    std::int64_t i = 0;
-    for (; i + 8 <= n; i += 8) S::store(out + i, _mm256_loadu_ps(x + i));
-    if (i < n) S::store_first(out + i, Fp32Storage::load_first(x + i, static_cast<int>(n - i)), static_cast<int>(n - i));
-  };
-  e5m2 ? narrow(Fp8Storage<Fp8Format::e5m2>{}) : narrow(Fp8Storage<Fp8Format::e4m3>{});
+  // The cache writer's own path (groups of four vectors packed at once, single vectors, the
+  // remainder), with no scale: what the sweep judges is what a cache row gets.
+  auto* row = reinterpret_cast<unsigned char*>(out);
+  e5m2 ? Avx2Writer<Fp8Storage<Fp8Format::e5m2>>::plain(x, n, row, CacheScale{})
+       : Avx2Writer<Fp8Storage<Fp8Format::e4m3>>::plain(x, n, row, CacheScale{});
 }
 
 }  // namespace ropecheck::kernels

@@ -12,36 +12,48 @@
 namespace ropecheck::kernels {
 namespace {
 
-// fp32 -> FP8 (core/fp8.h's fp8_from_float, 16 lanes), as fused_cache_avx2.cc's fp8_codes:
-// normal by an integer round-half-even add, below the smallest normal by the FPU's rounding of
-// |x| + 2^(k+23) (2^k: the subnormal spacing), saturated at the largest finite value, NaN kept.
+// fp32 -> FP8 (core/fp8.h's fp8_from_float, 16 lanes): each lane's code, sign included, in its low
+// byte. One rounding for normals and subnormals alike, 13 operations a vector:
+//   |x| clamped to the largest finite value first (the min of max and |x|): RNE
+//     is monotonic and the largest value is representable, so rounding the clamped value is
+//     rounding then saturating; Inf becomes the largest; a NaN stays a NaN;
+//   the FPU rounds: m = 2^(E+20) for e4m3 (2^(E+21) e5m2), E the exponent of |x| but at least the
+//     smallest normal's, has ulp 2^(E-3) (2^(E-2)): the format's step in |x|'s binade, and the
+//     subnormal spacing below it; so the bits of |x| + m minus m's count |x| in steps, to nearest
+//     even (a carry into the next binade is right: it counts 2^mantissa_bits steps);
+//   the code is that count plus the binade's first code less its one-step offset:
+//     count + 2^mb * (E + bias - 1), where m's bits >> (23 - mb) are 2^mb * (E + 127 + 23 - mb);
+//     every sum is normal, so flush-to-zero modes cannot change it (an fp32 subnormal input, which
+//     denormals-are-zero reads as 0, rounds to 0 either way); it needs the default RNE mode;
+//   a NaN's count is far above every finite code (its bits minus m's): one unsigned min makes it
+//     the format's NaN; the sign bit of x is OR'ed in at bit 7.
 template <Fp8Format kFormat>
-__m128i fp8_codes(__m512 x) {
+__m512i fp8_codes(__m512 x) {
   constexpr Fp8Traits t = fp8_traits(kFormat);
   constexpr int drop = 23 - t.mantissa_bits;
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i magnitude = _mm512_and_si512(bits, _mm512_set1_epi32(0x7FFFFFFF));
-  const __m512i sign = _mm512_srli_epi32(_mm512_andnot_si512(_mm512_set1_epi32(0x7FFFFFFF), bits), 24);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(magnitude, drop), _mm512_set1_epi32(1));
-  const __m512i rounded =
-      _mm512_srli_epi32(_mm512_add_epi32(magnitude, _mm512_add_epi32(_mm512_set1_epi32((1 << (drop - 1)) - 1), lsb)), drop);
-  const __m512i normal = _mm512_sub_epi32(rounded, _mm512_set1_epi32((127 - t.bias) << t.mantissa_bits));
-  const __m512 magic = _mm512_set1_ps(t.min_subnormal * 0x1p23f);
-  const __m512i subnormal = _mm512_sub_epi32(
-      _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(magnitude), magic)), _mm512_castps_si512(magic));
-  const __mmask16 below_normal = _mm512_cmplt_epu32_mask(magnitude, _mm512_set1_epi32((128 - t.bias) << 23));
-  __m512i code = _mm512_mask_blend_epi32(below_normal, normal, subnormal);
-  code = _mm512_min_epu32(code, _mm512_set1_epi32(t.max_bits));
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(magnitude, _mm512_set1_epi32(0x7F800000));
-  code = _mm512_mask_mov_epi32(code, nan, _mm512_set1_epi32(t.nan_bits));
-  return _mm512_cvtepi32_epi8(_mm512_or_si512(code, sign));
+  // m's exponent is E + drop (ulp 2^(E - mantissa_bits)), E at least the smallest normal's.
+  constexpr std::uint32_t min_normal_field = static_cast<std::uint32_t>(128 - t.bias) << 23;
+  constexpr std::uint32_t magic_offset = static_cast<std::uint32_t>(drop) << 23;
+  // count + (m_field >> drop) - offset = code: offset = 2^mb * (127 + drop + 1 - bias).
+  constexpr std::uint32_t offset = static_cast<std::uint32_t>(127 + drop + 1 - t.bias) << t.mantissa_bits;
+  // minps returns its second operand when either is a NaN: a NaN passes (vrangeps would drop it:
+  // tried, the sweep's NaN became 0x7E).
+  const __m512 magnitude = _mm512_min_ps(_mm512_set1_ps(t.max), _mm512_abs_ps(x));
+  const __m512i field = _mm512_max_epu32(_mm512_and_si512(_mm512_castps_si512(magnitude), _mm512_set1_epi32(0x7F800000)),
+                                         _mm512_set1_epi32(min_normal_field));
+  const __m512i magic = _mm512_add_epi32(field, _mm512_set1_epi32(magic_offset));
+  const __m512i count = _mm512_sub_epi32(_mm512_castps_si512(_mm512_add_ps(magnitude, _mm512_castsi512_ps(magic))), magic);
+  const __m512i binade = _mm512_sub_epi32(_mm512_srli_epi32(magic, drop), _mm512_set1_epi32(offset));
+  const __m512i code = _mm512_min_epu32(_mm512_add_epi32(count, binade), _mm512_set1_epi32(t.nan_bits));
+  // code | (sign byte & 0x80): the sign of x sits at bit 7 of x >> 24.
+  return _mm512_ternarylogic_epi32(code, _mm512_srli_epi32(_mm512_castps_si512(x), 24), _mm512_set1_epi32(0x80), 0xF8);
 }
 
 template <Fp8Format kFormat>
 struct Fp8Storage {
   using Element = std::uint8_t;
-  static void store(std::uint8_t* x, __m512 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(x), fp8_codes<kFormat>(v)); }
-  static void store(std::uint8_t* x, __m512 v, __mmask16 lanes) { _mm_mask_storeu_epi8(x, lanes, fp8_codes<kFormat>(v)); }
+  static void store(std::uint8_t* x, __m512 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm512_cvtepi32_epi8(fp8_codes<kFormat>(v))); }
+  static void store(std::uint8_t* x, __m512 v, __mmask16 lanes) { _mm_mask_storeu_epi8(x, lanes, _mm512_cvtepi32_epi8(fp8_codes<kFormat>(v))); }
 };
 
 // bf16 one a lane (the kernel's bf16 path packs two a lane for its in-place rotation; a cache
@@ -128,16 +140,11 @@ void fused_rope_cache_avx512(const FusedCacheArgs& p) { run(p, true); }
 void cache_write_avx512(const FusedCacheArgs& p) { run(p, false); }
 
 void fp8_narrow_avx512(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2) {
-  const auto narrow = [&](auto storage) {
-    using S = decltype(storage);
-    std::int64_t i = 0;
-    for (; i + 16 <= n; i += 16) S::store(out + i, _mm512_loadu_ps(x + i));
-    if (i < n) {
-      const __mmask16 lanes = mask16(static_cast<int>(n - i));
-      S::store(out + i, _mm512_maskz_loadu_ps(lanes, x + i), lanes);
-    }
-  };
-  e5m2 ? narrow(Fp8Storage<Fp8Format::e5m2>{}) : narrow(Fp8Storage<Fp8Format::e4m3>{});
+  // The cache writer's own path (whole vectors, the masked remainder), with no scale: what the
+  // sweep judges is what a cache row gets.
+  auto* row = reinterpret_cast<unsigned char*>(out);
+  e5m2 ? Avx512Writer<Fp8Storage<Fp8Format::e5m2>>::plain(x, n, row, CacheScale{})
+       : Avx512Writer<Fp8Storage<Fp8Format::e4m3>>::plain(x, n, row, CacheScale{});
 }
 
 }  // namespace ropecheck::kernels

@@ -95,23 +95,25 @@ std::vector<float> wave(std::size_t n, float phase, float amplitude) {
 }
 
 // The RoPE specs the cases cycle through: interleaved, half-split with partial rotary and a
-// scaling, and multi-axis (MRoPE) positions; head_dim 40 leaves remainders at every level.
+// scaling, and multi-axis (MRoPE) positions. head_dim 168 (rotary 168, 152 or 168: halves of 84 and
+// 76) passes through the groups of four vectors the FP8 writers pack at once (64 floats at AVX-512,
+// 32 at AVX2), then single vectors and remainders at every level.
 RopeSpec rope_spec(int which, bool mla) {
   RopeSpec spec;
-  spec.head_dim = mla ? 64 : 40;
+  spec.head_dim = mla ? 64 : 168;
   spec.rotary_dim = spec.head_dim;
   switch (which % 3) {
     case 0: spec.layout = Layout::interleaved; break;
     case 1:
       spec.layout = Layout::half_split;
-      spec.rotary_dim = mla ? 48 : 24;
+      spec.rotary_dim = mla ? 48 : 152;
       spec.scaling.kind = ScalingKind::linear;
       spec.scaling.factor = 4.0;
       break;
     default:
       spec.layout = Layout::half_split;
       spec.axes.mode = AxisMode::mrope;
-      spec.axes.sections = mla ? std::array<int, kMaxAxes>{16, 8, 8} : std::array<int, kMaxAxes>{10, 5, 5};
+      spec.axes.sections = mla ? std::array<int, kMaxAxes>{16, 8, 8} : std::array<int, kMaxAxes>{42, 21, 21};
       break;
   }
   return spec;
