@@ -122,15 +122,23 @@ std::string verdict_text(const VerdictSummary& s) {
            "kernel's rate over theirs; attention: attention_blas's fraction of its sgemm probe over theirs, its GFLOP/s "
            "at more than one thread):\n";
     for (const PeerVerdict& p : s.peers) {
-      std::string speed;
-      if (p.lowest_ratio && p.highest_ratio) {
-        speed = p.shapes == 1 ? fmt::format("; speed {} ({})", format_times(p.lowest_ratio->value), p.lowest_ratio->label)
-                              : fmt::format("; speed {} ({}) to {} ({})", format_times(p.lowest_ratio->value),
-                                            p.lowest_ratio->label, format_times(p.highest_ratio->value),
-                                            p.highest_ratio->label);
-      }
-      out += fmt::format("  {}: {} passed, {} failed, {} skipped{}{}\n", p.peer, p.passed, p.failed, p.skipped, speed,
-                         p.timed_failing ? " (timed despite a failed check)" : "");
+      // One line a peer: with the shapes of its speed's range where they fit, else the range alone
+      // (the shapes are in report.html): eight peers wrapped to two lines each passed a screen.
+      const auto line = [&](bool with_shapes) {
+        std::string speed;
+        if (p.lowest_ratio && p.highest_ratio) {
+          const auto shape = [&](const CaseValue& c) { return with_shapes ? fmt::format(" ({})", c.label) : ""; };
+          speed = p.shapes == 1 ? fmt::format("; speed {}{}", format_times(p.lowest_ratio->value), shape(*p.lowest_ratio))
+                                : fmt::format("; speed {}{} to {}{}", format_times(p.lowest_ratio->value),
+                                              shape(*p.lowest_ratio), format_times(p.highest_ratio->value),
+                                              shape(*p.highest_ratio));
+          if (!with_shapes) speed += p.shapes == 1 ? " (its shape: report.html)" : " (the shapes: report.html)";
+        }
+        return fmt::format("  {}: {} passed, {} failed, {} skipped{}{}\n", p.peer, p.passed, p.failed, p.skipped, speed,
+                           p.timed_failing ? " (timed despite a failed check)" : "");
+      };
+      const std::string full = line(true);
+      out += full.size() - 1 <= kConsoleColumns ? full : line(false);
       if (!p.findings.empty()) {
         out += reason_line(fmt::format("    finding: {}", p.findings.front().property), p.findings.front().reason,
                            p.findings.size() == 1 ? "" : fmt::format(" (and {} more: report.html)", p.findings.size() - 1));
