@@ -19,81 +19,11 @@ constexpr Isa kFusedLevels[] = {Isa::scalar, Isa::avx2, Isa::avx512};
 bool is_mla(const FusedCacheShape& s) { return s.latent_dim > 0; }
 std::int64_t v_dim(const FusedCacheShape& s) { return is_mla(s) ? s.latent_dim : s.head_dim; }
 
-KvCacheSpec cache_spec(const FusedCacheShape& s, CacheStorage storage) {
-  KvCacheSpec c;
-  c.layout = is_mla(s) ? CacheLayout::mla : CacheLayout::nhd;
-  c.storage = storage;
-  c.block_size = 16;
-  c.blocks = (s.tokens + c.block_size - 1) / c.block_size;
-  c.kv_heads = s.kv_heads;
-  c.head_dim = s.head_dim;
-  c.latent_dim = s.latent_dim;
-  c.padding = PaddingRule::rotate_q_only;
-  c.scale_direction = ScaleDirection::divide;
-  if (is_fp8(storage)) {
-    c.k_scale = {0.05f};
-    if (!is_mla(s)) c.v_scale = {0.05f};
-  }
-  return c;
-}
-
-// Bytes one pass moves (fused_cache_cases.h): q read and written, k and v read, cache rows written.
-struct PassBytes {
-  double q, k, v, cache;
-  double fused() const { return 2 * q + k + v + cache; }
-  double two_pass() const { return fused() + 2 * k; }  // k written back, and read again
-};
-
-PassBytes pass_bytes(const FusedCacheShape& s, CacheStorage storage) {
-  const auto t = static_cast<double>(s.tokens);
-  const double rows = static_cast<double>(s.kv_heads * (s.head_dim + v_dim(s)));  // k's and v's (mla: k_pe, latent)
-  return {4 * t * static_cast<double>(s.q_heads * s.head_dim), 4 * t * static_cast<double>(s.kv_heads * s.head_dim),
-          4 * t * static_cast<double>(s.kv_heads * v_dim(s)), t * rows * element_bytes(storage)};
-}
-
 void bench_fused(benchmark::State& state, FusedCacheCase* c) {
   FusedCacheWorkload& w = *c->workload;
-  w.allocate();
-  const FusedCacheShape& s = w.shape;
-  RopeCacheCall call;
-  call.spec.head_dim = static_cast<int>(s.head_dim);
-  call.spec.rotary_dim = static_cast<int>(s.head_dim);
-  call.spec.layout = Layout::interleaved;  // vLLM's is_neox_style=False (GPT-J style); DeepSeek's too
-  call.cache = cache_spec(s, c->storage);
-  call.q = w.q;
-  call.q_heads = s.q_heads;
-  call.k = w.k;
-  call.v = w.v;
-  call.tokens = s.tokens;
-  call.positions = w.positions;
-  call.slots = w.slots;
-  const auto cache_bytes = static_cast<std::size_t>(cache_elements(call.cache) * element_bytes(c->storage));
-  call.k_cache = std::span(w.k_cache).first(cache_bytes);
-  call.v_cache = is_mla(s) ? std::span<std::byte>() : std::span(w.v_cache).first(cache_bytes);
-  const PassBytes bytes = pass_bytes(s, c->storage);
-  // The probe's walk: groups of tokens of at least 16 KiB of q, each group's q scaled in place,
-  // its k and v read and its cache rows (slot t: in token order) stored.
-  const auto q_token = static_cast<std::size_t>(s.q_heads * s.head_dim);
-  const auto k_token = static_cast<std::size_t>(s.kv_heads * s.head_dim);
-  const auto v_token = static_cast<std::size_t>(s.kv_heads * v_dim(s));
-  const std::size_t k_row_bytes =
-      static_cast<std::size_t>(s.kv_heads * (is_mla(s) ? s.head_dim + s.latent_dim : s.head_dim) * element_bytes(c->storage));
-  const std::size_t v_row_bytes = is_mla(s) ? 0 : k_row_bytes;
-  const std::size_t group = std::max<std::size_t>(1, 16384 / (q_token * sizeof(float)));
-  const auto tokens = static_cast<std::size_t>(s.tokens);
-  float sink = 0;
-  const auto probe = [&] {
-    for (std::size_t t = 0; t < tokens; t += group) {
-      const std::size_t n = std::min(group, tokens - t);
-      inplace_scale(std::span(w.q).subspan(t * q_token, n * q_token), -1.0f);
-      sink += stream_read(std::span<const float>(w.k).subspan(t * k_token, n * k_token));
-      sink += stream_read(std::span<const float>(w.v).subspan(t * v_token, n * v_token));
-      stream_fill(call.k_cache.subspan(t * k_row_bytes, n * k_row_bytes), std::byte{0x11});
-      if (v_row_bytes > 0) stream_fill(call.v_cache.subspan(t * v_row_bytes, n * v_row_bytes), std::byte{0x11});
-    }
-    benchmark::DoNotOptimize(sink);
-    benchmark::ClobberMemory();
-  };
+  const FusedCachePass pass = fused_cache_pass(w, fused_cache_spec(w.shape, c->storage));
+  const RopeCacheCall& call = pass.call;
+  const PassBytes& bytes = pass.bytes;
   const auto step = [&] {
     c->impl->apply(call);
     benchmark::ClobberMemory();
@@ -102,7 +32,7 @@ void bench_fused(benchmark::State& state, FusedCacheCase* c) {
     rotate_in_place_then_write(c->level, call, w.k);
     benchmark::ClobberMemory();
   };
-  const double speedup = run_with_limit(state, step, probe, bytes.fused(), two_passes);
+  const double speedup = run_with_limit(state, step, pass.probe, bytes.fused(), two_passes);
   const double allowed = bytes.two_pass() / bytes.fused();
   state.counters["speedup_vs_two_pass"] = speedup;
   state.counters["speedup_allowed"] = allowed;
@@ -111,6 +41,70 @@ void bench_fused(benchmark::State& state, FusedCacheCase* c) {
 }
 
 }  // namespace
+
+KvCacheSpec fused_cache_spec(const FusedCacheShape& s, CacheStorage storage, PaddingRule padding) {
+  KvCacheSpec c;
+  c.layout = is_mla(s) ? CacheLayout::mla : CacheLayout::nhd;
+  c.storage = storage;
+  c.block_size = 16;
+  c.blocks = (s.tokens + c.block_size - 1) / c.block_size;
+  c.kv_heads = s.kv_heads;
+  c.head_dim = s.head_dim;
+  c.latent_dim = s.latent_dim;
+  c.padding = padding;
+  c.scale_direction = ScaleDirection::divide;
+  if (is_fp8(storage)) {
+    c.k_scale = {0.05f};
+    if (!is_mla(s)) c.v_scale = {0.05f};
+  }
+  return c;
+}
+
+FusedCachePass fused_cache_pass(FusedCacheWorkload& w, const KvCacheSpec& cache) {
+  w.allocate();
+  const FusedCacheShape& s = w.shape;
+  FusedCachePass pass;
+  RopeCacheCall& call = pass.call;
+  call.spec.head_dim = static_cast<int>(s.head_dim);
+  call.spec.rotary_dim = static_cast<int>(s.head_dim);
+  call.spec.layout = Layout::interleaved;  // vLLM's is_neox_style=False (GPT-J style); DeepSeek's too
+  call.cache = cache;
+  call.q = w.q;
+  call.q_heads = s.q_heads;
+  call.k = w.k;
+  call.v = w.v;
+  call.tokens = s.tokens;
+  call.positions = w.positions;
+  call.slots = w.slots;
+  const auto cache_bytes = static_cast<std::size_t>(cache_elements(cache) * element_bytes(cache.storage));
+  call.k_cache = std::span(w.k_cache).first(cache_bytes);
+  call.v_cache = is_mla(s) ? std::span<std::byte>() : std::span(w.v_cache).first(cache_bytes);
+  const auto t = static_cast<double>(s.tokens);
+  const double rows = static_cast<double>(s.kv_heads * (s.head_dim + v_dim(s)));  // k's and v's (mla: k_pe, latent)
+  pass.bytes = {4 * t * static_cast<double>(s.q_heads * s.head_dim), 4 * t * static_cast<double>(s.kv_heads * s.head_dim),
+                4 * t * static_cast<double>(s.kv_heads * v_dim(s)), t * rows * element_bytes(cache.storage)};
+  const auto q_token = static_cast<std::size_t>(s.q_heads * s.head_dim);
+  const auto k_token = static_cast<std::size_t>(s.kv_heads * s.head_dim);
+  const auto v_token = static_cast<std::size_t>(s.kv_heads * v_dim(s));
+  const std::size_t k_row_bytes =
+      static_cast<std::size_t>(s.kv_heads * (is_mla(s) ? s.head_dim + s.latent_dim : s.head_dim) * element_bytes(cache.storage));
+  const std::size_t v_row_bytes = is_mla(s) ? 0 : k_row_bytes;
+  const std::size_t group = std::max<std::size_t>(1, 16384 / (q_token * sizeof(float)));
+  pass.probe = [&w, k_cache = call.k_cache, v_cache = call.v_cache, q_token, k_token, v_token, k_row_bytes,
+                v_row_bytes, group, tokens = static_cast<std::size_t>(s.tokens), sink = 0.0f]() mutable {
+    for (std::size_t t = 0; t < tokens; t += group) {
+      const std::size_t n = std::min(group, tokens - t);
+      inplace_scale(std::span(w.q).subspan(t * q_token, n * q_token), -1.0f);
+      sink += stream_read(std::span<const float>(w.k).subspan(t * k_token, n * k_token));
+      sink += stream_read(std::span<const float>(w.v).subspan(t * v_token, n * v_token));
+      stream_fill(k_cache.subspan(t * k_row_bytes, n * k_row_bytes), std::byte{0x11});
+      if (v_row_bytes > 0) stream_fill(v_cache.subspan(t * v_row_bytes, n * v_row_bytes), std::byte{0x11});
+    }
+    benchmark::DoNotOptimize(sink);
+    benchmark::ClobberMemory();
+  };
+  return pass;
+}
 
 void FusedCacheWorkload::allocate() {
   std::call_once(allocated, [&] {
@@ -123,7 +117,7 @@ void FusedCacheWorkload::allocate() {
     fill(q, t * static_cast<std::size_t>(shape.q_heads * shape.head_dim), 0.1f);
     fill(k, t * static_cast<std::size_t>(shape.kv_heads * shape.head_dim), 0.2f);
     fill(v, t * static_cast<std::size_t>(shape.kv_heads * v_dim(shape)), 0.3f);
-    const auto cache = cache_spec(shape, CacheStorage::bf16);
+    const auto cache = fused_cache_spec(shape, CacheStorage::bf16);
     const auto bytes = static_cast<std::size_t>(cache_elements(cache) * element_bytes(CacheStorage::bf16));
     k_cache.assign(bytes, std::byte{0});
     if (!is_mla(shape)) v_cache.assign(bytes, std::byte{0});

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -55,6 +56,29 @@ struct FusedCacheWorkload {
   std::vector<std::int64_t> positions, slots;
   void allocate();
 };
+
+// The cache the cases write: NHD (MLA for DeepSeek), blocks of 16, one block per 16 tokens, FP8
+// with one scale, divided; padding `padding` (every slot is valid here: the rule changes nothing).
+KvCacheSpec fused_cache_spec(const FusedCacheShape& s, CacheStorage storage,
+                             PaddingRule padding = PaddingRule::rotate_q_only);
+
+// Bytes one pass moves (above): q read and written, k and v read, the cache rows written.
+struct PassBytes {
+  double q, k, v, cache;
+  double fused() const { return 2 * q + k + v + cache; }
+  double two_pass() const { return fused() + 2 * k; }  // k written back, and read again
+};
+
+// One timed pass over a workload into `cache`: the call an implementation gets, the bytes it
+// moves, and the same-run probe over those bytes, walked as the kernels walk them (groups of
+// tokens of at least 16 KiB of q: q scaled in place, k and v read, the cache rows stored). The
+// own kernels' cases and the peers' share it.
+struct FusedCachePass {
+  RopeCacheCall call;
+  PassBytes bytes;
+  std::function<void()> probe;
+};
+FusedCachePass fused_cache_pass(FusedCacheWorkload& w, const KvCacheSpec& cache);
 
 struct FusedCacheCase {
   const RopeCacheImpl* impl;
