@@ -79,8 +79,9 @@ TEST(RopeCachePluginVerify, ACrashOrAWritePastTheCacheFailsVerify) {
   }
 }
 
-// The Python door: vLLM's torch reference forms of the fused call pass; the same with a bug class
-// each (tests/plugins/python/fused_cache_bugs.py) fail verify where the bug says.
+// The Python door: vLLM's torch reference forms of the fused call pass; the same with each of
+// issue 56's seven bug classes (tests/plugins/python/fused_cache_bugs.py) fail verify where the
+// bug says.
 test::Exited verify_python_fused(const std::string& target) {
   std::vector<std::string> args = {ROPECHECK_CLI_PATH, "verify", "--python-exe", test::kPython, "--python", target};
   for (const char* p : kFusedProperties) {
@@ -104,6 +105,9 @@ TEST(RopeCachePythonVerify, VllmsTorchReferenceFormsPassAndEachBugClassFails) {
       {"block_and_offset_swapped", {"cache_oracle_agreement"}},
       {"no_fp8_saturation", {"fp8_saturates"}},
       {"scale_direction_flipped", {"cache_oracle_agreement", "cache_dequantized_bound"}},
+      {"hnd_stride_on_nhd", {"cache_oracle_agreement", "cache_untouched_elsewhere"}},
+      {"v_unrotated_in_k", {"cache_oracle_agreement"}},
+      {"padding_rule_violated", {"padding_inert"}},
   };
   for (const auto& [function, properties] : required) {
     const test::Exited run = verify_python_fused(bugs + ":" + function);

@@ -69,6 +69,29 @@ def scale_direction_flipped(q, k, v, positions, slots, k_cache, v_cache, spec, c
     ref.vllm_fused(q, k, v, positions, slots, k_cache, v_cache, spec, flipped)
 
 
+def hnd_stride_on_nhd(q, k, v, positions, slots, k_cache, v_cache, spec, cache):
+    # An NHD cache [blocks, block_size, kv_heads, head_dim] indexed as HND's
+    # [blocks, kv_heads, block_size, head_dim]: the same memory viewed with the heads outside.
+    k_rot = _rotated(q, k, positions, spec)
+    valid, block_idx, block_offset = ref.block_and_offset(slots, cache)
+    if cache["layout"] != "nhd":
+        return _write_rows(k_rot, v, k_cache, v_cache, cache, block_idx, block_offset, valid)
+    as_hnd = lambda c: c.view(c.shape[0], c.shape[2], c.shape[1], c.shape[3])  # noqa: E731
+    _write_rows(k_rot, v, as_hnd(k_cache), as_hnd(v_cache), dict(cache, layout="hnd"), block_idx, block_offset, valid)
+
+
+def v_unrotated_in_k(q, k, v, positions, slots, k_cache, v_cache, spec, cache):
+    # The two arguments mixed up: v, as it came, written into k's place (under mla, k_pe unrotated).
+    _rotated(q, k, positions, spec)
+    valid, block_idx, block_offset = ref.block_and_offset(slots, cache)
+    _write_rows(k if cache["layout"] == "mla" else v, v, k_cache, v_cache, cache, block_idx, block_offset, valid)
+
+
+def padding_rule_violated(q, k, v, positions, slots, k_cache, v_cache, spec, cache):
+    # Declares rotate_q_only (vLLM's rule) but leaves a padding token's q as it came.
+    ref.vllm_fused_skip_padding(q, k, v, positions, slots, k_cache, v_cache, spec, cache)
+
+
 def raises_on_fp8(q, k, v, positions, slots, k_cache, v_cache, spec, cache):
     if cache["storage"].startswith("fp8"):
         raise NotImplementedError("no FP8 cache in this port (%s)" % cache["storage"])
@@ -127,7 +150,7 @@ def takes_the_rope_arguments(q, k, positions, spec):
 
 
 for _f in (slot_minus_one_as_index, block_and_offset_swapped, no_fp8_saturation, scale_direction_flipped,
-           raises_on_fp8, returns_a_wrong_shape, returns_a_wrong_dtype, hangs_on_padding, crashes_on_padding,
+           hnd_stride_on_nhd, v_unrotated_in_k, padding_rule_violated, raises_on_fp8, returns_a_wrong_shape, returns_a_wrong_dtype, hangs_on_padding, crashes_on_padding,
            writes_past_the_v_cache):
     _f.ropecheck = ref.vllm_fused.ropecheck
 on_a_missing_device.ropecheck = dict(ref.vllm_fused.ropecheck, device="cuda")
