@@ -48,6 +48,10 @@ bool is_fp8(CacheStorage storage) {
   return storage == CacheStorage::fp8_e4m3 || storage == CacheStorage::fp8_e5m2;
 }
 
+Fp8Format fp8_format(CacheStorage storage) {
+  return storage == CacheStorage::fp8_e5m2 ? Fp8Format::e5m2 : Fp8Format::e4m3;
+}
+
 int element_bytes(CacheStorage storage) {
   switch (storage) {
     case CacheStorage::fp32: return 4;

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/fp8.h"
+
 namespace ropecheck {
 
 enum class CacheLayout { nhd, hnd, mla };
@@ -36,6 +38,8 @@ std::string_view to_string(ScaleDirection direction);
 std::string_view to_string(PaddingRule rule);
 
 bool is_fp8(CacheStorage storage);
+// The FP8 format of an FP8 storage (core/fp8.h); the storage must be one.
+Fp8Format fp8_format(CacheStorage storage);
 int element_bytes(CacheStorage storage);
 
 struct KvCacheSpec {

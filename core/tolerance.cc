@@ -126,4 +126,33 @@ double sinusoidal_bound_units(AnglePrecision precision, std::int64_t pos, int i,
   return kSinusoidalFp32RoundingUnits + angle * (exponent + 1.5);
 }
 
+double CacheTolerance::clamp(double y) const { return std::clamp(y, -saturates_at, saturates_at); }
+
+double CacheTolerance::pre_narrowing(double rotation, double sigma, double y) const {
+  return sigma * rotation * (1 + scale_rounding) + scale_rounding * std::abs(y);
+}
+
+double CacheTolerance::bound(double y, double pre) const {
+  return pre + unit_roundoff * (std::max(std::abs(clamp(y)), smallest_normal) + pre);
+}
+
+CacheTolerance cache_tolerance(CacheStorage storage) {
+  CacheTolerance t;
+  switch (storage) {
+    case CacheStorage::fp32: t.smallest_normal = 0x1p-126; break;
+    case CacheStorage::bf16: t = {storage_unit_roundoff(StorageType::bf16), storage_min_normal(StorageType::bf16)}; break;
+    case CacheStorage::fp16: t = {storage_unit_roundoff(StorageType::fp16), storage_min_normal(StorageType::fp16)}; break;
+    case CacheStorage::fp8_e4m3:
+    case CacheStorage::fp8_e5m2: {
+      const Fp8Format format = fp8_format(storage);
+      t.unit_roundoff = fp8_unit_roundoff(format);
+      t.smallest_normal = std::ldexp(1.0, 1 - fp8_traits(format).bias);
+      t.scale_rounding = kCacheScaleRounding;
+      t.saturates_at = fp8_traits(format).max;
+      break;
+    }
+  }
+  return t;
+}
+
 }  // namespace ropecheck

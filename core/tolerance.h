@@ -59,6 +59,7 @@
 
 #include "core/spec.h"
 #include "core/fp8.h"
+#include "core/kv_cache.h"
 #include "core/storage.h"
 
 namespace ropecheck {
@@ -158,6 +159,28 @@ double storage_rounding_error(StorageType storage, double x);  // the bound on |
 // the write saturates: the stored value is the largest, exactly (a property of its own).
 double fp8_unit_roundoff(Fp8Format format);                // u_8
 double fp8_rounding_error(Fp8Format format, double y);     // the bound on |fp8(y) - y|, |y| <= max
+
+// --- one element of a KV cache write (core/kv_cache.h) -----------------------------------------
+// What the fused call's properties and its golden vectors hold a written cache element to. The
+// call rotates k in fp32 (|k~ - k| <= rotation, the RoPE bound above; 0 for v and MLA's latent),
+// scales it into the stored domain in fp32 (FP8 only: y~ = sigma k~ (1 + d), sigma the scale or
+// its inverse, one rounding, or two where a kernel forms 1/scale first and multiplies: |d| <=
+// (1 + u)^2 - 1), so |y~ - y| <= pre = sigma rotation (1 + r) + r |y|; then narrows once, to
+// nearest: |n(y~) - y~| <= u_s max(|y~|, n_s), saturating at FP8's largest. n is 1-Lipschitz after
+// the clamp, so |n(y~) - clamp(y)| <= pre + u_s (max(|clamp(y)|, n_s) + pre).
+inline constexpr double kCacheScaleRounding = 0x1p-23 + 0x1p-48;  // (1 + 2^-24)^2 - 1
+struct CacheTolerance {
+  double unit_roundoff = 0.0;      // u_s: 0 fp32 (kept), 2^-8 bf16, 2^-11 fp16, u_8 FP8
+  double smallest_normal = 0.0;    // n_s
+  double scale_rounding = 0.0;     // r: kCacheScaleRounding for FP8, 0 where there is no scale
+  double saturates_at = INFINITY;  // FP8's largest finite value; infinite where nothing saturates
+
+  double clamp(double y) const;  // y clamped to +-saturates_at
+  double pre_narrowing(double rotation, double sigma, double y) const;
+  double bound(double y, double pre) const;  // on |stored - clamp(y)|
+};
+// The tolerance of a cache kept in `storage`.
+CacheTolerance cache_tolerance(CacheStorage storage);
 
 // --- the sinusoidal table (seed 003) ----------------------------------------------------------
 // Units: eps32, absolute (every value lies in [-1, 1], the pair (sin, cos) has norm 1).

@@ -178,16 +178,6 @@ double SinusoidalTolerance::bound_units(AnglePrecision angles, std::int64_t pos,
   return fp32_div_term_rounding + std::abs(static_cast<double>(pos)) * std::exp(-a) * (a + 1.5);
 }
 
-double CacheTolerance::clamp(double y) const { return std::clamp(y, -saturates_at, saturates_at); }
-
-double CacheTolerance::pre_narrowing(double rotation, double sigma, double y) const {
-  return sigma * rotation * (1 + scale_rounding) + scale_rounding * std::abs(y);
-}
-
-double CacheTolerance::bound(double y, double pre) const {
-  return pre + unit_roundoff * (std::max(std::abs(clamp(y)), smallest_normal) + pre);
-}
-
 KvCacheSpec cache_from_json(const Json& j) {
   try {
     KvCacheSpec cache;

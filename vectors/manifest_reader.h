@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/kv_cache.h"
+#include "core/tolerance.h"
 #include "core/spec.h"
 #include "core/storage.h"
 #include "impls/sinusoidal/absolute_encoding.h"
@@ -61,19 +62,6 @@ struct SinusoidalTolerance {
 
 // A rope_cache case's cache tolerance (rope_cache_manifest.h's cache_tolerance_json), on one
 // written element: its stored-domain truth y, the port's stored value s.
-struct CacheTolerance {
-  double unit_roundoff = 0.0;
-  double smallest_normal = 0.0;
-  double scale_rounding = 0.0;
-  double saturates_at = INFINITY;  // FP8's largest finite value; infinite where nothing saturates
-
-  double clamp(double y) const;  // y clamped to +-saturates_at
-  // The error before narrowing: sigma * rotation * (1 + scale_rounding) + scale_rounding * |y|,
-  // `rotation` the bound on the rotated k element before scaling (0 for v and the latent).
-  double pre_narrowing(double rotation, double sigma, double y) const;
-  // The bound on |s - clamp(y)|: pre + unit_roundoff * (max(|clamp(y)|, smallest_normal) + pre).
-  double bound(double y, double pre) const;
-};
 
 struct ManifestFile {
   std::filesystem::path path;  // the vectors directory joined with the manifest's relative path

@@ -15,10 +15,6 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-Fp8Format fp8_format(CacheStorage storage) {
-  return storage == CacheStorage::fp8_e4m3 ? Fp8Format::e4m3 : Fp8Format::e5m2;
-}
-
 std::string_view granularity(const KvCacheSpec& cache) {
   if (cache.k_scale.empty()) return "none";
   return cache.k_scale.size() == 1 && cache.v_scale.size() <= 1 ? "per_tensor" : "per_head";
@@ -65,37 +61,30 @@ Json cache_json(const KvCacheSpec& cache) {
 }
 
 Json cache_tolerance_json(const KvCacheSpec& cache) {
-  double unit_roundoff = 0, smallest_normal = 0x1p-126, scale_rounding = 0;
-  Json saturates_at = nullptr;
+  // The numbers are core/tolerance.h's (cache_tolerance), the bound the fused call's properties
+  // hold an element to; the lines say where each comes from.
+  const CacheTolerance t = cache_tolerance(cache.storage);
+  const Json saturates_at = std::isfinite(t.saturates_at) ? Json(t.saturates_at) : Json(nullptr);
   std::string storage_line;
   switch (cache.storage) {
     case CacheStorage::fp32:
       storage_line = "fp32 storage: the fp32 result is stored as it is: unit_roundoff 0.";
       break;
     case CacheStorage::bf16:
-      unit_roundoff = 0x1p-8;
       storage_line = "bf16 storage: one rounding to nearest even, 8 significant bits: |n(y) - y| <= 2^-8 |y| "
                      "(bf16 has fp32's exponent range: smallest normal 2^-126).";
       break;
     case CacheStorage::fp16:
-      unit_roundoff = 0x1p-11;
-      smallest_normal = 0x1p-14;
       storage_line = "fp16 storage: one rounding to nearest even, 11 significant bits: |n(y) - y| <= 2^-11 "
                      "max(|y|, 2^-14) (half the subnormal spacing 2^-24 under 2^-14).";
       break;
     case CacheStorage::fp8_e4m3:
-    case CacheStorage::fp8_e5m2: {
-      const Fp8Format format = fp8_format(cache.storage);
-      unit_roundoff = fp8_unit_roundoff(format);
-      smallest_normal = std::ldexp(1.0, 1 - fp8_traits(format).bias);
-      saturates_at = fp8_traits(format).max;
-      scale_rounding = 0x1p-23 + 0x1p-48;  // (1 + 2^-24)^2 - 1
+    case CacheStorage::fp8_e5m2:
       storage_line = "FP8 storage (core/fp8.h): the stored-domain value is narrowed once, to nearest even, "
                      "saturating: |n(y) - y| <= u_8 max(|y|, n_8) up to the largest finite value (tolerance.h's "
                      "fp8_rounding_error); what rounds past it is stored as +-largest, exactly. n is "
                      "1-Lipschitz after the clamp, so |n(y~) - clamp(y)| <= pre + u_8 (max(|clamp(y)|, n_8) + pre).";
       break;
-    }
   }
   Json derivation = Json::array({
       "The call rotates k in fp32 as a RoPE port does: |k~ - k| <= rotation (the q tolerance's "
@@ -118,17 +107,17 @@ Json cache_tolerance_json(const KvCacheSpec& cache) {
                 "where not FP8; dequantized x = y / scale or y * scale gives the same ratio"},
       {"error", "err = |s - clamp(y)| per written element, s the port's stored value (its bytes decoded), y "
                 "from k_rows_expected.npy / v_rows_expected.npy, clamp to +-saturates_at (none where null)"},
-      {"unit_roundoff", unit_roundoff},
-      {"smallest_normal", smallest_normal},
+      {"unit_roundoff", t.unit_roundoff},
+      {"smallest_normal", t.smallest_normal},
       {"saturates_at", saturates_at},
-      {"scale_rounding", scale_rounding},
+      {"scale_rounding", t.scale_rounding},
       {"formula", "pre = sigma * rotation * (1 + scale_rounding) + scale_rounding * |y|, rotation = q's bound "
                   "in units times eps32 * max(hypot(k_a, k_b), pair_norm_floor) for a rotated k element, 0 for "
                   "v and the latent; bound = pre + unit_roundoff * (max(|clamp(y)|, smallest_normal) + pre); "
                   "|y| >= saturates_at: exactly sign(y) * saturates_at; an element no valid slot addresses: "
                   "bit for bit the initial cache's"},
       {"derivation", derivation},
-      {"source", "core/tolerance.h (fp8_unit_roundoff, fp8_rounding_error), core/fp8.h, core/kv_cache.h"},
+      {"source", "core/tolerance.h (CacheTolerance, fp8_unit_roundoff, fp8_rounding_error), core/fp8.h, core/kv_cache.h"},
   };
 }
 

@@ -126,13 +126,7 @@ class FusedRopeCache final : public RopeCacheImpl {
     return caps;
   }
   RopeCacheCapabilities capabilities() const override {
-    RopeCacheCapabilities caps;
-    caps.layouts = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
-    caps.storages = {CacheStorage::fp32, CacheStorage::bf16, CacheStorage::fp16, CacheStorage::fp8_e4m3,
-                     CacheStorage::fp8_e5m2};
-    caps.directions = {ScaleDirection::multiply, ScaleDirection::divide};
-    caps.padding = PaddingRule::rotate_q_only;
-    return caps;
+    return every_cache_mode(PaddingRule::rotate_q_only);
   }
 
  protected:

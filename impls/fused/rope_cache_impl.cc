@@ -49,6 +49,16 @@ std::string describe(const RopeCacheCall& call) {
                      to_string(c.padding), call.tokens, call.q_heads, slots_text(call.slots));
 }
 
+RopeCacheCapabilities every_cache_mode(PaddingRule padding) {
+  RopeCacheCapabilities caps;
+  caps.layouts = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
+  caps.storages = {CacheStorage::fp32, CacheStorage::bf16, CacheStorage::fp16, CacheStorage::fp8_e4m3,
+                   CacheStorage::fp8_e5m2};
+  caps.directions = {ScaleDirection::multiply, ScaleDirection::divide};
+  caps.padding = padding;
+  return caps;
+}
+
 std::string RopeCacheCapabilities::why_unsupported(const KvCacheSpec& cache) const {
   if (!contains(layouts, cache.layout)) return fmt::format("no {} cache layout", to_string(cache.layout));
   if (!contains(storages, cache.storage)) return fmt::format("no {} cache storage", to_string(cache.storage));

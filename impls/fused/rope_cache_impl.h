@@ -49,6 +49,10 @@ struct RopeCacheCapabilities {
   std::string why_unsupported(const KvCacheSpec& cache) const;
 };
 
+// Every layout, storage and FP8 scale direction, under `padding`: what the built-in fused calls
+// (the two passes, the fused kernels, the mutants' base) declare.
+RopeCacheCapabilities every_cache_mode(PaddingRule padding);
+
 class RopeCacheImpl {
  public:
   virtual ~RopeCacheImpl() = default;

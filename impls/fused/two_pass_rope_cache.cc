@@ -38,13 +38,7 @@ class TwoPassRopeCache final : public RopeCacheImpl {
     return caps;
   }
   RopeCacheCapabilities capabilities() const override {
-    RopeCacheCapabilities caps;
-    caps.layouts = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
-    caps.storages = {CacheStorage::fp32, CacheStorage::bf16, CacheStorage::fp16, CacheStorage::fp8_e4m3,
-                     CacheStorage::fp8_e5m2};
-    caps.directions = {ScaleDirection::multiply, ScaleDirection::divide};
-    caps.padding = padding_;
-    return caps;
+    return every_cache_mode(padding_);
   }
 
  protected:

@@ -13,13 +13,7 @@ namespace ropecheck::mutants {
 RopeCacheMutant::RopeCacheMutant() : rotation_(make_rotate_half_scalar()) {}
 
 RopeCacheCapabilities RopeCacheMutant::capabilities() const {
-  RopeCacheCapabilities caps;
-  caps.layouts = {CacheLayout::nhd, CacheLayout::hnd, CacheLayout::mla};
-  caps.storages = {CacheStorage::fp32, CacheStorage::bf16, CacheStorage::fp16, CacheStorage::fp8_e4m3,
-                   CacheStorage::fp8_e5m2};
-  caps.directions = {ScaleDirection::multiply, ScaleDirection::divide};
-  caps.padding = declared_padding();
-  return caps;
+  return every_cache_mode(declared_padding());
 }
 
 RopeCapabilities RopeCacheMutant::rope_capabilities() const {

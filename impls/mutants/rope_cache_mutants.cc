@@ -66,7 +66,7 @@ class Fp8Unsaturated final : public RopeCacheMutant {
   std::string_view summary() const override { return "FP8 narrowed without saturation: overflow becomes NaN or Inf"; }
   void narrow(CacheStorage storage, std::span<std::byte> cache, std::int64_t at, float stored) const override {
     if (!is_fp8(storage)) return RopeCacheMutant::narrow(storage, cache, at, stored);
-    const Fp8Format format = storage == CacheStorage::fp8_e4m3 ? Fp8Format::e4m3 : Fp8Format::e5m2;
+    const Fp8Format format = fp8_format(storage);
     if (std::abs(stored) <= fp8_traits(format).max) return RopeCacheMutant::narrow(storage, cache, at, stored);
     const std::uint8_t overflow = format == Fp8Format::e4m3 ? 0x7F : 0x7C;  // NaN, Inf
     cache[static_cast<std::size_t>(at)] = static_cast<std::byte>(overflow | (std::signbit(stored) ? 0x80 : 0));

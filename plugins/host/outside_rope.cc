@@ -39,11 +39,6 @@ std::string positions_text(PositionIds positions, int axes) {
   return text + "]";
 }
 
-// memcpy with a size of 0 may see a null pointer (a q-only call's empty k), which memcpy forbids.
-void copy_bytes(void* to, const void* from, std::size_t bytes) {
-  if (bytes != 0) std::memcpy(to, from, bytes);
-}
-
 // The ABI's axis modes are AxisMode's values (position_axes.h), passed through by a cast.
 static_assert(ROPECHECK_AXES_NONE == static_cast<int>(AxisMode::none));
 static_assert(ROPECHECK_AXES_MROPE == static_cast<int>(AxisMode::mrope));

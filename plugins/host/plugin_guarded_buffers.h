@@ -8,9 +8,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace ropecheck {
+
+// memcpy into or out of a buffer, where a size of 0 may come with a null pointer (an empty span's
+// data(), a q-only call's k), which memcpy forbids.
+inline void copy_bytes(void* to, const void* from, std::size_t bytes) {
+  if (bytes != 0) std::memcpy(to, from, bytes);
+}
 
 class GuardedBuffers {
  public:

@@ -35,10 +35,6 @@ constexpr std::uint32_t kKnownCacheStorages = (1u << (ROPECHECK_CACHE_FP8_E5M2 +
 constexpr std::uint32_t kFp8Storages = (1u << ROPECHECK_CACHE_FP8_E4M3) | (1u << ROPECHECK_CACHE_FP8_E5M2);
 constexpr std::uint32_t kKnownDirections = (1u << ROPECHECK_SCALE_MULTIPLY) | (1u << ROPECHECK_SCALE_DIVIDE);
 
-void copy_cache_bytes(void* to, const void* from, std::size_t bytes) {
-  if (bytes != 0) std::memcpy(to, from, bytes);
-}
-
 
 ropecheck_plugin_cache to_plugin_cache(const KvCacheSpec& c) {
   ropecheck_plugin_cache cache{};
@@ -84,9 +80,9 @@ class PluginRopeCache final : public RopeCacheImpl {
     const std::lock_guard lock(mutex_);  // one worker, one request in flight
     stage(call);
     exchange(call);
-    copy_cache_bytes(call.q.data(), memory_->data(GuardedBuffers::q), call.q.size_bytes());
-    copy_cache_bytes(call.k_cache.data(), memory_->data(GuardedBuffers::k_cache), call.k_cache.size());
-    copy_cache_bytes(call.v_cache.data(), memory_->data(GuardedBuffers::v_cache), call.v_cache.size());
+    copy_bytes(call.q.data(), memory_->data(GuardedBuffers::q), call.q.size_bytes());
+    copy_bytes(call.k_cache.data(), memory_->data(GuardedBuffers::k_cache), call.k_cache.size());
+    copy_bytes(call.v_cache.data(), memory_->data(GuardedBuffers::v_cache), call.v_cache.size());
   }
 
  private:
@@ -115,7 +111,7 @@ class PluginRopeCache final : public RopeCacheImpl {
                                                   factors_.data(),   call.v.data(),       call.slots.data(),
                                                   call.k_cache.data(), call.v_cache.data(), scales_.data()};
     for (int b = 0; b < GuardedBuffers::kBuffers; ++b) {
-      copy_cache_bytes(memory_->data(static_cast<GuardedBuffers::Buffer>(b)), from[b], bytes[b]);
+      copy_bytes(memory_->data(static_cast<GuardedBuffers::Buffer>(b)), from[b], bytes[b]);
     }
     plugin_protocol::CallMessage& m = message_;
     m = {};

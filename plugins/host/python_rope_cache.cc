@@ -17,10 +17,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-void copy_fused_bytes(void* to, const void* from, std::size_t bytes) {
-  if (bytes != 0) std::memcpy(to, from, bytes);  // an empty span's data() may be null
-}
-
 // The contract's cache dict (docs/porting.md): KvCacheSpec under the names the function reads.
 Json cache_json(const KvCacheSpec& cache) {
   return {{"layout", to_string(cache.layout)},
@@ -68,14 +64,14 @@ class PythonRopeCache final : public RopeCacheImpl {
                                                          call.v_cache.size(), 0};
     memory_->prepare_all(bytes);
     using B = GuardedBuffers;
-    copy_fused_bytes(memory_->data(B::q), call.q.data(), call.q.size_bytes());
-    copy_fused_bytes(memory_->data(B::k), call.k.data(), call.k.size_bytes());
-    copy_fused_bytes(memory_->data(B::v), call.v.data(), call.v.size_bytes());
-    copy_fused_bytes(memory_->data(B::positions), call.positions.data(), call.positions.size_bytes());
-    copy_fused_bytes(memory_->data(B::factors), factors.data(), factors.size() * sizeof(double));
-    copy_fused_bytes(memory_->data(B::slots), call.slots.data(), call.slots.size_bytes());
-    copy_fused_bytes(memory_->data(B::k_cache), call.k_cache.data(), cache_bytes);
-    copy_fused_bytes(memory_->data(B::v_cache), call.v_cache.data(), call.v_cache.size());
+    copy_bytes(memory_->data(B::q), call.q.data(), call.q.size_bytes());
+    copy_bytes(memory_->data(B::k), call.k.data(), call.k.size_bytes());
+    copy_bytes(memory_->data(B::v), call.v.data(), call.v.size_bytes());
+    copy_bytes(memory_->data(B::positions), call.positions.data(), call.positions.size_bytes());
+    copy_bytes(memory_->data(B::factors), factors.data(), factors.size() * sizeof(double));
+    copy_bytes(memory_->data(B::slots), call.slots.data(), call.slots.size_bytes());
+    copy_bytes(memory_->data(B::k_cache), call.k_cache.data(), cache_bytes);
+    copy_bytes(memory_->data(B::v_cache), call.v_cache.data(), call.v_cache.size());
 
     const Json request = {{"call", "rope_cache"},
                           {"file_bytes", memory_->file_bytes()},
@@ -107,9 +103,9 @@ class PythonRopeCache final : public RopeCacheImpl {
       worker_.reset();  // it scribbled on shared memory: trust nothing it holds
       throw PluginFailure(fmt::format("Python function {} (fused cache call: {})", damage, describe(call)));
     }
-    copy_fused_bytes(call.q.data(), memory_->data(B::q), call.q.size_bytes());
-    copy_fused_bytes(call.k_cache.data(), memory_->data(B::k_cache), cache_bytes);
-    copy_fused_bytes(call.v_cache.data(), memory_->data(B::v_cache), call.v_cache.size());
+    copy_bytes(call.q.data(), memory_->data(B::q), call.q.size_bytes());
+    copy_bytes(call.k_cache.data(), memory_->data(B::k_cache), cache_bytes);
+    copy_bytes(call.v_cache.data(), memory_->data(B::v_cache), call.v_cache.size());
   }
 
  private:

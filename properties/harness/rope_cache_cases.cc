@@ -20,18 +20,6 @@
 namespace ropecheck {
 namespace {
 
-Fp8Format fp8_format(CacheStorage storage) {
-  return storage == CacheStorage::fp8_e5m2 ? Fp8Format::e5m2 : Fp8Format::e4m3;
-}
-
-StorageType storage_type(CacheStorage storage) {
-  switch (storage) {
-    case CacheStorage::bf16: return StorageType::bf16;
-    case CacheStorage::fp16: return StorageType::fp16;
-    default: return StorageType::fp32;
-  }
-}
-
 // Features of one token's rows: [heads][dim] starting at token t.
 std::span<const float> token_rows(const std::vector<float>& x, std::int64_t t, std::int64_t heads, std::int64_t dim) {
   return std::span(x).subspan(static_cast<std::size_t>(t * heads * dim), static_cast<std::size_t>(heads * dim));
@@ -274,6 +262,7 @@ void for_each_written(const RopeCacheCase& c, const FusedCacheTruth& truth,
   const QkCase& r = c.rope;
   const KvCacheSpec& cache = c.cache;
   const bool mla = cache.layout == CacheLayout::mla, fp8 = is_fp8(cache.storage);
+  const CacheTolerance tolerance = cache_tolerance(cache.storage);
   const std::int64_t dim = r.spec.head_dim, v_dim = mla ? cache.latent_dim : dim;
   const auto theta = inverse_frequencies(r.spec);
   const double a = attention_factor(r.spec);
@@ -298,8 +287,7 @@ void for_each_written(const RopeCacheCase& c, const FusedCacheTruth& truth,
     e.truth = (of_k || mla ? truth.k_cache : truth.v_cache)[static_cast<std::size_t>(e.index)];
     e.scale = cache_scale(cache, of_k, h);
     e.factor = cache.scale_direction == ScaleDirection::multiply ? e.scale : 1 / e.scale;
-    e.before_narrowing = rotation_bound * (fp8 ? e.factor : 1);
-    if (fp8) e.before_narrowing += kUnitRoundoff32 * (std::abs(e.truth) + e.before_narrowing);  // x * s or x / s in fp32
+    e.before_narrowing = tolerance.pre_narrowing(rotation_bound, fp8 ? e.factor : 1, e.truth);
     visit(e);
   };
   for (std::int64_t t = 0; t < r.tokens; ++t) {
@@ -323,10 +311,6 @@ void for_each_written(const RopeCacheCase& c, const FusedCacheTruth& truth,
   }
 }
 
-double largest_stored(CacheStorage storage) {
-  return is_fp8(storage) ? fp8_traits(fp8_format(storage)).max : storage_max(storage_type(storage));
-}
-
 std::string describe_element(const RopeCacheCase& c, const WrittenElement& e) {
   const bool mla = c.cache.layout == CacheLayout::mla;
   return fmt::format("{}, head {}, {} feature {}", describe_token(c, e.token), e.head,
@@ -341,16 +325,14 @@ WorstElement worst_cache_error(const RopeCacheCase& c, const FusedCacheTruth& tr
                                bool dequantized) {
   const KvCacheSpec& cache = c.cache;
   const bool fp8 = is_fp8(cache.storage);
-  const double largest = largest_stored(cache.storage);
+  const CacheTolerance tolerance = cache_tolerance(cache.storage);
   const std::span<const std::byte> k_bytes = out.k_cache;
   const std::span<const std::byte> v_bytes = cache.layout == CacheLayout::mla ? out.k_cache : out.v_cache;
   WorstElement worst;
   for_each_written(c, truth, [&](const WrittenElement& e) {
-    const double reach = std::min(std::abs(e.truth) + e.before_narrowing, largest);
-    const double bound = e.before_narrowing + (fp8 ? fp8_rounding_error(fp8_format(cache.storage), reach)
-                                                   : storage_rounding_error(storage_type(cache.storage), reach));
+    const double bound = tolerance.bound(e.truth, e.before_narrowing);
     const double got = read_cache_element(cache.storage, e.of_k ? k_bytes : v_bytes, e.index);
-    const double expected = std::clamp(e.truth, -largest, largest);  // past the largest: saturated
+    const double expected = tolerance.clamp(e.truth);  // past FP8's largest: saturated
     double error = std::abs(got - expected);
     if (std::isnan(error)) error = INFINITY;
     const double ratio = bound > 0 ? error / bound : (error > 0 ? INFINITY : 0.0);
@@ -372,7 +354,7 @@ WorstElement worst_cache_error(const RopeCacheCase& c, const FusedCacheTruth& tr
 
 WorstElement first_unsaturated(const RopeCacheCase& c, const FusedCacheTruth& truth, const RopeCacheOutput& out) {
   const KvCacheSpec& cache = c.cache;
-  const double largest = largest_stored(cache.storage);
+  const double largest = cache_tolerance(cache.storage).saturates_at;
   const std::span<const std::byte> k_bytes = out.k_cache;
   const std::span<const std::byte> v_bytes = cache.layout == CacheLayout::mla ? out.k_cache : out.v_cache;
   WorstElement found{0.0, 0.0, 0.0, ""};

@@ -74,8 +74,8 @@ struct WrittenElement {
   std::int64_t index = 0;   // in the cache (mla: the one cache, for both)
   double truth = 0;         // the float64 truth in the stored domain (FusedCacheTruth)
   double scale = 1, factor = 1;  // the element's scale, and what the declared direction multiplies by
-  // The bound on |fp32 stored value - truth|: k's rotation error (tolerance model) times the
-  // factor, plus the fp32 scaling's rounding u32 |y| (FP8 only).
+  // The bound on |fp32 stored value - truth| (core/tolerance.h, CacheTolerance::pre_narrowing):
+  // k's rotation error (tolerance model) times the factor, plus the fp32 scaling's rounding (FP8).
   double before_narrowing = 0;
 };
 void for_each_written(const RopeCacheCase& c, const FusedCacheTruth& truth,
@@ -85,9 +85,9 @@ void for_each_written(const RopeCacheCase& c, const FusedCacheTruth& truth,
 std::string describe_call(const RopeCacheCase& c);
 
 // Every cache element a valid slot addresses, read back, against the truth in the stored domain:
-// |stored - clamp(truth)| within what the rotation (k; its tolerance-model bound times the scale),
-// the scaling in fp32 (u32 |y|, FP8 only) and the narrowing to the storage (bf16, fp16: half an
-// ulp; FP8: u_8 max(|y|, n_8), saturating at the format's largest) allow. `dequantized`: the
+// |stored - clamp(truth)| within core/tolerance.h's CacheTolerance: the rotation (k; its
+// tolerance-model bound times the scale), the scaling in fp32 (FP8 only) and the narrowing to the
+// storage, saturating at FP8's largest (the golden vectors' bound too). `dequantized`: the
 // same compared in the model's domain (from_stored_domain), the error and bound divided by the
 // scale's factor: what a reader of the cache sees. Units: the error over its bound per element.
 WorstElement worst_cache_error(const RopeCacheCase& c, const FusedCacheTruth& truth, const RopeCacheOutput& out,

@@ -132,10 +132,6 @@ std::vector<double> rotation_bounds(const RopeSpec& spec, std::span<const float>
   return bound;
 }
 
-Fp8Format fp8_format(CacheStorage storage) {
-  return storage == CacheStorage::fp8_e4m3 ? Fp8Format::e4m3 : Fp8Format::e5m2;
-}
-
 // Whether `got` (a cache element read back, in the stored domain) is the write of `truth` (the
 // exact stored-domain value) for an input that was off by at most `input_error` (k's rotation; 0
 // for v) and is taken into the stored domain times `factor` (s or 1/s; 1 without FP8):
