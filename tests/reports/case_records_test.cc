@@ -131,7 +131,7 @@ TEST(CaseRecords, KeptRowsOfTheDecodeCasesThatCarryThem) {
 }
 
 TEST(CaseRecords, FusedCacheCasesWithTheirSpeedUpBesideWhatTheBytesAllow) {
-  // Without the fused_cache parse in case_record, no row comes back (the first ASSERT; not yet run so).
+  // Without the fused_cache parse in case_record no row comes back, and the first ASSERT fails.
   BenchData bench;
   BenchCase fused = case_named("fused_cache/avx512/llama3_8b_gqa_prefill4096/nhd_fp8_e4m3/real_time", 15, 0.9);
   fused.counters["speedup_vs_two_pass"] = {1.10, 1.05, 1.00};
