@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "bench/counted_region.h"
 #include "bench/run_bench.h"
 #include "core/exit_codes.h"
 #include "core/result_files.h"
@@ -35,6 +36,18 @@ void validate(const BenchOptions& o) {
     throw InvalidInput(fmt::format("--min-time must be in (0, 60] seconds, got {}", o.min_time));
   }
   if (o.threads.empty()) throw InvalidInput("--threads: at least one thread count");
+  if (o.counted_calls < 0 || o.counted_calls > 100000) {
+    throw InvalidInput(fmt::format("--counted-calls must be in [0, 100000], got {}", o.counted_calls));
+  }
+  if (o.counted_calls > 0) {
+    if (!bench::running_on_valgrind()) {
+      throw InvalidInput("--counted-calls counts under Valgrind's callgrind: run `ropecheck count` or "
+                         "`ropecheck gate --measure counted`, which start it");
+    }
+    if (o.threads != std::vector<int>{1}) {
+      throw InvalidInput("--counted-calls counts at one thread: give --threads 1");
+    }
+  }
   for (const int n : o.threads) {
     if (n < 1 || n > 256) throw InvalidInput(fmt::format("--threads: {} is not in [1, 256]", n));
   }
@@ -89,10 +102,13 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
                                    options.out_dir.string(), error.message()));
   }
   const auto json = options.out_dir / "bench.json";
+  // Counted: one repetition, and the shortest Google Benchmark loop (its iteration estimate may
+  // enter the case again, which counts nothing more: counted_region.h).
+  const bool counted = options.counted_calls > 0;
   std::vector<std::string> args = {
       "ropecheck bench",
-      fmt::format("--benchmark_repetitions={}", options.repetitions),
-      fmt::format("--benchmark_min_time={}", options.min_time),
+      fmt::format("--benchmark_repetitions={}", counted ? 1 : options.repetitions),
+      fmt::format("--benchmark_min_time={}", counted ? 1e-9 : options.min_time),
       fmt::format("--benchmark_out={}", json.string()),
       "--benchmark_out_format=json",
   };
@@ -134,8 +150,12 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   // The registered cases point into `suite`: unregister them however this returns, so that
   // nothing in this process can run them once the suite is gone (a test process runs several).
   struct Unregister {
-    ~Unregister() { benchmark::ClearRegisteredBenchmarks(); }
+    ~Unregister() {
+      benchmark::ClearRegisteredBenchmarks();
+      bench::set_counted_calls(0);
+    }
   } unregister;
+  bench::set_counted_calls(options.counted_calls);
   const auto table = bench::register_suite(suite, impls, options.threads, attention_peers, rope_cache_peers);
   if (!suite.left_out.empty()) {
     progress_log().info("bench: {}", suite.left_out.summary());
@@ -152,6 +172,10 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   reporter.SetErrorStream(&std::cerr);  // a case's FAILED line below stays where errors go
   if (ran == 0) {
     throw InvalidInput(fmt::format("bench: no benchmark matches --filter '{}'", options.filter));
+  }
+  if (counted && ran != 1) {
+    throw InvalidInput(fmt::format("bench: --counted-calls counts one case per process, and --filter "
+                                   "'{}' matched {}", options.filter, ran));
   }
   const int status = reporter.print_table(table);
   // Each case timed despite its failed check (--time-failing), with the element that failed: once.

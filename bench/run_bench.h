@@ -29,6 +29,10 @@ struct BenchOptions {
   // each such case is labelled and counted oracle_failed = 1 in bench.json, its error printed once.
   bool time_failing = false;
   PluginOptions plugin_options;
+  // > 0: count instead of time (bench/counted_region.h): the process must run under callgrind
+  // with instrumentation off at start (`ropecheck count` and `gate --measure counted` start it
+  // so), its filter must match one case, and its threads are 1.
+  int counted_calls = 0;
   std::filesystem::path out_dir = kDefaultOutDir;
   // Where Google Benchmark's header goes (date, CPU, caches, load, its warnings); null: stderr,
   // as Google Benchmark writes it. The main job keeps it out of its one-screen summary.

@@ -7,9 +7,32 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench/counted_region.h"
 #include "core/errors.h"
 
 namespace ropecheck::bench {
+namespace {
+
+long g_counted_calls_made = 0;  // since the counted region began
+long g_extra_calls_made = 0;
+
+}  // namespace
+
+bool counting() { return counted_calls() > 0; }
+
+void reset_counted_slowdown() {
+  g_counted_calls_made = 0;
+  g_extra_calls_made = 0;
+}
+
+int counted_extra_calls_due(double percent) {
+  ++g_counted_calls_made;
+  // A whole number reached exactly (50 calls at 2%) must count as reached: hence the 1e-9.
+  const auto owed = static_cast<long>(static_cast<double>(g_counted_calls_made) * percent / 100 + 1e-9);
+  const long due = owed - g_extra_calls_made;
+  g_extra_calls_made = owed;
+  return static_cast<int>(due);
+}
 
 double slowdown_percent(std::string_view id) {
   const char* text = std::getenv("ROPECHECK_BENCH_SLOWDOWN");

@@ -461,6 +461,10 @@ void add_bench(CLI::App& app, Commands& c) {
       ->type_name("FLAG")
       ->allow_extra_args(false);
   add_plugin_options(*c.bench, b.plugins, b.plugin_options);
+  c.bench->add_option("--counted-calls", b.counted_calls,
+                      "Count instead of time: run under Valgrind's callgrind as `ropecheck count` and "
+                      "`gate --measure counted` start it, one case, N collected calls (counted/README.md)")
+      ->type_name("N")->check(CLI::Range(1, 100000));
   c.bench->add_flag("--time-failing", b.time_failing,
                     "Time implementations that fail their check against the oracle too (each such case "
                     "is marked oracle_failed in bench.json and the report; its error printed once)");

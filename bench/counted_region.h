@@ -1,0 +1,48 @@
+// Counting instead of timing (`ropecheck count`, `ropecheck gate --measure counted`,
+// counted/README.md). A bench process run by them sits under Valgrind's callgrind, started with
+// instrumentation and collection off (--instr-atstart=no --collect-atstart=no), and is told
+// `--counted-calls N`. Each case's timed loop then becomes: instrumentation on, one call that is
+// not collected (it warms the simulated caches, as the first pass of a timed loop warms the real
+// ones), collection on, N calls, collection off. So the counts are the case's calls and nothing
+// else: not the set-up, not the probe, not Google Benchmark's loop.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <valgrind/callgrind.h>
+
+#include "bench/slowdown.h"
+
+namespace ropecheck::bench {
+
+// 0: timing (the default). Set once per process by run_bench from --counted-calls.
+void set_counted_calls(int calls);
+int counted_calls();
+
+// Whether this process runs on Valgrind's core (its client-request check: a few no-op
+// instructions natively).
+bool running_on_valgrind();
+
+// True the first time a counted region is entered in this process. Google Benchmark may enter a
+// case again (its iteration estimate): those entries count nothing more. One case per process
+// (the counts of one callgrind run are one case's): run_bench refuses a filter matching more.
+bool first_counted_entry();
+
+// The counted region of a case (see above), in place of its timed loop.
+template <typename Step>
+void count_calls(benchmark::State& state, Step&& step) {
+  const int calls = counted_calls();
+  if (first_counted_entry()) {
+    CALLGRIND_START_INSTRUMENTATION;
+    step();  // warms the simulated caches; not collected
+    reset_counted_slowdown();
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int i = 0; i < calls; ++i) step();
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_STOP_INSTRUMENTATION;
+  }
+  for (auto _ : state) {
+  }  // Google Benchmark's loop, empty: nothing in this process is timed
+  state.counters["counted_calls"] = calls;
+}
+
+}  // namespace ropecheck::bench
