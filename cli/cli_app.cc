@@ -16,6 +16,7 @@
 #include "properties/verify/list.h"
 #include "properties/verify/verify.h"
 #include "gate/compare.h"
+#include "gate/count_command.h"
 #include "gate/gate.h"
 #include "bench/run_bench.h"
 #include "vectors/vectors.h"
@@ -85,6 +86,8 @@ struct Commands {
   ReportOptions report_options;
   CLI::App* gate = nullptr;
   GateOptions gate_options;
+  CLI::App* count = nullptr;
+  CountOptions count_options;
   CLI::App* history_add = nullptr;
   history::AddOptions history_add_options;
   CLI::App* history_report = nullptr;
@@ -286,9 +289,22 @@ void add_gate(CLI::App& app, Commands& c) {
       ->capture_default_str();
   c.gate->add_option("--measure", c.gate_measure,
                      "Per-process value: auto (per case, whichever of the two spreads less over "
-                     "the pilot rounds), limit (median case time / same-run probe time) or time "
-                     "(median real time)")
-      ->check(CLI::IsMember({"auto", "time", "limit"}))
+                     "the pilot rounds), limit (median case time / same-run probe time), time "
+                     "(median real time), or counted (cases that fit the simulated last level "
+                     "counted under Valgrind's callgrind and judged on estimated cycles, --threshold "
+                     "default 1; the others timed with auto at --timed-threshold)")
+      ->check(CLI::IsMember({"auto", "time", "limit", "counted"}))
+      ->capture_default_str();
+  c.gate->add_option("--counted-calls", g.counted_calls, "With --measure counted: calls collected per case and side")
+      ->type_name("N")
+      ->capture_default_str();
+  c.gate->add_option("--counted-jobs", g.counted_jobs,
+                     "With --measure counted: counted processes at a time (0: one per CPU; counts do not depend on it)")
+      ->type_name("N")
+      ->capture_default_str();
+  c.gate->add_option("--timed-threshold", g.timed_threshold_percent,
+                     "With --measure counted: the threshold of the cases it times")
+      ->type_name("PCT")
       ->capture_default_str();
   c.gate->add_option("--pilot-rounds", g.pilot_rounds,
                      "With --measure auto: rounds run first, not judged, that choose each case's "
@@ -316,6 +332,27 @@ void add_gate(CLI::App& app, Commands& c) {
       "whole Holm-adjusted interval above +threshold); 2 bad usage or input, or a side failed to "
       "run (nothing judged); 3 INCONCLUSIVE (no regression, but some case's interval straddles "
       "the threshold: the output says what K or threshold would resolve it).");
+}
+
+void add_count(CLI::App& app, Commands& c) {
+  auto& o = c.count_options;
+  c.count = app.add_subcommand(
+      "count", "Count instead of time: each case in its own process under Valgrind's callgrind "
+               "(instructions, simulated cache misses, estimated cycles per call); table and "
+               "DIR/counted.json, which compare, report and history read (gate/README.md, \"Counted\").");
+  c.count->add_option("--filter", o.filter, "Regex over case names (default: the cases a counted gate counts)")
+      ->type_name("RE");
+  c.count->add_option("--calls", o.calls, "Calls collected per case, after one that warms the simulated caches")
+      ->type_name("N")
+      ->capture_default_str();
+  c.count->add_option("--jobs", o.jobs, "Counted processes at a time (0: one per CPU; counts do not depend on it)")
+      ->type_name("N")
+      ->capture_default_str();
+  c.count->add_option("--out", o.out_dir, "Directory for counted.json and each case's callgrind output")
+      ->type_name("DIR")
+      ->capture_default_str();
+  c.count->footer("Exit: 0 counted; 2 bad usage, no Valgrind (Debian package valgrind), no case, or a "
+                  "case's process failed.");
 }
 
 void add_vectors(CLI::App& app, Commands& c) {
@@ -499,11 +536,15 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
     c.compare_options.json_out = c.compare_json;
     return run_compare(c.compare_options, out);
   }
+  if (c.count->parsed()) return run_count(c.count_options, out);
   if (c.gate->parsed()) {
     c.gate_options.seed = parse_seed(c.gate_seed_text);
-    c.gate_options.measure = c.gate_measure == "auto"    ? MeasureRule::automatic
-                             : c.gate_measure == "limit" ? MeasureRule::limit
-                                                         : MeasureRule::time;
+    c.gate_options.counted = c.gate_measure == "counted";
+    c.gate_options.measure = c.gate_measure == "limit"  ? MeasureRule::limit
+                             : c.gate_measure == "time" ? MeasureRule::time
+                                                        : MeasureRule::automatic;  // counted times with auto
+    // Counts resolve far finer than time: a counted gate's own threshold defaults to 1%.
+    if (c.gate_options.counted && c.gate->count("--threshold") == 0) c.gate_options.threshold_percent = 1;
     c.gate_options.command_line = std::move(command_line);
     return run_gate(c.gate_options, out);
   }
@@ -560,6 +601,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     add_check(app, commands);
     add_compare(app, commands);
     add_gate(app, commands);
+    add_count(app, commands);
     add_report(app, commands);
     add_history(app, commands);
     app.footer(std::string(kExitCodes) +

@@ -14,10 +14,13 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/exit_codes.h"
 #include "core/logging.h"
 #include "core/machine_info.h"
 #include "core/result_files.h"
 #include "gate/cache_boundary.h"
+#include "gate/counted_gate.h"
+#include "gate/counted_runner.h"
 #include "gate/cpu_pinning.h"
 #include "gate/child_process.h"
 #include "gate/gate_json.h"
@@ -42,6 +45,13 @@ void validate(const GateOptions& o) {
                        "--base-plugin OLD.so --plugin NEW.so, or --base-python OLD.py:FUNCTION "
                        "--python NEW.py:FUNCTION: one pair");
   }
+  if (o.counted && !executables) {
+    throw InvalidInput("gate --measure counted gates two ropecheck executables (--base, --current): a "
+                       "plugin or a Python function runs in a worker process that callgrind does not count");
+  }
+  if (o.counted && (o.counted_calls < 1 || o.counted_calls > 100000)) {
+    throw InvalidInput(fmt::format("--counted-calls must be in [1, 100000], got {}", o.counted_calls));
+  }
   if (o.warmup_rounds < 1) {
     throw InvalidInput("--warmup-rounds must be >= 1: the first one also finds the cases to gate");
   }
@@ -58,7 +68,8 @@ void validate(const GateOptions& o) {
   }
   if (!(o.max_seconds >= 0)) throw InvalidInput("--max-seconds must be >= 0");
   // The rule's own checks (threshold, alpha) run before anything is measured.
-  judge_rounds({{"check", {1, 1, 1}, ""}}, {o.threshold_percent, o.alpha, o.trim});
+  judge_rounds({{"check", {1, 1, 1}, ""}}, {o.counted ? o.timed_threshold_percent : o.threshold_percent, o.alpha, o.trim});
+  if (o.counted) judge_counted({"check", 1, {1}, 1}, {"check", 1, {1}, 1}, o.threshold_percent);
 }
 
 // DIR/sides/NAME -> target (absolute), so that both sides' paths have the same length (see
@@ -107,17 +118,36 @@ std::vector<GateSide> sides_of(const GateOptions& o) {
           {"current", {self, "bench", "--plugin", same_length_alias(o.plugin.string(), o.out_dir, "curr.so")}}};
 }
 
-std::string resolve_filter(const GateOptions& o, const std::vector<GateSide>& sides) {
-  if (!o.filter.empty()) return o.filter;
-  if (!o.base_plugin.empty()) return outside_gate_filter("plugin");
-  if (!o.base_python.empty()) return outside_gate_filter("python");
+// The implementation ids available on both sides.
+std::vector<std::string> ids_on_both_sides(const GateOptions& o, const std::vector<GateSide>& sides) {
   const auto base_ids = available_implementations(sides[0], o.out_dir);
   const auto current_ids = available_implementations(sides[1], o.out_dir);
   std::vector<std::string> both;
   for (const auto& id : current_ids) {
     if (std::find(base_ids.begin(), base_ids.end(), id) != base_ids.end()) both.push_back(id);
   }
-  return default_gate_filter(fastest_kernels(both));
+  return both;
+}
+
+std::string resolve_filter(const GateOptions& o, const std::vector<GateSide>& sides) {
+  if (!o.filter.empty()) return o.filter;
+  if (!o.base_plugin.empty()) return outside_gate_filter("plugin");
+  if (!o.base_python.empty()) return outside_gate_filter("python");
+  return default_gate_filter(fastest_kernels(ids_on_both_sides(o, sides)));
+}
+
+// What the counted half counts: the default rule at the levels Valgrind runs (or --filter).
+CountedGatePlan counted_plan(const GateOptions& o, const std::vector<GateSide>& sides) {
+  CountedGatePlan plan;
+  plan.valgrind = require_valgrind("gate --measure counted");
+  const auto kernels = fastest_counted_kernels(ids_on_both_sides(o, sides));
+  plan.filter = o.filter.empty() ? default_gate_filter(kernels) : o.filter;
+  plan.calls = o.counted_calls;
+  plan.jobs = o.counted_jobs > 0 ? o.counted_jobs : std::max(1, usable_cpus());
+  plan.threshold_percent = o.threshold_percent;
+  plan.counted_isa = counted_level(kernels);
+  plan.isa_note = counted_level_note(plan.counted_isa);
+  return plan;
 }
 
 std::string caches_text(const std::vector<CacheLevel>& caches) {
@@ -248,12 +278,22 @@ bool worth_more_rounds(const GateJudgement& judgement, double elapsed, double sl
          elapsed + 2 * slowest_round <= max_seconds;
 }
 
+int combined_exit_code(const GateResult& r) {
+  const int timed = r.timed_ran ? r.judgement.exit_code : kExitOk;
+  const int counted = r.counted.ran ? r.counted.judgement.exit_code : kExitOk;
+  if (timed == kExitFailed || counted == kExitFailed) return kExitFailed;
+  if (timed == kExitInconclusive || counted == kExitInconclusive) return kExitInconclusive;
+  return kExitOk;
+}
+
 int run_gate(const GateOptions& options, std::ostream& out) {
   validate(options);
   prepare_out_dir(options.out_dir);
   // Rounds of an earlier gate in the same folder would mix into `compare base current`. Warm-up
   // and pilot rounds go to warmup/ and pilot/, outside what compare reads.
-  for (const char* side : {"base", "current", "warmup", "pilot"}) std::filesystem::remove_all(options.out_dir / side);
+  for (const char* side : {"base", "current", "warmup", "pilot", "counted"}) {
+    std::filesystem::remove_all(options.out_dir / side);
+  }
   const auto start = SteadyClock::now();
   const auto sides = sides_of(options);
   const auto caches = read_cpu_caches();
@@ -265,7 +305,8 @@ int run_gate(const GateOptions& options, std::ostream& out) {
                    : !options.python.empty() ? options.python : options.plugin.string();
   result.filter = resolve_filter(options, sides);
   result.measure_rule = options.measure;
-  result.settings = {options.threshold_percent, options.alpha, options.trim};
+  result.settings = {options.counted ? options.timed_threshold_percent : options.threshold_percent,
+                     options.alpha, options.trim};
   result.repetitions = options.repetitions;
   result.min_time = options.min_time;
   result.seed = options.seed;
@@ -288,6 +329,12 @@ int run_gate(const GateOptions& options, std::ostream& out) {
 
   RoundOrder order(options.seed);
   const auto out_dir = std::filesystem::absolute(options.out_dir);
+  // The counted half first: its processes share the CPUs, which the timed rounds must not.
+  if (options.counted) {
+    const CountedGatePlan plan = counted_plan(options, sides);
+    const auto counted_cases = counted_gate_cases(plan, sides, out_dir, result.unpaired);
+    if (!counted_cases.empty()) result.counted = run_counted_gate(plan, sides, counted_cases, out_dir);
+  }
   // Warm-up rounds: each side once over the whole suite, not judged. They also find the cases.
   ProcessValues base_cases, current_cases;
   for (std::size_t i = 0; i < options.warmup_rounds; ++i) {
@@ -302,8 +349,12 @@ int run_gate(const GateOptions& options, std::ostream& out) {
     progress_log().info("gate: {} ({} first) in {:.1f}s, not judged", name, base_first ? "base" : "current",
                         std::chrono::duration<double>(SteadyClock::now() - round_start).count());
   }
-  const auto keys = cases_on_both_sides(base_cases, current_cases, result.unpaired);
-  if (keys.empty()) {
+  auto keys = cases_on_both_sides(base_cases, current_cases, result.unpaired);
+  if (options.counted) {  // the counted half judged these; what remains is timed
+    std::erase_if(keys, [](const std::string& key) { return route_case(key).counted; });
+    result.timed_ran = !keys.empty();
+  }
+  if (keys.empty() && !result.counted.ran) {
     throw InvalidInput(fmt::format("gate: no case measured on both sides (filter '{}')", result.filter));
   }
 
@@ -327,20 +378,22 @@ int run_gate(const GateOptions& options, std::ostream& out) {
                         round.seconds);
     rounds.push_back(std::move(round));
   };
-  if (options.measure == MeasureRule::automatic) {
-    for (std::size_t i = 0; i < options.pilot_rounds; ++i) {
-      run_round(result.pilot_rounds, out_dir / "pilot", "pilot, not judged:");
-    }
-  }
   const auto run_judged_round = [&] { run_round(result.rounds, out_dir, "judged"); };
-  for (std::size_t i = 0; i < options.rounds; ++i) run_judged_round();
-  judge(result, caches);
+  if (result.timed_ran) {
+    if (options.measure == MeasureRule::automatic) {
+      for (std::size_t i = 0; i < options.pilot_rounds; ++i) {
+        run_round(result.pilot_rounds, out_dir / "pilot", "pilot, not judged:");
+      }
+    }
+    for (std::size_t i = 0; i < options.rounds; ++i) run_judged_round();
+    judge(result, caches);
+  }
 
   const auto more = [&] {
     double slowest = 0;
     for (const auto& r : result.rounds) slowest = std::max(slowest, r.seconds);
     const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
-    return worth_more_rounds(result.judgement, elapsed, slowest, options.max_seconds);
+    return result.timed_ran && worth_more_rounds(result.judgement, elapsed, slowest, options.max_seconds);
   };
   while (more()) {
     run_judged_round();
@@ -349,6 +402,7 @@ int run_gate(const GateOptions& options, std::ostream& out) {
     judge(result, caches);
   }
   result.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  result.exit_code = combined_exit_code(result);
 
   print_gate_table(result, out);
   out << gate_summary_line(result) << "\n";
@@ -356,7 +410,7 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   if (!options.junit.empty()) write_text_file(gate_junit(result), options.junit);
   if (!options.markdown.empty()) write_text_file(gate_markdown(result), options.markdown);
   progress_log().info("gate: wrote {}", (options.out_dir / "gate.json").string());
-  return result.judgement.exit_code;
+  return result.exit_code;
 }
 
 }  // namespace ropecheck

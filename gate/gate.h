@@ -52,6 +52,13 @@ struct GateOptions {
   // CPU the gate may run on.
   int cpu = -1;
   std::string filter;      // empty: the default rule (gated_cases.h)
+  // --measure counted (gate/README.md, "Counted"): cases whose working set fits the simulated last
+  // level are counted under callgrind, one process per side, and judged on estimated cycles at
+  // threshold_percent; the others are timed as above (measure: auto) at timed_threshold_percent.
+  bool counted = false;
+  int counted_calls = 5;      // collected per case and side (counts per call do not depend on it)
+  int counted_jobs = 0;       // counted processes at a time; 0: one per usable CPU
+  double timed_threshold_percent = 5;
   std::filesystem::path out_dir = "reports/out/gate";
   std::filesystem::path junit, markdown;  // empty: not written
   std::vector<std::string> command_line;  // recorded in gate.json

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/build_info.h"
+#include "gate/counted_report.h"
 #include "gate/gate_rule.h"
 
 namespace ropecheck {
@@ -93,6 +94,10 @@ Json gate_json(const GateResult& r) {
           {"rounds", rounds},
           {"cases", cases},
           {"notes", r.notes},
+          // /4: the counted half (null when the gate was not counted), and whether cases were timed.
+          {"counted", counted_gate_json(r.counted)},
+          {"timed", r.timed_ran},
+          {"exit_code", r.exit_code},
           {"summary", {{"gated", j.gated},
                        {"regression", j.regressions},
                        {"inconclusive", j.inconclusive},

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/junit_xml.h"
+#include "gate/counted_report.h"
 #include "gate/gate_report.h"
 
 namespace ropecheck {
@@ -43,6 +44,7 @@ std::string gate_junit(const GateResult& r) {
     }
     suite.cases.push_back(std::move(t));
   }
+  for (auto& t : counted_junit_cases(r.counted)) suite.cases.push_back(std::move(t));
   return junit_xml({suite});
 }
 

@@ -6,6 +6,8 @@
 #include <ostream>
 
 #include "core/text_table.h"
+#include "gate/counted_report.h"
+#include "gate/gated_cases.h"
 
 namespace ropecheck {
 namespace {
@@ -51,16 +53,35 @@ std::string resolve_advice(const CaseVerdict& v) {
 
 std::string gate_summary_line(const GateResult& r) {
   const auto& j = r.judgement;
-  return fmt::format(
-      "gate: {} REGRESSION, {} INCONCLUSIVE, {} PASS of {} gated case(s), {} flagged; {} rounds, "
-      "ratio current/base of {}, paired t on log ratios trimmed {:.0f}% per end, Holm alpha {}, "
-      "threshold {}%; {:.0f} s -> {} (exit {})",
-      j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,
-      r.rounds.size(), measure_text(r), 100 * r.settings.trim, r.settings.alpha,
-      r.settings.threshold_percent, r.seconds, overall(j.exit_code), j.exit_code);
+  std::string line = "gate: ";
+  if (r.counted.ran) {
+    const auto& c = r.counted.judgement;
+    line += fmt::format("counted: {} REGRESSION, {} INCONCLUSIVE, {} PASS of {} case(s) on estimated cycles, "
+                        "threshold {}%{}", c.regressions, c.inconclusive, c.passed, c.cases.size(),
+                        r.counted.plan.threshold_percent, r.timed_ran ? "; timed: " : "; ");
+  }
+  if (r.timed_ran) {
+    line += fmt::format(
+        "{} REGRESSION, {} INCONCLUSIVE, {} PASS of {} gated case(s), {} flagged; {} rounds, "
+        "ratio current/base of {}, paired t on log ratios trimmed {:.0f}% per end, Holm alpha {}, "
+        "threshold {}%; ",
+        j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,
+        r.rounds.size(), measure_text(r), 100 * r.settings.trim, r.settings.alpha,
+        r.settings.threshold_percent);
+  }
+  return line + fmt::format("{:.0f} s -> {} (exit {})", r.seconds, overall(r.exit_code), r.exit_code);
 }
 
 void print_gate_table(const GateResult& r, std::ostream& out) {
+  if (r.counted.ran) {
+    print_counted_table(r.counted.judgement, r.counted.why, out);
+    out << counted_legend(r.counted.base, r.counted.plan.threshold_percent, r.counted.plan.calls);
+    if (!r.timed_ran) {
+      for (const auto& note : r.notes) out << "note: " << note << "\n";
+      return;
+    }
+    out << "\n";
+  }
   using A = TextTable::Align;
   TextTable table({"CASE", "MEASURE", "ROUNDS", "NOISE (CV)", "DETECTABLE", "CHANGE", "INTERVAL", "VERDICT"},
                   {A::left, A::left, A::right, A::right, A::right, A::right, A::left, A::left});
@@ -72,6 +93,7 @@ void print_gate_table(const GateResult& r, std::ostream& out) {
                    verdict_text(v)});
     if (v.verdict == GateVerdict::inconclusive) table.add_note("    " + resolve_advice(v));
     if (v.verdict == GateVerdict::flagged) table.add_note("    " + v.flagged);
+    if (r.counted.ran) table.add_note("    " + route_case(v.name).why);
   }
   table.print(out);
   for (const auto& note : r.notes) out << "note: " << note << "\n";
@@ -83,8 +105,19 @@ void print_gate_table(const GateResult& r, std::ostream& out) {
 
 std::string gate_markdown(const GateResult& r) {
   const auto& j = r.judgement;
-  const char* icon = j.exit_code == 0 ? "✅" : j.exit_code == 1 ? "❌" : "⚠️";
-  std::string md = fmt::format("### {} ropecheck gate: {}\n\n", icon, overall(j.exit_code));
+  const char* icon = r.exit_code == 0 ? "✅" : r.exit_code == 1 ? "❌" : "⚠️";
+  std::string md = fmt::format("### {} ropecheck gate: {}\n\n", icon, overall(r.exit_code));
+  if (r.counted.ran) {
+    const auto& c = r.counted.judgement;
+    md += fmt::format("Counted: {} REGRESSION, {} INCONCLUSIVE, {} PASS of {} case(s) on estimated cycles "
+                      "({}), threshold {}%.\n\n| case | measure | change | counts | verdict |\n|---|---|---:|---|---|\n",
+                      c.regressions, c.inconclusive, c.passed, c.cases.size(), r.counted.base.model.formula(),
+                      r.counted.plan.threshold_percent);
+    md += counted_markdown_rows(c);
+    if (!r.counted.plan.isa_note.empty()) md += "\n" + r.counted.plan.isa_note + ".\n";
+    if (!r.timed_ran) return md + fmt::format("\n<sub>{}; {:.0f} s.</sub>\n", r.cpu_model, r.seconds);
+    md += "\nTimed (working sets beyond the simulated last level):\n\n";
+  }
   md += fmt::format("{} REGRESSION, {} INCONCLUSIVE, {} PASS of {} gated case(s); {} flagged. "
                     "Threshold {}%, {} rounds.\n\n",
                     j.regressions, j.inconclusive, j.passed, j.gated, j.cases.size() - j.gated,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/counted_gate.h"
 #include "gate/gate_rounds.h"
 #include "gate/gate_rule.h"
 #include "gate/measure_choice.h"
@@ -44,7 +45,14 @@ struct GateResult {
   double seconds = 0;
   bool budget_used = false;            // --max-seconds added rounds
   std::vector<std::string> command_line;
+  // --measure counted: the counted cases and their verdicts (ran false otherwise).
+  CountedGatePart counted;
+  bool timed_ran = true;  // false when a counted gate had no case to time
+  int exit_code = 0;      // the worst of the timed and the counted verdicts
 };
+
+// The exit code of a gate of both halves: REGRESSION over INCONCLUSIVE over PASS.
+int combined_exit_code(const GateResult& result);
 
 // "gate: 1 REGRESSION, 0 INCONCLUSIVE, 8 PASS of 9 gated case(s) ... -> exit 1".
 std::string gate_summary_line(const GateResult& result);

@@ -7,6 +7,9 @@
 
 #include "bench/format/case_name.h"
 #include "bench/format/shapes.h"
+#include "core/isa.h"
+#include "gate/cache_boundary.h"
+#include "gate/counted_runner.h"
 
 namespace ropecheck {
 namespace {
@@ -19,10 +22,13 @@ std::string shapes_alternation() {
 
 }  // namespace
 
-std::vector<std::string> fastest_kernels(const std::vector<std::string>& available) {
+namespace {
+
+template <std::size_t N>
+std::vector<std::string> fastest_of(const std::vector<std::string>& available, const std::string_view (&levels)[N]) {
   std::vector<std::string> kernels;
   for (const auto family : kGatedKernelFamilies) {
-    for (const auto level : kKernelLevelsFastestFirst) {
+    for (const auto level : levels) {
       const std::string id = fmt::format("{}/{}", family, level);
       if (std::find(available.begin(), available.end(), id) != available.end()) {
         kernels.push_back(id);
@@ -31,6 +37,46 @@ std::vector<std::string> fastest_kernels(const std::vector<std::string>& availab
     }
   }
   return kernels;
+}
+
+}  // namespace
+
+std::vector<std::string> fastest_kernels(const std::vector<std::string>& available) {
+  return fastest_of(available, kKernelLevelsFastestFirst);
+}
+
+std::vector<std::string> fastest_counted_kernels(const std::vector<std::string>& available) {
+  return fastest_of(available, kCountedLevelsFastestFirst);
+}
+
+std::string counted_level(const std::vector<std::string>& counted_kernels) {
+  for (const auto level : kCountedLevelsFastestFirst) {
+    for (const auto& id : counted_kernels) {
+      if (id.ends_with(fmt::format("/{}", level))) return std::string(level);
+    }
+  }
+  return "";
+}
+
+std::string counted_level_note(const std::string& level) {
+  if (cpu_supports(Isa::avx512)) {
+    return fmt::format("this CPU has AVX-512, which Valgrind does not run: kernels counted at {}; the "
+                       "AVX-512 kernels are judged by real time on the cases counting cannot model",
+                       level.empty() ? "no level" : level);
+  }
+  return "";
+}
+
+CaseRoute route_case(const std::string& case_name) {
+  const auto bytes = working_set_bytes(case_name);
+  if (!bytes) return {false, "working set unknown: real time"};
+  if (*bytes <= kSimulatedLastLevelBytes) {
+    return {true, fmt::format("counted: working set {} fits the simulated {} last level",
+                              byte_size_text(*bytes), byte_size_text(kSimulatedLastLevelBytes))};
+  }
+  return {false, fmt::format("real time: working set {} exceeds the simulated {} last level, and "
+                             "callgrind models no memory bandwidth or prefetcher",
+                             byte_size_text(*bytes), byte_size_text(kSimulatedLastLevelBytes))};
 }
 
 // The forward's cases only: what follows the layout in its names (real_time, or a plugin's

@@ -37,6 +37,27 @@ std::vector<std::string> fastest_kernels(const std::vector<std::string>& availab
 // The Google Benchmark filter (a regex over case names) of the default rule for these kernels.
 std::string default_gate_filter(const std::vector<std::string>& kernels);
 
+// Counted (`gate --measure counted`, `count`): the kernel levels Valgrind runs, fastest first.
+// Valgrind has no AVX-512 (its CPUID shows none, so nothing dispatches to it there).
+inline constexpr std::string_view kCountedLevelsFastestFirst[] = {"avx2", "scalar"};
+
+// Per family, the fastest level among `available` that Valgrind runs.
+std::vector<std::string> fastest_counted_kernels(const std::vector<std::string>& available);
+
+// The level the counted kernels run at ("avx2", "scalar", or "" for none), and a note when this
+// CPU has a faster one that Valgrind cannot run ("" otherwise).
+std::string counted_level(const std::vector<std::string>& counted_kernels);
+std::string counted_level_note(const std::string& level);
+
+// Which measure judges a gated case in a counted gate, and why: counted when its working set fits
+// the simulated last level (gate/counted_runner.h), else real time (callgrind models no memory
+// bandwidth and no prefetcher: there a removed prefetch would count as fewer instructions).
+struct CaseRoute {
+  bool counted = false;
+  std::string why;
+};
+CaseRoute route_case(const std::string& case_name);
+
 // The filter for --base-plugin/--plugin ("plugin") and --base-python/--python ("python"): every
 // case of that kind on the gated shapes.
 std::string outside_gate_filter(std::string_view kind);

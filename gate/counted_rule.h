@@ -1,0 +1,47 @@
+// The gate's decision on counted cases (gate/README.md, "Counted"): one process per side, no
+// statistics. Counts of one build agree across processes to within kCountedSpreadPercent, so a
+// change in estimated cycles is either clearly past the threshold, clearly below it, or within
+// that spread of it. Pure: tests feed it counts (tests/gate/counted_rule_test.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/format/counted_json.h"
+#include "gate/gate_rule.h"
+
+namespace ropecheck {
+
+// The most the estimated cycles per call of one case of one build differ between two processes,
+// in per cent: measured over 20 processes per gated case (gate/README.md: 0 on every case but
+// attention, whose OpenBLAS buffers move by a few hundred instructions in 10^8); held by
+// tests/gate/counted_gate_test.cc.
+inline constexpr double kCountedSpreadPercent = 0.01;
+
+struct CountedVerdict {
+  std::string name;
+  GateVerdict verdict = GateVerdict::inconclusive;
+  double base_cycles = 0, current_cycles = 0;  // estimated, per call
+  // current / base per call (NaN where the base is 0: "none before").
+  double cycles_ratio = 1, instructions_ratio = 1, l1_misses_ratio = 1, ll_misses_ratio = 1;
+  // Non-empty when the misses moved by more than the instructions did: a change of memory
+  // traffic that the cycle estimate weighs but a reader should see named.
+  std::string memory_note;
+};
+
+// REGRESSION when the change in estimated cycles exceeds threshold + kCountedSpreadPercent, PASS
+// when it is below threshold - kCountedSpreadPercent, else INCONCLUSIVE. Throws InvalidInput for a
+// threshold outside (0, 100) or cases that counted nothing.
+CountedVerdict judge_counted(const CountedCase& base, const CountedCase& current, double threshold_percent);
+
+struct CountedJudgement {
+  std::vector<CountedVerdict> cases;  // by name
+  std::vector<std::string> unpaired;  // counted on one side only
+  std::size_t regressions = 0, inconclusive = 0, passed = 0;
+  int exit_code = 0;  // as GateJudgement's
+};
+
+// Every case counted on both sides, judged.
+CountedJudgement judge_counted_runs(const CountedRun& base, const CountedRun& current, double threshold_percent);
+
+}  // namespace ropecheck

@@ -1,0 +1,103 @@
+// One counted process under callgrind (counted_runner.h).
+#include "gate/counted_runner.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "core/errors.h"
+#include "gate/callgrind_totals.h"
+#include "gate/child_process.h"
+
+namespace ropecheck {
+namespace {
+
+constexpr int kLineBytes = 64;
+constexpr int kL1Bytes = 32 << 10, kL1Ways = 8;
+constexpr int kLastLevelWays = 16;
+
+std::string cache_option(const char* name, std::uint64_t bytes, int ways) {
+  return fmt::format("--{}={},{},{}", name, bytes, ways, kLineBytes);
+}
+
+bool executable(const std::filesystem::path& path) {
+  return ::access(path.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(path);
+}
+
+}  // namespace
+
+std::vector<std::string> callgrind_arguments(const std::filesystem::path& out_file) {
+  return {"--tool=callgrind", "--cache-sim=yes",
+          cache_option("I1", kL1Bytes, kL1Ways), cache_option("D1", kL1Bytes, kL1Ways),
+          cache_option("LL", kSimulatedLastLevelBytes, kLastLevelWays),
+          "--instr-atstart=no", "--collect-atstart=no",
+          // A side may be a script that execs ropecheck (the gate's calibration wraps one so).
+          "--trace-children=yes",
+          "--callgrind-out-file=" + out_file.string()};
+}
+
+std::string simulated_caches_text() {
+  return fmt::format("I1 {} KiB {}-way, D1 {} KiB {}-way, LL {} MiB {}-way, {} B lines", kL1Bytes >> 10,
+                     kL1Ways, kL1Bytes >> 10, kL1Ways, kSimulatedLastLevelBytes >> 20, kLastLevelWays, kLineBytes);
+}
+
+std::optional<std::filesystem::path> find_valgrind(std::string& why) {
+  if (const char* given = std::getenv("ROPECHECK_VALGRIND"); given != nullptr && *given != '\0') {
+    if (executable(given)) return std::filesystem::path(given);
+    why = fmt::format("ROPECHECK_VALGRIND={} is not an executable", given);
+    return std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "";
+  while (!dirs.empty()) {
+    const auto end = dirs.find(':');
+    const std::filesystem::path candidate = std::filesystem::path(dirs.substr(0, end)) / "valgrind";
+    if (executable(candidate)) return candidate;
+    dirs = end == std::string_view::npos ? std::string_view{} : dirs.substr(end + 1);
+  }
+  why = "no valgrind on PATH";
+  return std::nullopt;
+}
+
+std::filesystem::path require_valgrind(std::string_view what) {
+  std::string why;
+  if (auto found = find_valgrind(why)) return *found;
+  throw InvalidInput(fmt::format("{} counts under Valgrind's callgrind, and {}: install the Debian "
+                                 "package valgrind (scripts/install-deps.sh does)", what, why));
+}
+
+CountedCase count_case(const std::filesystem::path& valgrind, const std::vector<std::string>& bench_command,
+                       const std::string& filter, const std::string& case_name, int calls,
+                       const CycleModel& model, const std::filesystem::path& dir, std::string* creator) {
+  std::filesystem::create_directories(dir);
+  const auto out_file = dir / "callgrind.out";
+  const auto log = dir / "count.log";
+  std::filesystem::remove(out_file);
+  std::filesystem::remove(log);
+  std::vector<std::string> argv{valgrind.string()};
+  // callgrind.out by its name in the folder: both sides' command lines as long (gate_rounds.h).
+  for (auto& a : callgrind_arguments("callgrind.out")) argv.push_back(std::move(a));
+  argv.insert(argv.end(), bench_command.begin(), bench_command.end());
+  argv.insert(argv.end(), {"--filter", filter, "--counted-calls", std::to_string(calls), "--threads", "1",
+                           "--out", "."});
+  const int code = run_child(argv, log, dir);
+  if (code != 0) {
+    throw InvalidInput(fmt::format("counting {}: the counted process exited with {} (its output: {})",
+                                   case_name, code, log.string()));
+  }
+  const CallgrindTotals totals = read_callgrind_totals(out_file);
+  if (totals.counts.ir == 0) {
+    throw InvalidInput(fmt::format("counting {}: callgrind collected nothing: the side's bench has no "
+                                   "counted mode around this case (its output: {})", case_name, log.string()));
+  }
+  if (creator != nullptr) *creator = totals.creator;
+  CountedCase counted;
+  counted.name = case_name;
+  counted.calls = calls;
+  counted.totals = totals.counts;
+  counted.estimated_cycles = model.estimate(totals.counts) / calls;
+  return counted;
+}
+
+}  // namespace ropecheck
