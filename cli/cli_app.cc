@@ -409,14 +409,14 @@ void add_check(CLI::App& app, Commands& c) {
 void add_report(CLI::App& app, Commands& c) {
   auto& r = c.report_options;
   c.report = app.add_subcommand(
-      "report", "Render DIR's verify.json, bench.json and accuracy.json (any of them) as "
+      "report", "Render DIR's verify.json, bench.json, accuracy.json and counted.json (any of them) as "
                 "report.md and a self-contained report.html, with gnuplot plots in OUT/plots/.");
   c.report->add_option("--in", r.in_dir, "Directory holding the results")
       ->type_name("DIR")
       ->capture_default_str();
   c.report->add_option("--baseline", r.baseline_dir,
-                       "Another run's bench.json (or its directory): limit_fraction ratios with "
-                       "bootstrap intervals")
+                       "Another run's bench.json, counted.json, or their directory: limit_fraction "
+                       "ratios with bootstrap intervals; the change in estimated cycles per counted case")
       ->type_name("DIR");
   c.report->add_option("--out", r.out_dir, "Directory for the report (default: the --in DIR)")
       ->type_name("DIR");
@@ -425,19 +425,19 @@ void add_report(CLI::App& app, Commands& c) {
 
 void add_history(CLI::App& app, Commands& c) {
   CLI::App* history = app.add_subcommand(
-      "history", "Performance over time: record bench runs into a history directory (one file per "
+      "history", "Performance over time: record bench (and counted) runs into a history directory (one file per "
                  "machine, commit and run) and draw it, one plot per case against commit order with "
                  "the steps found marked (history/README.md).");
   history->require_subcommand(1, 1);
   auto& a = c.history_add_options;
   c.history_add = history->add_subcommand(
-      "add", "Record a finished `ropecheck bench` (or main job) run into the history, under the "
-             "commit it measured (git's HEAD here unless --commit). Checks the run and every entry "
-             "of the history before writing.");
+      "add", "Record a finished `ropecheck bench` (or main job) run, a counted run (counted.json), or "
+             "both, into the history, under the commit it measured (git's HEAD here unless --commit). "
+             "Checks the run and every entry of the history before writing.");
   c.history_add->add_option("--dir", a.history_dir, "The history directory (created when missing)")
       ->type_name("H")
       ->required();
-  c.history_add->add_option("RUN_DIR", a.run_dir, "The run: a directory holding bench.json, or the file")
+  c.history_add->add_option("RUN_DIR", a.run_dir, "The run: a directory holding bench.json, counted.json or both (each recorded), or one of the files")
       ->required();
   c.history_add->add_option("--commit", a.commit, "The commit the run measured (a revision git knows; default HEAD)")
       ->type_name("REV");
@@ -452,7 +452,8 @@ void add_history(CLI::App& app, Commands& c) {
       ->type_name("NAME");
   c.history_add->add_option("--machine", a.machine,
                             "A name for this machine (default: from the CPU model, CPUs and ISA level); "
-                            "a fingerprint of the hardware is appended either way")
+                            "a fingerprint of the hardware is appended either way. A counted run's line is "
+                            "the simulated machine's, whatever this says")
       ->type_name("NAME");
   c.history_add->footer("Exit: 0 recorded (or already there); 2 bad usage, a bad run, a bad file in the "
                         "history (named), or no such commit.");
@@ -472,6 +473,11 @@ void add_history(CLI::App& app, Commands& c) {
       ->capture_default_str();
   c.history_report->add_option("--min-step", r.settings.min_step_percent,
                                "Smallest change marked as a step, percent, in [0, 100)")
+      ->type_name("PCT")
+      ->capture_default_str();
+  c.history_report->add_option("--min-counted-step", r.settings.min_counted_step_percent,
+                               "On a counted line: smallest change between consecutive commits marked as a "
+                               "step, percent, in [0, 100) (counts are exact: no statistics)")
       ->type_name("PCT")
       ->capture_default_str();
   c.history_report->footer("Exit: 0 written; 2 bad usage, an empty history, a bad file in it (named), "

@@ -141,7 +141,7 @@ ReportHistoryLink main_job_history(const std::filesystem::path& run_dir,
       "(and history.md): {} run(s) of {} commit(s) on {} machine line(s) in `{}`, this run at commit "
       "`{}`; {} step(s) marked.",
       summary.runs, summary.commits, summary.lines, history_dir.string(),
-      history::short_commit(added.stored.entry.commit.id), summary.steps.size());
+      history::short_commit(added.entries.front().stored.entry.commit.id), summary.steps.size());
   link.steps = summary.steps;
   return link;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/errors.h"
+#include "history/counted_steps.h"
 #include "history/store.h"
 
 namespace ropecheck::history {
@@ -15,6 +16,7 @@ std::string measure_name(const Series& series, Series::Measure measure) {
     case Series::Measure::fraction: return "fraction of the same-run probe";
     case Series::Measure::rate: return series.rate_unit;
     case Series::Measure::calls: return "calls/s";
+    case Series::Measure::cycles: return "estimated cycles per call (counted)";
   }
   return "";
 }
@@ -26,10 +28,16 @@ HistoryAnalysis analyse_entries(std::vector<StoredEntry> entries, const StepSett
   if (!(settings.min_step_percent >= 0 && settings.min_step_percent < 100)) {
     throw InvalidInput(fmt::format("--min-step {} is not in [0, 100)", settings.min_step_percent));
   }
+  if (!(settings.min_counted_step_percent >= 0 && settings.min_counted_step_percent < 100)) {
+    throw InvalidInput(fmt::format("--min-counted-step {} is not in [0, 100)", settings.min_counted_step_percent));
+  }
   HistoryAnalysis a;
   a.settings = settings;
   a.view = arrange_history(std::move(entries));
-  for (const auto& s : a.view.series) a.tests += s.commits.size() - 1;
+  // m counts the boundaries tested statistically: a counted line's are not (counted_steps.h).
+  for (const auto& s : a.view.series) {
+    if (!a.view.lines[s.line].counted) a.tests += s.commits.size() - 1;
+  }
   for (const auto& s : a.view.series) {
     SeriesFit f;
     f.measure = s.measure();
@@ -38,7 +46,9 @@ HistoryAnalysis analyse_entries(std::vector<StoredEntry> entries, const StepSett
       log_runs.emplace_back();
       for (const auto& r : c.runs) log_runs.back().push_back(std::log(value_of(r, f.measure)));
     }
-    f.fit = fit_steps(log_runs, a.tests, settings);
+    f.fit = f.measure == Series::Measure::cycles
+                ? fit_counted_steps(log_runs, settings.min_counted_step_percent / 100)
+                : fit_steps(log_runs, a.tests, settings);
     a.fits.push_back(std::move(f));
   }
   return a;

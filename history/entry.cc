@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "core/errors.h"
 #include "history/iso_time.h"
@@ -108,9 +109,52 @@ class EntryField {
   std::string where_;
 };
 
+// callgrind's events as counted.json names them (bench/format/counted_json.h).
+constexpr std::pair<const char*, std::uint64_t EventCounts::*> kEntryEvents[] = {
+    {"Ir", &EventCounts::ir},     {"Dr", &EventCounts::dr},     {"Dw", &EventCounts::dw},
+    {"I1mr", &EventCounts::i1mr}, {"D1mr", &EventCounts::d1mr}, {"D1mw", &EventCounts::d1mw},
+    {"ILmr", &EventCounts::ilmr}, {"DLmr", &EventCounts::dlmr}, {"DLmw", &EventCounts::dlmw}};
+
+constexpr const char* kTimedMeasure = "timed";
+constexpr const char* kCountedMeasure = "counted";
+
 OrderedJson samples_json(const std::vector<double>& values) {
   OrderedJson out = OrderedJson::array();
   for (const double x : values) out.push_back(x);
+  return out;
+}
+
+OrderedJson counted_case_json(const EntryCase& c) {
+  const EntryCountedCase& n = *c.counted;
+  OrderedJson totals = OrderedJson::object();
+  for (const auto& [key, field] : kEntryEvents) totals[key] = n.totals.*field;
+  return {{"name", c.name},
+          {"calls", n.calls},
+          {"per_call", {{"estimated_cycles", n.estimated_cycles},
+                        {"instructions", n.instructions},
+                        {"l1_misses", n.l1_misses},
+                        {"ll_misses", n.ll_misses}}},
+          {"totals", std::move(totals)}};
+}
+
+// A counted case: something counted (calls and instructions), per-call values finite.
+EntryCase read_counted_case(const EntryField& c) {
+  EntryCase out;
+  out.name = c.string("name");
+  if (out.name.empty()) c.fail("\"name\" is empty");
+  EntryCountedCase n;
+  n.calls = c.count("calls");
+  const EntryField totals = c.child("totals");
+  for (const auto& [key, field] : kEntryEvents) n.totals.*field = static_cast<std::uint64_t>(totals.big_count(key));
+  const EntryField per_call = c.child("per_call");
+  n.estimated_cycles = per_call.number("estimated_cycles");
+  n.instructions = per_call.number("instructions");
+  n.l1_misses = per_call.number("l1_misses");
+  n.ll_misses = per_call.number("ll_misses");
+  if (n.calls < 1 || n.totals.ir == 0 || !(n.estimated_cycles > 0) || !(n.instructions > 0)) {
+    c.fail("nothing was counted (no calls, instructions or estimated cycles)");
+  }
+  out.counted = n;
   return out;
 }
 
@@ -158,6 +202,7 @@ std::string short_commit(const std::string& id) { return id.substr(0, 12); }
 OrderedJson entry_to_json(const Entry& e) {
   OrderedJson j;
   j["schema"] = kEntrySchema;
+  j["measure"] = e.is_counted() ? kCountedMeasure : kTimedMeasure;
   j["commit"] = {{"id", e.commit.id},
                  {"date", format_utc(e.commit.time)},
                  {"branch", e.commit.branch},
@@ -185,8 +230,21 @@ OrderedJson entry_to_json(const Entry& e) {
                 {"benchmark_build_type", e.build.benchmark_build_type},
                 {"openblas_threads", e.build.openblas_threads},
                 {"plugin_threads", e.build.plugin_threads}};
+  if (e.counted) {
+    j["counted"] = {{"counted_isa", e.counted->counted_isa},
+                    {"isa_note", e.counted->isa_note},
+                    {"simulated_caches", e.counted->simulated_caches},
+                    {"valgrind", e.counted->valgrind},
+                    {"cycle_model", {{"l1_miss_cycles", e.counted->model.l1_miss_cycles},
+                                     {"ll_miss_cycles", e.counted->model.ll_miss_cycles},
+                                     {"formula", e.counted->model.formula()}}}};
+  }
   OrderedJson cases = OrderedJson::array();
   for (const auto& c : e.cases) {
+    if (c.counted) {
+      cases.push_back(counted_case_json(c));
+      continue;
+    }
     cases.push_back({{"name", c.name},
                      {"rate_unit", c.rate_unit},
                      {"rate", samples_json(c.rate)},
@@ -205,8 +263,14 @@ Entry entry_from_json(const OrderedJson& json, const fs::path& file) {
                          "files `ropecheck history add` writes",
                          kEntrySchema));
   }
-  if (const std::string schema = doc.string("schema"); schema != kEntrySchema) {
-    doc.fail(fmt::format("schema '{}', expected '{}'", schema, kEntrySchema));
+  const std::string schema = doc.string("schema");
+  if (schema != kEntrySchema && schema != kEntrySchemaV1) {
+    doc.fail(fmt::format("schema '{}', expected '{}' (or '{}')", schema, kEntrySchema, kEntrySchemaV1));
+  }
+  // /1 knew timed runs only; /2 says which.
+  const std::string measure = schema == kEntrySchemaV1 ? kTimedMeasure : doc.string("measure");
+  if (measure != kTimedMeasure && measure != kCountedMeasure) {
+    doc.fail(fmt::format("\"measure\" '{}' is not '{}' or '{}'", measure, kTimedMeasure, kCountedMeasure));
   }
   Entry e;
   const EntryField commit = doc.child("commit");
@@ -240,9 +304,24 @@ Entry entry_from_json(const OrderedJson& json, const fs::path& file) {
   e.build.benchmark_build_type = build.string("benchmark_build_type");
   e.build.openblas_threads = build.count("openblas_threads");
   e.build.plugin_threads = build.count("plugin_threads");
+  if (measure == kCountedMeasure) {
+    const EntryField counted = doc.child("counted");
+    EntryCounted facts;
+    facts.counted_isa = counted.string("counted_isa");
+    facts.isa_note = counted.string("isa_note");
+    facts.simulated_caches = counted.string("simulated_caches");
+    facts.valgrind = counted.string("valgrind");
+    const EntryField model = counted.child("cycle_model");
+    facts.model.l1_miss_cycles = model.number("l1_miss_cycles");
+    facts.model.ll_miss_cycles = model.number("ll_miss_cycles");
+    e.counted = std::move(facts);
+  }
   const auto& cases = doc.get("cases");
   if (!cases.is_array() || cases.empty()) doc.fail("\"cases\" is not a non-empty array");
-  for (std::size_t i = 0; i < cases.size(); ++i) e.cases.push_back(read_case(doc.element("cases", i)));
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const EntryField c = doc.element("cases", i);
+    e.cases.push_back(e.is_counted() ? read_counted_case(c) : read_case(c));
+  }
   for (std::size_t i = 1; i < e.cases.size(); ++i) {
     for (std::size_t k = 0; k < i; ++k) {
       if (e.cases[k].name == e.cases[i].name) doc.fail(fmt::format("case '{}' appears twice", e.cases[i].name));

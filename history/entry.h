@@ -1,19 +1,25 @@
-// One history entry: one finished `ropecheck bench` run (one process) on one machine at one
-// commit, with what is needed to trust and group it (schema ropecheck.history/1,
-// schemas/history.schema.json). A history is a directory of these files, one per (machine,
-// commit, run): H/<machine id>/<commit>-<run date>-<digest>.json, readable with any JSON tool.
+// One history entry: one finished run on one machine at one commit, with what is needed to trust
+// and group it (schema ropecheck.history/2, schemas/history.schema.json; /1 files, all timed,
+// are still read). A run is timed (a `ropecheck bench` process: samples of its repetitions) or
+// counted (counted.json: callgrind's events per call, whose "machine" is the simulated one). A
+// history is a directory of these files, one per (machine, commit, run):
+// H/<machine id>/<commit>-<run date>-<digest>.json, readable with any JSON tool.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/format/counted_json.h"
+
 namespace ropecheck::history {
 
-inline constexpr const char* kEntrySchema = "ropecheck.history/1";
+inline constexpr const char* kEntrySchema = "ropecheck.history/2";
+inline constexpr const char* kEntrySchemaV1 = "ropecheck.history/1";  // read: a timed entry
 
 struct EntryCommit {
   std::string id;         // full git object name (or the id given with --commit-date)
@@ -52,7 +58,22 @@ struct EntryBuild {
   int openblas_threads = 0, plugin_threads = 0;  // 0: not recorded
 };
 
-// One case's samples, one per repetition of the run, in repetition order.
+// What a counted run was counted on and estimated with: the identity of its line (machine_id.h),
+// since the counts depend on these and not on the host that ran Valgrind.
+struct EntryCounted {
+  std::string counted_isa, isa_note, simulated_caches, valgrind;
+  CycleModel model;
+};
+
+// One case of a counted run: its events summed over `calls`, and per call the values plotted.
+struct EntryCountedCase {
+  int calls = 0;
+  EventCounts totals;
+  double estimated_cycles = 0, instructions = 0, l1_misses = 0, ll_misses = 0;  // per call
+};
+
+// One case's samples, one per repetition of the run, in repetition order (timed), or its counts
+// (counted: the timed series are then empty).
 struct EntryCase {
   std::string name;                    // bench.json's run_name (bench/format/case_name.h)
   std::string rate_unit;               // "GB/s", "GFLOP/s", or "" (no rate counter)
@@ -60,6 +81,7 @@ struct EntryCase {
   std::vector<double> probe_rate;      // the same-run probe's rate, same unit; may be empty
   std::vector<double> limit_fraction;  // probe time / case time; empty: no same-run limit
   std::vector<double> real_time_ns;    // per call
+  std::optional<EntryCountedCase> counted;
 
   std::size_t repetitions() const { return real_time_ns.size(); }
 };
@@ -69,7 +91,10 @@ struct Entry {
   EntryRun run;
   EntryMachine machine;
   EntryBuild build;
-  std::vector<EntryCase> cases;  // in the run's file order
+  std::optional<EntryCounted> counted;  // set: a counted run, every case counted
+  std::vector<EntryCase> cases;         // in the run's file order
+
+  bool is_counted() const { return counted.has_value(); }
 };
 
 nlohmann::ordered_json entry_to_json(const Entry& entry);
@@ -79,7 +104,7 @@ nlohmann::ordered_json entry_to_json(const Entry& entry);
 Entry entry_from_json(const nlohmann::ordered_json& json, const std::filesystem::path& file);
 
 // Reads `file` as an entry; InvalidInput naming it when it cannot be read, is not JSON (a
-// truncated file), is not a ropecheck.history/1 entry (a foreign file), or is malformed.
+// truncated file), is not a ropecheck.history/2 or /1 entry (a foreign file), or is malformed.
 Entry read_entry(const std::filesystem::path& file);
 
 // The first 12 characters of a commit id: how pages and file names show it.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -89,7 +90,18 @@ EntryCase entry_case(const BenchCase& c) {
   return out;
 }
 
+bool counted_case(const BenchCase& c) { return c.counters.contains("counted_calls"); }
+
 }  // namespace
+
+bool written_while_counting(const fs::path& run) {
+  try {
+    const auto cases = read_bench_json(bench_json_path(run));
+    return std::any_of(cases.begin(), cases.end(), [](const auto& c) { return counted_case(c.second); });
+  } catch (const InvalidInput&) {
+    return false;
+  }
+}
 
 Entry entry_from_run(const fs::path& run, const CommitFacts& commit, const std::string& machine_name,
                      std::int64_t now) {
@@ -107,6 +119,13 @@ Entry entry_from_run(const fs::path& run, const CommitFacts& commit, const std::
         "{}: built with ASan+UBSan: its timings are not representative, and a history keeps "
         "only runs whose timings are",
         file.string()));
+  }
+  for (const auto& name : bench.order) {
+    if (counted_case(bench.cases.at(name))) {
+      throw InvalidInput(fmt::format("{}: written by a counted bench process under callgrind: its times are "
+                                     "Valgrind's; record the run's counted.json instead",
+                                     file.string()));
+    }
   }
   Entry e;
   e.commit.id = commit.id;

@@ -15,17 +15,23 @@ namespace {
 
 std::string date_of(std::int64_t time) { return format_utc(time).substr(0, 10); }
 
-// The geometric mean of the series' rates over the commits [first, last]; 0 when none.
-double mean_rate(const Series& s, std::size_t first, std::size_t last) {
+// The geometric mean of a run's value (`of`) over the series' commits [first, last]; 0 when none.
+double geometric_mean(const Series& s, std::size_t first, std::size_t last, double (*of)(const RunValue&)) {
   double sum = 0;
   std::size_t n = 0;
   for (std::size_t c = first; c <= last; ++c) {
     for (const auto& r : s.commits[c].runs) {
-      if (r.rate > 0) sum += std::log(r.rate), ++n;
+      if (of(r) > 0) sum += std::log(of(r)), ++n;
     }
   }
   return n == 0 ? 0 : std::exp(sum / static_cast<double>(n));
 }
+
+double rate_of(const RunValue& r) { return r.rate; }
+double instructions_of(const RunValue& r) { return r.instructions; }
+
+// A counted change is exact: two decimals show a 1% step and its neighbours apart.
+std::string counted_percent(double change) { return fmt::format("{:+.2f}%", 100 * change); }
 
 // What differs between the build of the last run before a step and the first after it: a step
 // there may be the toolchain's rather than the code's.
@@ -69,22 +75,29 @@ std::vector<StepRow> step_rows(const HistoryAnalysis& a) {
       row.line = a.view.lines[s.line].label;
       row.commit = fmt::format("{} ({})", short_commit(commit.id), date_of(commit.time));
       row.after = short_commit(after.id);
-      row.change = signed_percent(step.change);
+      const bool counted = a.fits[i].measure == Series::Measure::cycles;
+      const auto percent = counted ? counted_percent : signed_percent;
+      row.change = percent(step.change);
       if (a.fits[i].measure != Series::Measure::fraction) row.change += " of " + measure_name(s, a.fits[i].measure);
-      row.interval = fmt::format("[{}, {}]", signed_percent(step.low), signed_percent(step.high));
+      row.interval = counted ? "(exact)"
+                             : fmt::format("[{}, {}]", signed_percent(step.low), signed_percent(step.high));
       const StepSegment& before_seg = fit.segments[k];
       const StepSegment& after_seg = fit.segments[k + 1];
-      const double rate_before = mean_rate(s, before_seg.first, before_seg.last);
-      const double rate_after = mean_rate(s, after_seg.first, after_seg.last);
-      row.rate_change = rate_before > 0 && rate_after > 0
-                            ? fmt::format("{} {}", signed_percent(rate_after / rate_before - 1), s.rate_unit)
+      // Beside the measure: the rate on a timed line, the instructions on a counted one.
+      const auto of = counted ? instructions_of : rate_of;
+      const double before = geometric_mean(s, before_seg.first, before_seg.last, of);
+      const double after_level = geometric_mean(s, after_seg.first, after_seg.last, of);
+      row.rate_change = before > 0 && after_level > 0
+                            ? fmt::format("{} {}", percent(after_level / before - 1),
+                                          counted ? "instructions" : s.rate_unit)
                             : "-";
       // Where the line is now, against where it was before this step: has it recovered?
       const double now = std::expm1(fit.segments.back().level - before_seg.level);
+      const double threshold =
+          (counted ? a.settings.min_counted_step_percent : a.settings.min_step_percent) / 100;
       row.now = k + 1 == fit.steps.size() ? "(the newest level)"
-                : std::fabs(now) < a.settings.min_step_percent / 100
-                    ? fmt::format("recovered ({})", signed_percent(now))
-                    : signed_percent(now);
+                : std::fabs(now) < threshold ? fmt::format("recovered ({})", percent(now))
+                                             : percent(now);
       row.environment = environment_change(a, s, step.at);
       rows.push_back(std::move(row));
     }
@@ -108,10 +121,14 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
   // is opened for; how they were found, the machines, the commits and the plots follow.
   doc.blocks.emplace_back(Heading{2, "Steps"});
   const auto rows = step_rows(a);
+  const bool any_counted = std::any_of(v.lines.begin(), v.lines.end(), [](const LineRef& l) { return l.counted; });
   if (rows.empty()) {
     doc.blocks.emplace_back(Paragraph{fmt::format(
-        "No step of {} or more in {} run(s) of {} commit(s) on {} machine line(s), at the level tested (below).",
-        signed_percent(a.settings.min_step_percent / 100).substr(1), runs, v.commits.size(), v.lines.size())});
+        "No step of {} or more in {} run(s) of {} commit(s) on {} machine line(s), at the level tested (below){}.",
+        signed_percent(a.settings.min_step_percent / 100).substr(1), runs, v.commits.size(), v.lines.size(),
+        any_counted ? fmt::format(", nor of more than {} on a counted line",
+                                  counted_percent(a.settings.min_counted_step_percent / 100).substr(1))
+                    : "")});
   } else {
     doc.blocks.emplace_back(Paragraph{fmt::format(
         "{} step(s) found in {} run(s) of {} commit(s) on {} machine line(s), oldest commit first: the commit that "
@@ -122,7 +139,7 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
                 "after", "what else changed"};
     t.numeric = {false, false, true, true, true, false, false, false, false};
     for (const auto& r : rows) {
-      const bool slower = a.fits[r.series].fit.steps[r.step].change < 0;
+      const bool slower = is_slowdown(a.fits[r.series].measure, a.fits[r.series].fit.steps[r.step].change);
       t.rows.push_back({{"`" + r.commit + "`", ""}, {"`" + r.case_name + "`", ""}, {r.change, slower ? "fail" : "pass"},
                         {r.interval, ""}, {r.rate_change, ""}, {r.now, ""}, {r.line, ""}, {"`" + r.after + "`", ""},
                         {r.environment.empty() ? "-" : r.environment, ""}});
@@ -130,7 +147,8 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
     doc.blocks.emplace_back(std::move(t));
   }
   const double level = a.settings.alpha / static_cast<double>(std::max<std::size_t>(a.tests, 1));
-  doc.blocks.emplace_back(Paragraph{fmt::format(
+  const bool any_timed = std::any_of(v.lines.begin(), v.lines.end(), [](const LineRef& l) { return !l.counted; });
+  if (any_timed) doc.blocks.emplace_back(Paragraph{fmt::format(
       "How: per case and machine, the runs in commit order (each run one process; its value the "
       "median of its repetitions) are fitted with piecewise-constant levels by a penalised L1 "
       "step fit (as airspeed velocity does: one slow process moves no level); each break is then "
@@ -144,6 +162,16 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
       "gate/README.md). A step at the newest commit shows once that commit has a few runs.",
       a.settings.alpha, a.tests, level, a.settings.alpha,
       signed_percent(a.settings.min_step_percent / 100).substr(1))});
+  if (any_counted) {
+    doc.blocks.emplace_back(Paragraph{fmt::format(
+        "Counted lines (`counted-...`) are judged otherwise: their runs are callgrind's counts with a "
+        "simulated cache, which repeat exactly from process to process of one build, so a change "
+        "between two commits is the code's, exactly. The measure is the estimated cycles per call "
+        "(lower is better); a step is marked between consecutive commits whose values differ by more "
+        "than {}, one run each side sufficing{}.",
+        counted_percent(a.settings.min_counted_step_percent / 100).substr(1),
+        any_timed ? ", and is not counted in m above" : "")});
+  }
 
   // Machines.
   doc.blocks.emplace_back(Heading{2, "Machines"});
@@ -164,6 +192,17 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
     last = v.commits[line.commits.back()].time;
     std::string levels;
     for (const auto& isa : latest.machine.isa_levels) levels += (levels.empty() ? "" : " ") + isa;
+    if (line.counted) {
+      // The simulated machine is the line; the host is whichever ran Valgrind last.
+      machines.rows.push_back({{line.label, ""}, {line_colour(l), ""},
+                               {fmt::format("simulated: {} (host: {})", latest.counted->simulated_caches,
+                                            latest.machine.cpu_model), ""},
+                               {"-", ""}, {fmt::format("counted at {}", latest.counted->counted_isa), ""}, {"-", ""},
+                               {"-", ""}, {latest.counted->valgrind, ""}, {std::to_string(line.runs), ""},
+                               {std::to_string(line.commits.size()), ""},
+                               {fmt::format("{} .. {}", date_of(first), date_of(last)), ""}});
+      continue;
+    }
     machines.rows.push_back({{line.label, ""}, {line_colour(l), ""}, {latest.machine.cpu_model, ""},
                              {std::to_string(latest.machine.logical_cpus), ""},
                              {fmt::format("{} ({})", levels, latest.machine.dispatched_isa), ""},
@@ -173,6 +212,14 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
                              {fmt::format("{} .. {}", date_of(first), date_of(last)), ""}});
   }
   doc.blocks.emplace_back(std::move(machines));
+  for (const LineRef& line : v.lines) {
+    if (!line.counted) continue;
+    const EntryCounted& c = *v.entries[line.latest].entry.counted;
+    doc.blocks.emplace_back(Paragraph{fmt::format(
+        "`{}`: counted under {} at the {} kernel level{}, simulated caches {}; estimated cycles = {}.", line.label,
+        c.valgrind, c.counted_isa, c.isa_note.empty() ? "" : " (" + c.isa_note + ")", c.simulated_caches,
+        c.model.formula())});
+  }
 
   // Commits.
   doc.blocks.emplace_back(Heading{2, "Commits"});
@@ -193,30 +240,32 @@ ReportDoc build_history_page(const HistoryAnalysis& a, const std::map<std::strin
   doc.blocks.emplace_back(Heading{2, "Cases"});
   doc.blocks.emplace_back(Paragraph{fmt::format(
       "{} case(s) from the history `{}`. Each case is drawn against commit order (oldest left): its rate above, "
-      "its fraction of the probe measured in the same process below, one colour per machine: runs of different "
+      "its fraction of the probe measured in the same process below (counted: estimated cycles per call above, "
+      "instructions per call below, in a plot of its own), one colour per machine: runs of different "
       "machines never share a line.",
       v.cases.size(), history_dir)});
-  const auto ids = history_plot_ids(v);
-  std::vector<std::string> order;
-  std::set<std::string> stepped;
-  for (const auto& r : rows) stepped.insert(r.case_name);
-  for (const auto& name : v.cases) {
-    if (stepped.contains(name)) order.push_back(name);
+  // A case's timed and counted plots are two (their units differ); those with a step first.
+  std::vector<PlotGroup> order, later;
+  for (auto& g : history_plot_groups(v)) {
+    const bool stepped = std::any_of(g.series.begin(), g.series.end(), [&](std::size_t i) {
+      return !a.fits[i].fit.steps.empty();
+    });
+    (stepped ? order : later).push_back(std::move(g));
   }
-  for (const auto& name : v.cases) {
-    if (!stepped.contains(name)) order.push_back(name);
-  }
-  for (const auto& name : order) {
-    const auto figure = figures.find(ids.at(name));
+  order.insert(order.end(), later.begin(), later.end());
+  for (const auto& g : order) {
+    const auto figure = figures.find(g.id);
     if (figure != figures.end()) doc.blocks.emplace_back(figure->second);
     std::string notes;
-    for (std::size_t i = 0; i < v.series.size(); ++i) {
+    for (const std::size_t i : g.series) {
       const Series& s = v.series[i];
-      if (s.case_name != name) continue;
       const StepFit& fit = a.fits[i].fit;
-      notes += fmt::format("{}{}: {} run(s) of {} commit(s), noise {:.1f}% per run, {} step(s)",
-                           notes.empty() ? "`" + name + "` on " : "; on ", v.lines[s.line].label, s.runs(),
-                           s.commits.size(), 100 * std::expm1(fit.noise), fit.steps.size());
+      const std::string spread = g.counted
+                                     ? fmt::format("runs of a commit {} apart", counted_percent(std::expm1(fit.noise)).substr(1))
+                                     : fmt::format("noise {:.1f}% per run", 100 * std::expm1(fit.noise));
+      notes += fmt::format("{}{}: {} run(s) of {} commit(s), {}, {} step(s)",
+                           notes.empty() ? "`" + g.case_name + "` on " : "; on ", v.lines[s.line].label, s.runs(),
+                           s.commits.size(), spread, fit.steps.size());
     }
     doc.blocks.emplace_back(Paragraph{notes + "."});
   }

@@ -38,12 +38,29 @@ std::string file_slug(const std::string& text) {
   return out.substr(0, 120);
 }
 
-// The two panels: the rate (or calls per second) and the fraction of the probe.
-enum class Panel { rate, fraction };
+// The panels: on timed lines the rate (or calls per second) and the fraction of the probe; on
+// counted lines the estimated cycles and the instructions, per call.
+enum class Panel { rate, fraction, cycles, instructions };
 
-double panel_value(const RunValue& r, Panel panel) {
-  if (panel == Panel::fraction) return r.fraction;
-  return r.rate > 0 ? r.rate : 0;
+double panel_value(const RunValue& r, Panel panel, bool use_calls) {
+  switch (panel) {
+    case Panel::rate: return use_calls ? r.calls_per_second : r.rate;
+    case Panel::fraction: return r.fraction;
+    case Panel::cycles: return r.estimated_cycles;
+    case Panel::instructions: return r.instructions;
+  }
+  return 0;
+}
+
+// The measure a panel draws, for its fitted levels.
+bool fitted_in(Panel panel, bool use_calls, Series::Measure measure) {
+  switch (panel) {
+    case Panel::rate: return measure == (use_calls ? Series::Measure::calls : Series::Measure::rate);
+    case Panel::fraction: return measure == Series::Measure::fraction;
+    case Panel::cycles: return measure == Series::Measure::cycles;
+    case Panel::instructions: return false;
+  }
+  return false;
 }
 
 // The data blocks of one panel of one series, appended to `data`; returns the plot clauses.
@@ -52,9 +69,7 @@ std::string panel_blocks(const HistoryAnalysis& a, std::size_t series_index, Pan
   const Series& s = a.view.series[series_index];
   const SeriesFit& f = a.fits[series_index];
   const std::string colour = line_colour(s.line);
-  const auto value = [&](const RunValue& r) {
-    return panel == Panel::rate && use_calls ? r.calls_per_second : panel_value(r, panel);
-  };
+  const auto value = [&](const RunValue& r) { return panel_value(r, panel, use_calls); };
   std::ostringstream commits, runs;
   for (const auto& c : s.commits) {
     std::vector<double> values;
@@ -82,17 +97,15 @@ std::string panel_blocks(const HistoryAnalysis& a, std::size_t series_index, Pan
   clauses += fmt::format("'{0}.dat' index {1} using 1:3:4 with filledcurves fs transparent solid 0.18 "
                          "noborder lc rgb '{2}' notitle, \\\n     '{0}.dat' index {1} using 1:2 with "
                          "linespoints lw 2 pt 7 ps 0.55 lc rgb '{2}' title {3}",
-                         id, index, colour, panel == Panel::rate ? gp_label(line.label) : "''");
+                         id, index, colour,
+                         panel == Panel::rate || panel == Panel::cycles ? gp_label(line.label) : "''");
   ++index;
   data << "# [" << index << "] " << line.label << ": each run\n" << runs.str() << "\n\n";
   clauses += fmt::format(", \\\n     '{}.dat' index {} using 1:2 with points pt 6 ps 0.45 lc rgb '{}' notitle",
                          id, index, colour);
   ++index;
   // The fitted levels on the panel, and in the units, of the measure the steps were found in.
-  const bool measured_here = panel == Panel::fraction ? f.measure == Series::Measure::fraction
-                             : use_calls              ? f.measure == Series::Measure::calls
-                                                      : f.measure == Series::Measure::rate;
-  if (measured_here && s.commits.size() > 1) {
+  if (fitted_in(panel, use_calls, f.measure) && s.commits.size() > 1) {
     data << "# [" << index << "] " << line.label << ": fitted levels (x from, x to, level)\n";
     for (const auto& seg : f.fit.segments) {
       const double x0 = static_cast<double>(s.commits[seg.first].commit) - 0.3;
@@ -112,30 +125,34 @@ std::string panel_blocks(const HistoryAnalysis& a, std::size_t series_index, Pan
 
 const char* line_colour(std::size_t line) { return kLineColours[line % std::size(kLineColours)]; }
 
-std::map<std::string, std::string> history_plot_ids(const HistoryView& view) {
-  std::map<std::string, std::string> ids;
+std::vector<PlotGroup> history_plot_groups(const HistoryView& view) {
+  std::vector<PlotGroup> groups;
   std::set<std::string> taken;
   for (const auto& name : view.cases) {
-    std::string id = kHistoryPlotPrefix + file_slug(name);
-    for (int k = 2; taken.contains(id); ++k) id = fmt::format("{}{}-{}", kHistoryPlotPrefix, file_slug(name), k);
-    taken.insert(id);
-    ids[name] = id;
+    for (const bool counted : {false, true}) {
+      PlotGroup g{name, counted, "", {}};
+      for (std::size_t i = 0; i < view.series.size(); ++i) {
+        const Series& s = view.series[i];
+        if (s.case_name == name && view.lines[s.line].counted == counted) g.series.push_back(i);
+      }
+      if (g.series.empty()) continue;
+      const std::string base = kHistoryPlotPrefix + std::string(counted ? "counted-" : "") + file_slug(name);
+      g.id = base;
+      for (int k = 2; taken.contains(g.id); ++k) g.id = fmt::format("{}-{}", base, k);
+      taken.insert(g.id);
+      groups.push_back(std::move(g));
+    }
   }
-  return ids;
+  return groups;
 }
 
 std::map<std::string, PlotSpec> plan_history_plots(const HistoryAnalysis& a) {
-  const auto ids = history_plot_ids(a.view);
   std::map<std::string, PlotSpec> specs;
-  for (const auto& name : a.view.cases) {
-    std::vector<std::size_t> members;
-    for (std::size_t i = 0; i < a.view.series.size(); ++i) {
-      if (a.view.series[i].case_name == name) members.push_back(i);
-    }
-    if (members.empty()) continue;
+  for (const PlotGroup& group : history_plot_groups(a.view)) {
+    const std::vector<std::size_t>& members = group.series;
     PlotSpec p;
-    p.id = ids.at(name);
-    p.title = name;
+    p.id = group.id;
+    p.title = group.counted ? group.case_name + " (counted)" : group.case_name;
     p.width = 1000;
     p.height = 640;
     // The commits this case has runs at, on any line: the x range and its tics.
@@ -155,15 +172,18 @@ std::map<std::string, PlotSpec> plan_history_plots(const HistoryAnalysis& a) {
       for (const auto& step : a.fits[i].fit.steps) marked.insert(s.commits[step.at].commit);
     }
     const bool use_calls = !any_rate;
+    const Panel top = group.counted ? Panel::cycles : Panel::rate;
+    const Panel bottom = group.counted ? Panel::instructions : Panel::fraction;
+    const bool two_panels = group.counted || any_fraction;
     std::ostringstream data;
-    std::string rate_plot, fraction_plot;
+    std::string top_plot, bottom_plot;
     int index = 0;
     for (const std::size_t i : members) {
-      const std::string r = panel_blocks(a, i, Panel::rate, use_calls, index, data, p.id);
-      if (!r.empty()) rate_plot += (rate_plot.empty() ? "plot " : ", \\\n     ") + r;
-      if (!any_fraction) continue;
-      const std::string f = panel_blocks(a, i, Panel::fraction, use_calls, index, data, p.id);
-      if (!f.empty()) fraction_plot += (fraction_plot.empty() ? "plot " : ", \\\n     ") + f;
+      const std::string r = panel_blocks(a, i, top, use_calls, index, data, p.id);
+      if (!r.empty()) top_plot += (top_plot.empty() ? "plot " : ", \\\n     ") + r;
+      if (!two_panels) continue;
+      const std::string f = panel_blocks(a, i, bottom, use_calls, index, data, p.id);
+      if (!f.empty()) bottom_plot += (bottom_plot.empty() ? "plot " : ", \\\n     ") + f;
     }
     // Tics: every commit when few, else about 24 of them and every marked one.
     const std::vector<std::size_t> all(xs.begin(), xs.end());
@@ -176,53 +196,61 @@ std::map<std::string, PlotSpec> plan_history_plots(const HistoryAnalysis& a) {
       unlabelled += fmt::format("{}'' {}", unlabelled.empty() ? "" : ", ", all[k]);
     }
     // Steps: a vertical line between the commit before and the first after, in both panels,
-    // labelled once, in the panel of the measure they were found in.
+    // labelled once, in the panel of the measure they were found in. A counted change is exact:
+    // two decimals.
     std::string arrows, labels;
     for (const std::size_t i : members) {
       const Series& s = a.view.series[i];
       for (const auto& step : a.fits[i].fit.steps) {
         const std::size_t at = s.commits[step.at].commit, before = s.commits[step.at - 1].commit;
         const double x = (static_cast<double>(at) + static_cast<double>(before)) / 2;
-        const char* colour = step.change < 0 ? kSlowerColour : kFasterColour;
+        const char* colour = is_slowdown(a.fits[i].measure, step.change) ? kSlowerColour : kFasterColour;
         arrows += fmt::format("set arrow from {0}, graph 0 to {0}, graph 1 nohead lw 2 dt 3 lc rgb '{1}'\n",
                               plot_number(x), colour);
+        const std::string size = group.counted ? fmt::format("{:+.2f}%", 100 * step.change)
+                                               : fmt::format("{:+.1f}%", 100 * step.change);
         labels += fmt::format("set label {} at {}, graph 0.04 rotate by 90 left offset -0.9,0 "
                               "textcolor rgb '{}' font 'sans,9'\n",
-                              gp_label(fmt::format("{:+.1f}% at {}", 100 * step.change,
-                                                   a.view.commits[at].id.substr(0, 7))),
+                              gp_label(fmt::format("{} at {}", size, a.view.commits[at].id.substr(0, 7))),
                               plot_number(x), colour);
       }
     }
-    const bool fraction_found = std::any_of(members.begin(), members.end(), [&](std::size_t i) {
+    const bool labels_below = !group.counted && std::any_of(members.begin(), members.end(), [&](std::size_t i) {
       return a.fits[i].measure == Series::Measure::fraction;
     });
-    const std::string rate_name = use_calls ? "calls per second" : unit;
+    const std::string top_name = group.counted ? "estimated cycles per call" : use_calls ? "calls per second" : unit;
+    const std::string bottom_name = group.counted ? "instructions per call" : "fraction of the same-run probe";
     const double x_low = static_cast<double>(all.front()) - 0.6, x_high = static_cast<double>(all.back()) + 0.6;
     std::ostringstream script;
     script << fmt::format("set xrange [{}:{}]\nset offsets 0, 0, graph 0.06, graph 0.06\n", plot_number(x_low),
                           plot_number(x_high));
-    if (fraction_plot.empty()) {
+    if (bottom_plot.empty()) {
       script << fmt::format("set title {}\nset ylabel {}\nset xlabel 'commit (oldest left)'\n"
                             "set xtics ({}) rotate by 35 right font 'sans,8'\nset key outside right top\n{}{}{}\n",
-                            gp_label(p.title), gp_label(rate_name), labelled, arrows, labels, rate_plot);
+                            gp_label(p.title), gp_label(top_name), labelled, arrows, labels, top_plot);
       p.height = 420;
     } else {
       script << "set multiplot layout 2,1 margins 0.09,0.80,0.14,0.92 spacing 0,0.05 title "
              << gp_label(p.title) << " font 'sans,13'\n"
              << fmt::format("set ylabel {}\nset xtics ({})\nset key outside right top\n{}{}{}\n",
-                            gp_label(rate_name), unlabelled, arrows, fraction_found ? "" : labels, rate_plot)
-             << fmt::format("unset label\nset ylabel 'fraction of the same-run probe'\n"
+                            gp_label(top_name), unlabelled, arrows, labels_below ? "" : labels, top_plot)
+             << fmt::format("unset label\nset ylabel {}\n"
                             "set xlabel 'commit (oldest left)'\nset xtics ({}) rotate by 35 right font 'sans,8'\n"
                             "unset key\n{}{}\nunset multiplot\n",
-                            labelled, fraction_found ? labels : "", fraction_plot);
+                            gp_label(bottom_name), labelled, labels_below ? labels : "", bottom_plot);
     }
     p.script = script.str();
-    p.data = "# " + name + ": x = commit in the page's order (history.md, Commits)\n" + data.str();
-    p.caption = fmt::format(
-        "{} against commit order{}: dots are runs (one process each), the line a commit's "
-        "median, the band the range of its runs, dashed the fitted levels; a dotted vertical "
-        "line is a step (red slower, green faster).",
-        rate_name, fraction_plot.empty() ? "" : ", and the fraction of the same-run probe below");
+    p.data = "# " + p.title + ": x = commit in the page's order (history.md, Commits)\n" + data.str();
+    p.caption = group.counted
+                    ? "Counted under callgrind, against commit order: estimated cycles per call above, "
+                      "instructions per call below; dots are runs (counts repeat exactly between "
+                      "processes), the line a commit's median, dashed the levels between steps; a dotted "
+                      "vertical line is a step (red slower, green faster)."
+                    : fmt::format(
+                          "{} against commit order{}: dots are runs (one process each), the line a commit's "
+                          "median, the band the range of its runs, dashed the fitted levels; a dotted vertical "
+                          "line is a step (red slower, green faster).",
+                          top_name, bottom_plot.empty() ? "" : ", and the fraction of the same-run probe below");
     specs.emplace(p.id, std::move(p));
   }
   return specs;

@@ -1,5 +1,7 @@
 // One plot per case for the history page: against commit order (oldest left), the case's rate
-// (top) and its fraction of the same-run probe (bottom), one colour per line (machine), each run
+// (top) and its fraction of the same-run probe (bottom) on timed lines, and in a plot of its own
+// (other units) its estimated cycles per call (top) and instructions per call (bottom) on counted
+// lines; one colour per line (machine), each run
 // a dot, a commit's median a line, the range of its runs a band, the fitted levels dashed, and
 // every step a vertical line labelled with its size and commit (red slower, green faster).
 // Rendered by the report's gnuplot machinery (reports/plots.h), so a person can edit and
@@ -8,6 +10,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "history/analysis.h"
 #include "reports/plots.h"
@@ -16,8 +19,16 @@ namespace ropecheck::history {
 
 inline constexpr const char* kHistoryPlotPrefix = "history-";
 
-// The plot's id (file name under plots/) for each case, unique, by case name.
-std::map<std::string, std::string> history_plot_ids(const HistoryView& view);
+// One plot: a case on its timed lines, or on its counted lines.
+struct PlotGroup {
+  std::string case_name;
+  bool counted = false;
+  std::string id;                   // the file name under plots/, unique
+  std::vector<std::size_t> series;  // indices into view.series
+};
+
+// Every plot of the page, by case in the view's order, the timed one before the counted one.
+std::vector<PlotGroup> history_plot_groups(const HistoryView& view);
 
 // The specs of every case, by id.
 std::map<std::string, PlotSpec> plan_history_plots(const HistoryAnalysis& analysis);

@@ -39,6 +39,17 @@ std::string machine_fingerprint(const EntryMachine& m) {
   return fnv1a_hex(facts).substr(0, 8);
 }
 
+std::string counted_machine_fingerprint(const EntryCounted& c) {
+  const std::string facts =
+      fmt::format("counted\nisa={}\ncaches={}\nvalgrind={}\ncycles={}\n", c.counted_isa, c.simulated_caches,
+                  c.valgrind, c.model.formula());
+  return fnv1a_hex(facts).substr(0, 8);
+}
+
+std::string counted_machine_id(const EntryCounted& c) {
+  return fmt::format("counted-{}-{}", short_slug(c.counted_isa), counted_machine_fingerprint(c));
+}
+
 std::string machine_id(const EntryMachine& m, const std::string& name) {
   if (!name.empty() && (!is_file_name_id(name) || name.size() > 80)) {
     throw InvalidInput(fmt::format(

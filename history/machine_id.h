@@ -22,6 +22,14 @@ std::string machine_fingerprint(const EntryMachine& machine);
 // InvalidInput for a `name` that is not.
 std::string machine_id(const EntryMachine& machine, const std::string& name);
 
+// A counted run's line (entry.h EntryCounted): its counts depend on the simulated machine, not on
+// the host that ran Valgrind, so the fingerprint hashes what was simulated and how it is costed
+// (the counted ISA, the simulated caches, Valgrind's version, the cycle model), and the id reads
+//   counted-avx2-5be01c3a
+// whatever host (or --machine name) recorded it: every host's counts of one build fall on one line.
+std::string counted_machine_fingerprint(const EntryCounted& counted);
+std::string counted_machine_id(const EntryCounted& counted);
+
 // FNV-1a (64 bits) over `text`, as 16 hex digits (also the digest of a run's cases).
 std::string fnv1a_hex(const std::string& text);
 

@@ -21,14 +21,15 @@ double median_or_zero(const std::vector<double>& samples) {
 }  // namespace
 
 Series::Measure Series::measure() const {
-  bool fraction = true, rate = true;
+  bool fraction = true, rate = true, cycles = true;
   for (const auto& c : commits) {
     for (const auto& r : c.runs) {
       fraction = fraction && r.fraction > 0;
       rate = rate && r.rate > 0;
+      cycles = cycles && r.estimated_cycles > 0;
     }
   }
-  return fraction ? Measure::fraction : rate ? Measure::rate : Measure::calls;
+  return cycles ? Measure::cycles : fraction ? Measure::fraction : rate ? Measure::rate : Measure::calls;
 }
 
 std::size_t Series::runs() const {
@@ -42,8 +43,15 @@ double value_of(const RunValue& run, Series::Measure measure) {
     case Series::Measure::fraction: return run.fraction;
     case Series::Measure::rate: return run.rate;
     case Series::Measure::calls: return run.calls_per_second;
+    case Series::Measure::cycles: return run.estimated_cycles;
   }
   return 0;
+}
+
+bool lower_is_better(Series::Measure measure) { return measure == Series::Measure::cycles; }
+
+bool is_slowdown(Series::Measure measure, double change) {
+  return lower_is_better(measure) ? change > 0 : change < 0;
 }
 
 HistoryView arrange_history(std::vector<StoredEntry> entries) {
@@ -102,6 +110,7 @@ HistoryView arrange_history(std::vector<StoredEntry> entries) {
       LineRef line;
       line.machine_id = e.machine.id;
       line.build_type = e.build.build_type;
+      line.counted = e.is_counted();
       line.label = build_types[e.machine.id].size() > 1 ? fmt::format("{} ({})", e.machine.id, e.build.build_type)
                                                         : e.machine.id;
       it = line_index.emplace(key, view.lines.size()).first;
@@ -132,9 +141,14 @@ HistoryView arrange_history(std::vector<StoredEntry> entries) {
       const std::size_t commit = commit_index[all[i].entry.commit.id];
       if (s.commits.empty() || s.commits.back().commit != commit) s.commits.push_back({commit, {}});
       RunValue run;
-      run.fraction = median_or_zero(c.limit_fraction);
-      run.rate = median_or_zero(c.rate);
-      run.calls_per_second = 1e9 / median(c.real_time_ns);
+      if (c.counted) {
+        run.estimated_cycles = c.counted->estimated_cycles;
+        run.instructions = c.counted->instructions;
+      } else {
+        run.fraction = median_or_zero(c.limit_fraction);
+        run.rate = median_or_zero(c.rate);
+        run.calls_per_second = 1e9 / median(c.real_time_ns);
+      }
       run.entry = i;
       run.rate_unit = c.rate_unit;
       s.commits.back().runs.push_back(run);

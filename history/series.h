@@ -22,16 +22,18 @@ struct CommitRef {
 struct LineRef {
   std::string machine_id, build_type;
   std::string label;          // the machine id, plus the build type when its machine has several
+  bool counted = false;       // a counted line (entry.h): its runs are counts, not times
   std::size_t latest = 0;     // index into entries of its newest run (its facts, for the page)
   std::size_t runs = 0;
   std::vector<std::size_t> commits;  // indices into commits, in order
 };
 
-// One run (one process) of a case: the medians of its repetitions.
+// One run (one process) of a case: the medians of its repetitions, or its counts per call.
 struct RunValue {
   double fraction = 0;  // limit_fraction; 0: not measured
   double rate = 0;      // in the series' unit; 0: not measured in it
-  double calls_per_second = 0;  // 1e9 / real time
+  double calls_per_second = 0;  // 1e9 / real time; 0: counted
+  double estimated_cycles = 0, instructions = 0;  // per call, counted; 0: timed
   std::size_t entry = 0;  // index into entries
   std::string rate_unit;  // of `rate` in this run
 };
@@ -48,9 +50,10 @@ struct Series {
   std::string rate_unit;  // the newest run's "GB/s" or "GFLOP/s"; "" when it has none
   std::vector<CommitRuns> commits;  // in commit order, only commits with runs
 
-  // What steps are found in: the same-run fraction when every run has it (the quieter measure,
+  // What steps are found in: on a counted line, the estimated cycles per call (lower is better);
+  // on a timed one, the same-run fraction when every run has it (the quieter measure,
   // gate/README.md), else the rate when every run has it, else calls per second.
-  enum class Measure { fraction, rate, calls };
+  enum class Measure { fraction, rate, calls, cycles };
   Measure measure() const;
   std::size_t runs() const;
 };
@@ -71,5 +74,11 @@ HistoryView arrange_history(std::vector<StoredEntry> entries);
 
 // A measure's value of a run, 0 when not measured.
 double value_of(const RunValue& run, Series::Measure measure);
+
+// Whether a lower value of `measure` is the better one (cycles; the rates and fractions are
+// higher-is-better): which way of a step is a slowdown.
+bool lower_is_better(Series::Measure measure);
+// Whether a step of `change` (relative, in the measure) is a slowdown.
+bool is_slowdown(Series::Measure measure, double change);
 
 }  // namespace ropecheck::history

@@ -36,6 +36,9 @@ struct StepSettings {
   // Runs a level needs on each side of a break: one process alone is no evidence (a single
   // process can run 1.4-1.7x slow for reasons of its own, bench/README.md).
   std::size_t min_runs = 2;
+  // Counted lines (counted_steps.h): a change between consecutive commits larger than this is a
+  // step; counts of one build agree across processes to far below 0.1%.
+  double min_counted_step_percent = 1;
 };
 
 struct StepSegment {

@@ -12,6 +12,7 @@
 #include "bench/format/shapes.h"
 #include "core/subject_ids.h"
 #include "reports/bench_tables.h"
+#include "reports/counted_section.h"
 #include "reports/plots.h"
 #include "reports/verdict.h"
 #include "reports/verdict_section.h"
@@ -625,7 +626,8 @@ void thread_sweep_section(ReportDoc& doc, const BenchData& bench) {
 void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<std::string, Figure>& figures) {
   heading(doc, 2, "Performance");
   if (!in.bench) {
-    paragraph(doc, fmt::format("No bench.json in {}: `ropecheck bench --out DIR` writes one.", in.in_dir.string()));
+    paragraph(doc, fmt::format("No bench.json in {}: `ropecheck bench --out DIR` writes one.{}", in.in_dir.string(),
+                               in.counted ? " Its counts are in the next section." : ""));
     return;
   }
   const std::string no_cases = "(no matching cases in bench.json)";
@@ -705,6 +707,7 @@ void accuracy_section(ReportDoc& doc, const ReportInputs& in, const std::map<std
   figure(doc, figures, kPlotDecay, "Long-range decay: accuracy.json has no decay curves.");
 }
 
+// The timed comparison; a counted baseline's is in the counted section.
 void baseline_section(ReportDoc& doc, const ReportInputs& in, const std::map<std::string, Figure>& figures) {
   if (!in.baseline) return;
   heading(doc, 2, "Against the baseline");
@@ -760,7 +763,8 @@ ReportDoc build_report(const ReportInputs& in, const std::map<std::string, Figur
   std::string sources;
   for (const auto& [present, name] : {std::pair{in.verify.has_value(), "verify.json"},
                                       std::pair{in.bench.has_value(), "bench.json"},
-                                      std::pair{in.accuracy.has_value(), "accuracy.json"}}) {
+                                      std::pair{in.accuracy.has_value(), "accuracy.json"},
+                                      std::pair{in.counted.has_value(), "counted.json"}}) {
     sources += fmt::format("{}`{}` ({})", sources.empty() ? "" : ", ", name, present ? "read" : "absent");
   }
   paragraph(doc, fmt::format("From `{}`: {}. Plots are SVG files rendered by gnuplot under `plots/`, "
@@ -768,6 +772,7 @@ ReportDoc build_report(const ReportInputs& in, const std::map<std::string, Figur
                              in.in_dir.string(), sources));
   verification_section(doc, in);
   performance_section(doc, in, figures);
+  counted_section(doc, in);
   history_section(doc, in);
   accuracy_section(doc, in, figures);
   baseline_section(doc, in, figures);

@@ -292,18 +292,23 @@ ReportInputs read_report_inputs(const fs::path& in_dir, const fs::path& baseline
   if (const auto f = in_dir / "verify.json"; file_exists(f)) inputs.verify = read_verify_data(f);
   if (const auto f = in_dir / "bench.json"; file_exists(f)) inputs.bench = read_bench_data(f);
   if (const auto f = in_dir / "accuracy.json"; file_exists(f)) inputs.accuracy = read_accuracy_data(f);
-  if (!inputs.verify && !inputs.bench && !inputs.accuracy) {
+  if (is_counted_run(in_dir)) inputs.counted = read_counted_run(in_dir);
+  if (!inputs.verify && !inputs.bench && !inputs.accuracy && !inputs.counted) {
     throw InvalidInput(fmt::format(
-        "--in {}: nothing to report: no verify.json, bench.json or accuracy.json there "
+        "--in {}: nothing to report: no verify.json, bench.json, accuracy.json or counted.json there "
         "(write them with `ropecheck verify --out DIR` and `ropecheck bench --out DIR`)",
         in_dir.string()));
   }
   if (!baseline_dir.empty()) {
-    const auto f = bench_json_path(baseline_dir);
-    if (!file_exists(f)) {
-      throw InvalidInput(fmt::format("--baseline {}: no bench.json there", baseline_dir.string()));
+    // A directory may hold both; a file is the one it names.
+    const bool counted_file = !fs::is_directory(baseline_dir, error) && is_counted_run(baseline_dir);
+    if (const auto f = bench_json_path(baseline_dir); !counted_file && file_exists(f)) {
+      inputs.baseline = read_bench_data(f);
     }
-    inputs.baseline = read_bench_data(f);
+    if (is_counted_run(baseline_dir)) inputs.baseline_counted = read_counted_run(baseline_dir);
+    if (!inputs.baseline && !inputs.baseline_counted) {
+      throw InvalidInput(fmt::format("--baseline {}: no bench.json there, nor counted.json", baseline_dir.string()));
+    }
   }
   return inputs;
 }

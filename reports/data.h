@@ -1,6 +1,6 @@
 // The inputs of `ropecheck report` as plain structs: verify.json (ropecheck.verify/3, /2 or /1), bench.json
-// (Google Benchmark JSON with ropecheck_* context keys) and accuracy.json (ropecheck.accuracy/1),
-// each optional. Reading checks every field the report uses, so that a malformed file is bad input
+// (Google Benchmark JSON with ropecheck_* context keys), accuracy.json (ropecheck.accuracy/1) and
+// counted.json (ropecheck.counted/1, bench/format/counted_json.h, read by its own reader), each optional. Reading checks every field the report uses, so that a malformed file is bad input
 // naming the file (exit 2), never a half-drawn report.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/format/bench_json.h"
+#include "bench/format/counted_json.h"
 #include "reports/case_records.h"
 
 namespace ropecheck {
@@ -94,13 +95,16 @@ struct ReportInputs {
   std::optional<VerifyData> verify;
   std::optional<BenchData> bench;
   std::optional<AccuracyData> accuracy;
-  std::optional<BenchData> baseline;  // --baseline: another run's bench.json
+  std::optional<CountedRun> counted;
+  std::optional<BenchData> baseline;           // --baseline: another run's bench.json
+  std::optional<CountedRun> baseline_counted;  // ... and its counted.json
   ReportHistoryLink history;          // from ReportOptions: not read from in_dir
 };
 
-// Reads in_dir/{verify,bench,accuracy}.json (those present) and, when `baseline_dir` is not empty,
-// its bench.json (required there). Throws InvalidInput when in_dir holds none of the three, or
-// naming the file when one is unreadable or malformed.
+// Reads in_dir/{verify,bench,accuracy,counted}.json (those present) and, when `baseline_dir` is not
+// empty, its bench.json and counted.json (one of them required there; a bench.json file path is
+// its bench.json alone). Throws InvalidInput when in_dir holds none of the four, or naming the
+// file when one is unreadable or malformed.
 ReportInputs read_report_inputs(const std::filesystem::path& in_dir,
                                 const std::filesystem::path& baseline_dir);
 

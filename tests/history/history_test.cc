@@ -289,7 +289,7 @@ TEST_F(HistoryBadFile, ABenchJsonDroppedIntoTheHistoryIsExit2NamingIt) {
 TEST_F(HistoryBadFile, AnEntryOfAnotherSchemaVersionIsExit2NamingIt) {
   const fs::path file = first_entry();
   std::string text = slurp(file);
-  text.replace(text.find("ropecheck.history/1"), 19, "ropecheck.history/9");
+  text.replace(text.find("ropecheck.history/2"), 19, "ropecheck.history/9");
   std::ofstream(file, std::ios::trunc) << text;
   expect_refused(file, "ropecheck.history/9");
 }
