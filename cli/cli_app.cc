@@ -209,7 +209,9 @@ void add_compare(CLI::App& app, Commands& c) {
   auto& o = c.compare_options;
   c.compare = app.add_subcommand(
       "compare", "CI gate: compare two bench results (Google Benchmark JSON) case by case; fail "
-                 "on a significant drop of the same-run limit_fraction beyond the threshold.");
+                 "on a significant drop of the same-run limit_fraction beyond the threshold. Two "
+                 "counted runs (counted.json of `count` or a counted gate) are judged on estimated "
+                 "cycles instead, at --threshold default 1.");
   // Existence is checked by the reader, whose message says what a BASE or CUR must be.
   c.compare
       ->add_option("BASE", c.compare_base,
@@ -540,6 +542,7 @@ int dispatch(Commands& c, std::vector<std::string> command_line, std::ostream& o
     c.compare_options.base = c.compare_base;
     c.compare_options.current = c.compare_current;
     c.compare_options.json_out = c.compare_json;
+    if (c.compare->count("--threshold") > 0) c.compare_options.counted_threshold_percent = c.compare_options.threshold_percent;
     return run_compare(c.compare_options, out);
   }
   if (c.count->parsed()) return run_count(c.count_options, out);

@@ -102,8 +102,9 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "gnuplot-nox | gnuplot")
 # ropecheckConfig.cmake finds no dependency (the plugin ABI is one C header): nothing -dev.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "cmake, gcc | c-compiler")
 # `history add` and the main job's ROPECHECK_HISTORY read the commit of the user's checkout;
-# `--python` runs the user's interpreter, which needs numpy.
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "git, python3-numpy")
+# `--python` runs the user's interpreter, which needs numpy; `count` and `gate --measure counted`
+# run Valgrind.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "git, python3-numpy, valgrind")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Only an optimised, uninstrumented build is shipped: cpack refuses the others
 # (cmake/cpack_project_config.cmake).

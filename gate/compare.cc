@@ -11,6 +11,7 @@
 
 #include "gate/compare_rule.h"
 #include "bench/format/bench_json.h"
+#include "bench/format/counted_json.h"
 #include "gate/compare.h"
 #include "gate/process_samples.h"
 #include "core/errors.h"
@@ -133,6 +134,12 @@ Json compare_json(const CompareOptions& options, const Comparison& comparison, b
 }  // namespace
 
 int run_compare(const CompareOptions& options, std::ostream& out) {
+  const bool base_counted = is_counted_run(options.base), current_counted = is_counted_run(options.current);
+  if (base_counted && current_counted) return run_compare_counted(options, out);
+  if (base_counted || current_counted) {
+    throw InvalidInput("compare: one side is a counted run (counted.json) and the other a timed one "
+                       "(bench.json); give both sides the same kind");
+  }
   const CompareSettings settings{options.threshold_percent, options.alpha};
   progress_log().info("compare: base {}, current {}", bench_json_path(options.base).string(),
                       bench_json_path(options.current).string());

@@ -17,6 +17,10 @@ struct CompareOptions {
   std::filesystem::path base;
   std::filesystem::path current;  // the same kind, for the run under test
   double threshold_percent = 5;   // a drop of the medians must exceed this to fail, in [0, 100)
+  // Two counted runs (counted.json, or folders holding one: `ropecheck count`, a counted gate's
+  // DIR/counted/base) are judged on estimated cycles at this threshold instead (counted_rule.h);
+  // --threshold sets both.
+  double counted_threshold_percent = 1;
   double alpha = 0.05;            // family-wise (Holm) significance level, in (0, 1)
   std::filesystem::path json_out;  // empty: current/compare.json when current is a directory
 };
@@ -26,5 +30,9 @@ struct CompareOptions {
 // when a case regressed; throws InvalidInput for a missing or malformed file, a case with fewer
 // than 3 samples, sides of different kinds, no case on both sides, or a bad threshold or alpha.
 int run_compare(const CompareOptions& options, std::ostream& out);
+
+// The same for two counted runs: the counted table, a summary line and compare.json; exit 0 PASS,
+// 1 a REGRESSION, 3 INCONCLUSIVE (within the counts' spread of the threshold).
+int run_compare_counted(const CompareOptions& options, std::ostream& out);
 
 }  // namespace ropecheck

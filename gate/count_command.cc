@@ -27,7 +27,7 @@ int run_count(const CountOptions& options, std::ostream& out) {
   const auto valgrind = require_valgrind("count");
   prepare_out_dir(options.out_dir);
   const auto dir = std::filesystem::absolute(options.out_dir);
-  const GateSide self{"this binary", {this_executable().string(), "bench"}};
+  const GateSide self{"count", {this_executable().string(), "bench"}};
   const auto kernels = fastest_counted_kernels(available_implementations(self, dir));
   const std::string filter = options.filter.empty() ? default_gate_filter(kernels) : options.filter;
   auto cases = list_countable_cases(valgrind, self.bench_command, filter, dir / "list");

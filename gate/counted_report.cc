@@ -34,7 +34,7 @@ void print_counted_table(const CountedJudgement& judgement, const std::vector<st
 
 std::string counted_legend(const CountedRun& run, double threshold_percent, int calls) {
   std::string legend = fmt::format(
-      "COUNTED: estimated cycles per call = {}, over {} calls per side after one that warms the simulated "
+      "COUNTED: estimated cycles per call = {}, over {} calls per side after two that warm the simulated "
       "caches ({}; {}); CHANGE is current/base - 1: REGRESSION above +{}% by more than the counts' spread "
       "of {}%, PASS below it by as much, INCONCLUSIVE between.",
       run.model.formula(), calls, run.simulated_caches, run.valgrind, threshold_percent, kCountedSpreadPercent);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "core/errors.h"
 #include "core/exit_codes.h"
@@ -13,22 +14,29 @@ namespace ropecheck {
 namespace {
 
 double ratio_of(double current, double base) {
-  return base > 0 ? current / base : std::numeric_limits<double>::quiet_NaN();
+  if (base > 0) return current / base;
+  return current > 0 ? std::numeric_limits<double>::quiet_NaN() : 1;  // from none, or none either side
 }
 
 std::string change_text(double ratio) {
   return std::isnan(ratio) ? "from none" : fmt::format("{:+.2f}%", 100 * (ratio - 1));
 }
 
-// Misses that moved by more than the instructions did and by more than kMemoryNotePercent:
-// named, so that a change that only moves memory traffic is not hidden behind one number.
-constexpr double kMemoryNotePercent = 1;
+// Misses whose change differs from the instructions' by more than kMemoryNotePoints and moves
+// the estimate by more than kMemoryNoteShare of the base's cycles: named, so that a change that
+// moves memory traffic is not hidden behind one number (and a handful of misses is not news).
+constexpr double kMemoryNotePoints = 0.01;
+constexpr double kMemoryNoteShare = 0.001;
 
-std::string memory_note(const CountedVerdict& v) {
+std::string memory_note(const CountedVerdict& v, const CountedCase& base, const CountedCase& current,
+                        const CycleModel& model) {
   std::string note;
-  const double instructions = std::abs(v.instructions_ratio - 1);
-  for (const auto& [what, ratio] : {std::pair{"L1 misses", v.l1_misses_ratio}, std::pair{"LL misses", v.ll_misses_ratio}}) {
-    if (std::isnan(ratio) || (std::abs(ratio - 1) * 100 > kMemoryNotePercent && std::abs(ratio - 1) > instructions)) {
+  const double l1_cycles = std::abs(current.l1_misses() - base.l1_misses()) * model.l1_miss_cycles;
+  const double ll_cycles = std::abs(current.ll_misses() - base.ll_misses()) * model.ll_miss_cycles;
+  for (const auto& [what, ratio, cycles] : {std::tuple{"L1 misses", v.l1_misses_ratio, l1_cycles},
+                                            std::tuple{"LL misses", v.ll_misses_ratio, ll_cycles}}) {
+    const bool apart = std::isnan(ratio) || std::abs(ratio - v.instructions_ratio) > kMemoryNotePoints;
+    if (apart && cycles > kMemoryNoteShare * base.estimated_cycles) {
       note += fmt::format("{}{} {}", note.empty() ? "" : ", ", what, change_text(ratio));
     }
   }
@@ -38,7 +46,8 @@ std::string memory_note(const CountedVerdict& v) {
 
 }  // namespace
 
-CountedVerdict judge_counted(const CountedCase& base, const CountedCase& current, double threshold_percent) {
+CountedVerdict judge_counted(const CountedCase& base, const CountedCase& current, double threshold_percent,
+                             const CycleModel& model) {
   if (!(threshold_percent > 0 && threshold_percent < 100)) {
     throw InvalidInput(fmt::format("--threshold must be in (0, 100) per cent, got {}", threshold_percent));
   }
@@ -57,7 +66,7 @@ CountedVerdict judge_counted(const CountedCase& base, const CountedCase& current
   v.verdict = change > threshold_percent + kCountedSpreadPercent   ? GateVerdict::regression
               : change < threshold_percent - kCountedSpreadPercent ? GateVerdict::pass
                                                                    : GateVerdict::inconclusive;
-  v.memory_note = memory_note(v);
+  v.memory_note = memory_note(v, base, current, model);
   return v;
 }
 
@@ -69,7 +78,7 @@ CountedJudgement judge_counted_runs(const CountedRun& base, const CountedRun& cu
       j.unpaired.push_back(b.name);
       continue;
     }
-    j.cases.push_back(judge_counted(b, *c, threshold_percent));
+    j.cases.push_back(judge_counted(b, *c, threshold_percent, base.model));
     const GateVerdict verdict = j.cases.back().verdict;
     j.regressions += verdict == GateVerdict::regression;
     j.inconclusive += verdict == GateVerdict::inconclusive;

@@ -16,23 +16,26 @@ namespace ropecheck {
 // in per cent: measured over 20 processes per gated case (gate/README.md: 0 on every case but
 // attention, whose OpenBLAS buffers move by a few hundred instructions in 10^8); held by
 // tests/gate/counted_gate_test.cc.
-inline constexpr double kCountedSpreadPercent = 0.01;
+inline constexpr double kCountedSpreadPercent = 0.01;  // see above
 
 struct CountedVerdict {
   std::string name;
   GateVerdict verdict = GateVerdict::inconclusive;
   double base_cycles = 0, current_cycles = 0;  // estimated, per call
-  // current / base per call (NaN where the base is 0: "none before").
+  // current / base per call (1 where both are 0; NaN where only the base is: "from none").
   double cycles_ratio = 1, instructions_ratio = 1, l1_misses_ratio = 1, ll_misses_ratio = 1;
-  // Non-empty when the misses moved by more than the instructions did: a change of memory
-  // traffic that the cycle estimate weighs but a reader should see named.
+  // Non-empty when the misses' change differs from the instructions' by more than a point and
+  // moves the estimate by more than 0.1%: a change of memory traffic that the cycle estimate
+  // weighs but a reader should see named.
   std::string memory_note;
 };
 
 // REGRESSION when the change in estimated cycles exceeds threshold + kCountedSpreadPercent, PASS
-// when it is below threshold - kCountedSpreadPercent, else INCONCLUSIVE. Throws InvalidInput for a
-// threshold outside (0, 100) or cases that counted nothing.
-CountedVerdict judge_counted(const CountedCase& base, const CountedCase& current, double threshold_percent);
+// when it is below threshold - kCountedSpreadPercent, else INCONCLUSIVE; `model` (the runs') weighs
+// the misses for the memory note. Throws InvalidInput for a threshold outside (0, 100) or cases
+// that counted nothing.
+CountedVerdict judge_counted(const CountedCase& base, const CountedCase& current, double threshold_percent,
+                             const CycleModel& model);
 
 struct CountedJudgement {
   std::vector<CountedVerdict> cases;  // by name

@@ -69,7 +69,7 @@ void validate(const GateOptions& o) {
   if (!(o.max_seconds >= 0)) throw InvalidInput("--max-seconds must be >= 0");
   // The rule's own checks (threshold, alpha) run before anything is measured.
   judge_rounds({{"check", {1, 1, 1}, ""}}, {o.counted ? o.timed_threshold_percent : o.threshold_percent, o.alpha, o.trim});
-  if (o.counted) judge_counted({"check", 1, {1}, 1}, {"check", 1, {1}, 1}, o.threshold_percent);
+  if (o.counted) judge_counted({"check", 1, {1}, 1}, {"check", 1, {1}, 1}, o.threshold_percent, {});
 }
 
 // DIR/sides/NAME -> target (absolute), so that both sides' paths have the same length (see
@@ -299,6 +299,7 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   const auto caches = read_cpu_caches();
 
   GateResult result;
+  result.started = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
   result.base = !options.base.empty() ? options.base
                 : !options.base_python.empty() ? options.base_python : options.base_plugin.string();
   result.current = !options.current.empty() ? options.current
@@ -311,6 +312,14 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   result.min_time = options.min_time;
   result.seed = options.seed;
   result.warmup_rounds = options.warmup_rounds;
+  const auto out_dir = std::filesystem::absolute(options.out_dir);
+  // The counted half first, before the pinning below: its processes share every CPU (counts do
+  // not depend on it), which the timed rounds must not.
+  if (options.counted) {
+    const CountedGatePlan plan = counted_plan(options, sides);
+    const auto counted_cases = counted_gate_cases(plan, sides, out_dir, result.unpaired);
+    if (!counted_cases.empty()) result.counted = run_counted_gate(plan, sides, counted_cases, out_dir);
+  }
   std::string unpinned;
   if (const auto cpu = pin_to_one_cpu(options.cpu, unpinned)) {
     result.cpu = *cpu;
@@ -321,20 +330,12 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   }
   result.cpu_model = this_machine().cpu_model;
   result.caches = caches_text(caches);
-  result.started = fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
   result.command_line = options.command_line;
   const BenchSettings bench{result.filter, options.repetitions, options.min_time};
   progress_log().info("gate: {} rounds of {} vs {}, filter '{}'", options.rounds, result.base,
                       result.current, result.filter);
 
   RoundOrder order(options.seed);
-  const auto out_dir = std::filesystem::absolute(options.out_dir);
-  // The counted half first: its processes share the CPUs, which the timed rounds must not.
-  if (options.counted) {
-    const CountedGatePlan plan = counted_plan(options, sides);
-    const auto counted_cases = counted_gate_cases(plan, sides, out_dir, result.unpaired);
-    if (!counted_cases.empty()) result.counted = run_counted_gate(plan, sides, counted_cases, out_dir);
-  }
   // Warm-up rounds: each side once over the whole suite, not judged. They also find the cases.
   ProcessValues base_cases, current_cases;
   for (std::size_t i = 0; i < options.warmup_rounds; ++i) {

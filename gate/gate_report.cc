@@ -76,6 +76,9 @@ void print_gate_table(const GateResult& r, std::ostream& out) {
   if (r.counted.ran) {
     print_counted_table(r.counted.judgement, r.counted.why, out);
     out << counted_legend(r.counted.base, r.counted.plan.threshold_percent, r.counted.plan.calls);
+    if (!r.counted.plan.isa_note.empty() && r.timed_ran) {
+      out << "note: the timed cases below run at this CPU's own fastest level: its AVX-512 code is judged there\n";
+    }
     if (!r.timed_ran) {
       for (const auto& note : r.notes) out << "note: " << note << "\n";
       return;

@@ -60,8 +60,7 @@ std::string counted_level(const std::vector<std::string>& counted_kernels) {
 
 std::string counted_level_note(const std::string& level) {
   if (cpu_supports(Isa::avx512)) {
-    return fmt::format("this CPU has AVX-512, which Valgrind does not run: kernels counted at {}; the "
-                       "AVX-512 kernels are judged by real time on the cases counting cannot model",
+    return fmt::format("this CPU has AVX-512, which Valgrind does not run: kernels counted at {}",
                        level.empty() ? "no level" : level);
   }
   return "";

@@ -15,6 +15,9 @@
 #   CI_GATE_VERIFY_ARGS extra `verify` arguments
 #   CI_GATE_ARGS        extra `gate` arguments (default: --max-seconds 280: rounds are added while
 #                       a case is INCONCLUSIVE, the whole gate staying under 5 minutes)
+#   CI_GATE_MEASURE     counted (the default where Valgrind is on PATH and both builds can count:
+#                       the cases that fit the simulated last level judged on counted cycles at
+#                       --threshold 1, the others timed) or timed (every case timed, threshold 5)
 # Results: $CI_GATE_WORK/results/{verify.junit.xml,gate.junit.xml,gate.md,gate/gate.json}.
 set -euo pipefail
 
@@ -67,10 +70,23 @@ if [ "$verify_code" -ne 0 ]; then
   exit "$verify_code"
 fi
 
-echo "ci-gate: gate $base -> $change" >&2
+# Counted where it can be: Valgrind present and both builds with a counted mode (a base from before
+# it has none: then every case is timed, and the output says so).
+measure=${CI_GATE_MEASURE:-}
+if [ -z "$measure" ]; then
+  measure=timed
+  if command -v valgrind >/dev/null && "$old" bench --help 2>/dev/null | grep -q -- --counted-calls; then
+    measure=counted
+  else
+    echo "ci-gate: timing every case: $(command -v valgrind >/dev/null || echo 'no valgrind on PATH (Debian package valgrind)')$(command -v valgrind >/dev/null && echo 'the base build has no counted mode')" >&2
+  fi
+fi
+measure_args=()
+[ "$measure" = counted ] && measure_args=(--measure counted)
+echo "ci-gate: gate $base -> $change ($measure)" >&2
 gate_code=0
 "$new" gate --base "$old" --current "$new" --out "$results/gate" \
-  --junit "$results/gate.junit.xml" --markdown "$results/gate.md" "${gate_args[@]}" || gate_code=$?
+  --junit "$results/gate.junit.xml" --markdown "$results/gate.md" "${measure_args[@]}" "${gate_args[@]}" || gate_code=$?
 case $gate_code in
   0) echo "ci-gate: PASS" >&2; exit 0 ;;
   1) echo "ci-gate: REGRESSION" >&2; exit 1 ;;

@@ -8,6 +8,7 @@ packages=(
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libsleef-dev
   python3 python3-jsonschema gnuplot-nox
+  valgrind  # the counted measure (`ropecheck count`, `gate --measure counted`): callgrind, and valgrind/callgrind.h for the bench's client requests
   python3-numpy python3-mpmath  # tests/vectors: the NumPy port example, the scaled vectors recomputed in high precision
   chromium  # tests/reports/browser_check.py: the report and history pages loaded in headless chromium over the DevTools protocol (~110 MB of archives with chromium-common)
   libxml2-utils  # xmllint: the tests validate JUnit XML against tests/support/junit.xsd

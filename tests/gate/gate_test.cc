@@ -12,6 +12,7 @@
 
 #include "core/exit_codes.h"
 #include "tests/support/gate_test_case.h"
+#include "tests/support/slowed_wrapper.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -20,18 +21,10 @@ namespace {
 namespace fs = std::filesystem;
 using test::ScratchDir;
 using test::contains;
+using test::slowed_wrapper;
 
 // One small, always available case, off this machine's cache boundaries (gate_test_case.h).
 const std::string kFilter = test::gate_case_filter();
-
-// An executable script that runs the real binary with ROPECHECK_BENCH_SLOWDOWN set.
-fs::path slowed_wrapper(const fs::path& dir, const std::string& setting) {
-  const auto path = dir / "slowed-ropecheck";
-  std::ofstream(path) << "#!/bin/sh\nROPECHECK_BENCH_SLOWDOWN='" << setting << "' exec '"
-                      << ROPECHECK_CLI_PATH << "' \"$@\"\n";
-  fs::permissions(path, fs::perms::owner_all);
-  return path;
-}
 
 TEST(Gate, SixtyPercentInjectedSlowdownIsARegression) {
   const ScratchDir dir("gate_slow");
