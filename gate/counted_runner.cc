@@ -15,7 +15,8 @@ namespace ropecheck {
 namespace {
 
 constexpr int kLineBytes = 64;
-constexpr int kL1Bytes = 32 << 10, kL1Ways = 8;
+constexpr int kL1Bytes = 32 << 10, kL1Ways = 8;       // the instruction cache
+constexpr int kD1Bytes = 48 << 10, kD1Ways = 12;      // the data cache
 constexpr int kLastLevelWays = 16;
 
 std::string cache_option(const char* name, std::uint64_t bytes, int ways) {
@@ -59,7 +60,7 @@ class RunFolder {
 
 std::vector<std::string> callgrind_arguments(const std::filesystem::path& out_file) {
   return {"--tool=callgrind", "--cache-sim=yes",
-          cache_option("I1", kL1Bytes, kL1Ways), cache_option("D1", kL1Bytes, kL1Ways),
+          cache_option("I1", kL1Bytes, kL1Ways), cache_option("D1", kD1Bytes, kD1Ways),
           cache_option("LL", kSimulatedLastLevelBytes, kLastLevelWays),
           "--instr-atstart=no", "--collect-atstart=no",
           // A side may be a script that execs ropecheck (the gate's calibration wraps one so).
@@ -69,7 +70,7 @@ std::vector<std::string> callgrind_arguments(const std::filesystem::path& out_fi
 
 std::string simulated_caches_text() {
   return fmt::format("I1 {} KiB {}-way, D1 {} KiB {}-way, LL {} MiB {}-way, {} B lines", kL1Bytes >> 10,
-                     kL1Ways, kL1Bytes >> 10, kL1Ways, kSimulatedLastLevelBytes >> 20, kLastLevelWays, kLineBytes);
+                     kL1Ways, kD1Bytes >> 10, kD1Ways, kSimulatedLastLevelBytes >> 20, kLastLevelWays, kLineBytes);
 }
 
 std::optional<std::filesystem::path> find_valgrind(std::string& why) {

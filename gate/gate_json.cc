@@ -97,7 +97,7 @@ Json gate_json(const GateResult& r) {
           // /4: the counted half (null when the gate was not counted), and whether cases were timed.
           {"counted", counted_gate_json(r.counted)},
           {"timed", r.timed_ran},
-          {"exit_code", r.exit_code},
+          {"exit_code", combined_exit_code(r)},
           {"summary", {{"gated", j.gated},
                        {"regression", j.regressions},
                        {"inconclusive", j.inconclusive},

@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include "core/exit_codes.h"
 #include "core/text_table.h"
 #include "gate/counted_report.h"
 #include "gate/gated_cases.h"
@@ -51,6 +52,14 @@ std::string resolve_advice(const CaseVerdict& v) {
                      std::max(0.1, v.threshold_to_pass_percent + 0.05));
 }
 
+int combined_exit_code(const GateResult& r) {
+  const int timed = r.timed_ran ? r.judgement.exit_code : kExitOk;
+  const int counted = r.counted.ran ? r.counted.judgement.exit_code : kExitOk;
+  if (timed == kExitFailed || counted == kExitFailed) return kExitFailed;
+  if (timed == kExitInconclusive || counted == kExitInconclusive) return kExitInconclusive;
+  return kExitOk;
+}
+
 std::string gate_summary_line(const GateResult& r) {
   const auto& j = r.judgement;
   std::string line = "gate: ";
@@ -69,7 +78,7 @@ std::string gate_summary_line(const GateResult& r) {
         r.rounds.size(), measure_text(r), 100 * r.settings.trim, r.settings.alpha,
         r.settings.threshold_percent);
   }
-  return line + fmt::format("{:.0f} s -> {} (exit {})", r.seconds, overall(r.exit_code), r.exit_code);
+  return line + fmt::format("{:.0f} s -> {} (exit {})", r.seconds, overall(combined_exit_code(r)), combined_exit_code(r));
 }
 
 void print_gate_table(const GateResult& r, std::ostream& out) {
@@ -108,8 +117,9 @@ void print_gate_table(const GateResult& r, std::ostream& out) {
 
 std::string gate_markdown(const GateResult& r) {
   const auto& j = r.judgement;
-  const char* icon = r.exit_code == 0 ? "✅" : r.exit_code == 1 ? "❌" : "⚠️";
-  std::string md = fmt::format("### {} ropecheck gate: {}\n\n", icon, overall(r.exit_code));
+  const int exit_code = combined_exit_code(r);
+  const char* icon = exit_code == 0 ? "✅" : exit_code == 1 ? "❌" : "⚠️";
+  std::string md = fmt::format("### {} ropecheck gate: {}\n\n", icon, overall(exit_code));
   if (r.counted.ran) {
     const auto& c = r.counted.judgement;
     md += fmt::format("Counted: {} REGRESSION, {} INCONCLUSIVE, {} PASS of {} case(s) on estimated cycles "

@@ -48,7 +48,6 @@ struct GateResult {
   // --measure counted: the counted cases and their verdicts (ran false otherwise).
   CountedGatePart counted;
   bool timed_ran = true;  // false when a counted gate had no case to time
-  int exit_code = 0;      // the worst of the timed and the counted verdicts
 };
 
 // The exit code of a gate of both halves: REGRESSION over INCONCLUSIVE over PASS.

@@ -97,6 +97,19 @@ std::string default_gate_filter(const std::vector<std::string>& kernels) {
   return filter + fmt::format("^{}/", bench::registered_name(attention));
 }
 
+std::string timed_half_filter(const std::vector<std::string>& kernels) {
+  std::string shapes;
+  for (const auto shape : kGatedShapes) {
+    // Routed by the smallest element (16 bits): a shape timed at that size is timed at every size.
+    const auto name = fmt::format("kernel_bf16/scalar/{}/{}/real_time/threads:1", shape, kGatedLayout);
+    if (!route_case(name).counted) shapes += (shapes.empty() ? "" : "|") + std::string(shape);
+  }
+  if (shapes.empty() || kernels.empty()) return "";
+  std::string ids;
+  for (const auto& id : kernels) ids += (ids.empty() ? "" : "|") + id;
+  return fmt::format("^({})/({})/{}/{}", ids, shapes, kGatedLayout, kForwardOnly);
+}
+
 std::string outside_gate_filter(std::string_view kind) {
   return fmt::format("^{}/[^/]+/({})/{}/{}", kind, shapes_alternation(), kGatedLayout, kForwardOnly);
 }

@@ -58,6 +58,10 @@ struct CaseRoute {
 };
 CaseRoute route_case(const std::string& case_name);
 
+// The timed half of a counted gate under the default rule: the kernels (each at its own fastest
+// level) on the gated shapes that route_case() sends to time; "" when there are none.
+std::string timed_half_filter(const std::vector<std::string>& kernels);
+
 // The filter for --base-plugin/--plugin ("plugin") and --base-python/--python ("python"): every
 // case of that kind on the gated shapes.
 std::string outside_gate_filter(std::string_view kind);

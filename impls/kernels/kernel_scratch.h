@@ -17,23 +17,26 @@
 
 namespace ropecheck {
 
-// Cache-line aligned storage for the scratch below. With malloc's 16-byte alignment, where the
-// table landed within a cache line depended on everything the process had allocated before (its
+// Page-aligned storage for the scratch below. With malloc's 16-byte alignment, where the table
+// landed within a cache line depended on everything the process had allocated before (its
 // command line among it), and with it whether the vector loads and stores of the table split two
 // lines: kernel_bf16/avx512bf16 on llama3_8b_gqa_prefill512 ran 9% apart between two processes
 // of one build whose argv[0] differed in length (bench/README.md), which a gate reads as a
-// change of speed.
+// change of speed. Aligned to a cache line, where it landed within a page still decided which L1
+// sets it shared with q and k: decode's L1 misses moved by 0.4% of its counted cycles between
+// processes whose environments differed in length (gate/README.md, "Counted"). A page each (the
+// scratch is a few KiB a thread) places it the same in every process.
 template <typename T>
-struct CacheLineAllocator {
+struct ScratchAllocator {
   using value_type = T;
-  static constexpr std::align_val_t kAlignment{64};
-  CacheLineAllocator() = default;
+  static constexpr std::align_val_t kAlignment{4096};
+  ScratchAllocator() = default;
   template <typename U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+  ScratchAllocator(const ScratchAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
   void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, kAlignment); }
   template <typename U>
-  bool operator==(const CacheLineAllocator<U>&) const noexcept { return true; }
+  bool operator==(const ScratchAllocator<U>&) const noexcept { return true; }
 };
 
 // The frequencies, the cos/sin scratch table and the cached table rows (TableRows) of the last
@@ -49,21 +52,22 @@ struct KernelScratch {
   Layout layout = Layout::interleaved;  // the rows hold the table in the layout's form
   RopeScaling scaling;
   PositionAxes axes;
-  std::vector<double> theta;
+  std::vector<double, ScratchAllocator<double>> theta;
   double scale = 1.0;
-  std::vector<float, CacheLineAllocator<float>> table;
-  std::vector<double, CacheLineAllocator<double>> angles;
+  std::vector<float, ScratchAllocator<float>> table;
+  std::vector<double, ScratchAllocator<double>> angles;
   TableRows rows;
   // Multi-axis specs: each row float's axis, and a scratch row per axis (rope_kernel.h).
-  std::vector<std::int32_t, CacheLineAllocator<std::int32_t>> row_axis;
-  std::vector<float, CacheLineAllocator<float>> axis_rows;
+  std::vector<std::int32_t, ScratchAllocator<std::int32_t>> row_axis;
+  std::vector<float, ScratchAllocator<float>> axis_rows;
 
   void prepare(AnyKernel for_kernel, const RopeSpec& spec) {
     if (for_kernel == kernel && spec.rotary_dim == rotary_dim && spec.base == base &&
         spec.layout == layout && spec.scaling == scaling && spec.axes == axes) {
       return;
     }
-    theta = inverse_frequencies(spec);
+    const auto frequencies = inverse_frequencies(spec);
+    theta.assign(frequencies.begin(), frequencies.end());
     if (spec.pass == Pass::backward) {
       for (double& t : theta) t = -t;
     }

@@ -6,11 +6,13 @@
 namespace ropecheck {
 namespace {
 
-constexpr std::align_val_t kCacheLine{64};
+// A page, not a cache line: where a block lies within a page decides which L1 sets its rows
+// share with q and k (kernel_scratch.h's ScratchAllocator says what that moved).
+constexpr std::align_val_t kBlockAlignment{4096};
 
 }  // namespace
 
-void TableRows::AlignedDelete::operator()(float* p) const { ::operator delete[](p, kCacheLine); }
+void TableRows::AlignedDelete::operator()(float* p) const { ::operator delete[](p, kBlockAlignment); }
 
 void TableRows::reset(int rotary_dim) {
   blocks_.clear();
@@ -31,7 +33,7 @@ float* TableRows::block(std::int64_t first, bool** ready) {
       const std::size_t floats = static_cast<std::size_t>(kernels::kAnchorEvery) * stride_;
       if (bytes_ + floats * sizeof(float) > kMaxBytes) return nullptr;
       Block fresh;
-      fresh.rows.reset(new (kCacheLine) float[floats]);
+      fresh.rows.reset(new (kBlockAlignment) float[floats]);
       bytes_ += floats * sizeof(float);
       found = blocks_.emplace(first, std::move(fresh)).first;
     }

@@ -52,8 +52,7 @@ TEST(CountedMeasure, OneBuildCountsTheSameInEveryProcess) {
     // The gate's INCONCLUSIVE band is this spread: a wider one between processes fails here.
     EXPECT_LE(std::abs(b->estimated_cycles / a.estimated_cycles - 1) * 100, kCountedSpreadPercent)
         << a.name << ": " << a.estimated_cycles << " vs " << b->estimated_cycles;
-    EXPECT_LE(std::abs(static_cast<double>(b->totals.ir) / static_cast<double>(a.totals.ir) - 1) * 100,
-              kCountedSpreadPercent) << a.name;
+    EXPECT_EQ(b->totals.ir, a.totals.ir) << a.name;  // in one environment, exactly
   }
   EXPECT_EQ(first.valgrind.rfind("callgrind-", 0), 0u) << first.valgrind;
   EXPECT_TRUE(contains(first.simulated_caches, "LL 32 MiB 16-way")) << first.simulated_caches;
@@ -91,14 +90,16 @@ TEST(CountedGate, PassesAgainstItselfAndCatchesFivePerCentExactly) {
     if (name.starts_with("kernel_bf16/" + level + "/")) {
       ++slowed;
       EXPECT_EQ(c["verdict"], "REGRESSION") << c;
-      // 21 calls' instructions where there were 20, and the schedule's own few a call (0.08%).
+      // 21 calls' instructions where there were 20, and a few more a call (the schedule's own, and
+      // getenv() walking the wrapper's extra variable): 18 of 17057 on decode, 0.1%.
       EXPECT_GE(c["instructions_change_percent"].get<double>(), 5) << c;
-      EXPECT_LE(c["instructions_change_percent"].get<double>(), 5.1) << c;
+      EXPECT_LE(c["instructions_change_percent"].get<double>(), 5.2) << c;
     } else {
-      // The other kernels ran the same instructions. Their misses may move by the spread: the
-      // slowed side's environment (one more variable) lays its memory out a little differently.
+      // The other kernels did not move beyond the spread. Not exactly 0: the slowed side's
+      // environment has one more variable, which every getenv() call (the scalar kernels' level
+      // check) walks past: 4 instructions of 161466 a call.
       EXPECT_EQ(c["verdict"], "PASS") << c;
-      EXPECT_EQ(c["instructions_change_percent"], 0) << c;
+      EXPECT_LE(std::abs(c["instructions_change_percent"].get<double>()), kCountedSpreadPercent) << c;
       EXPECT_LE(std::abs(c["change_percent"].get<double>()), kCountedSpreadPercent) << c;
     }
   }

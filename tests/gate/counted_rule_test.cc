@@ -126,6 +126,12 @@ TEST(CountedRouting, CountsWhatFitsTheSimulatedLastLevelAndTimesTheRest) {
   EXPECT_NE(dram.why.find("128.0 MiB exceeds the simulated 32.0 MiB last level"), std::string::npos) << dram.why;
 }
 
+TEST(CountedRouting, TheTimedHalfTimesOnlyTheShapesThatDoNotFit) {
+  const auto filter = timed_half_filter({"kernel/avx512", "kernel_bf16/avx512bf16"});
+  EXPECT_EQ(filter, "^(kernel/avx512|kernel_bf16/avx512bf16)/(llama7b_prefill4096)/interleaved/(real_time|threads:)");
+  EXPECT_EQ(timed_half_filter({}), "");
+}
+
 TEST(CountedKernels, AreTheFastestLevelValgrindRunsNeverAvx512) {
   const std::vector<std::string> ids = {"kernel/scalar", "kernel/avx2", "kernel/avx512", "kernel_bf16/avx512bf16",
                                         "kernel_bf16/scalar", "kernel_fp16/avx512"};

@@ -115,7 +115,9 @@ TEST(GateOutputs, MarkdownSummaryHasTheVerdictTheCasesAndTheAdvice) {
 
 TEST(GateOutputs, GateJsonCarriesVerdictsRoundsAndBothMeasuresNoise) {
   const auto json = gate_json(known_result());
-  EXPECT_EQ(json["schema"], "ropecheck.gate/3");
+  EXPECT_EQ(json["schema"], "ropecheck.gate/4");
+  EXPECT_TRUE(json["counted"].is_null());  // a timed gate: no counted half
+  EXPECT_EQ(json["exit_code"], 1);
   EXPECT_EQ(json["cases"][0]["measure"], "time");
   EXPECT_TRUE(json["cases"][0]["pilot_spread_percent"]["limit"].is_null());  // no pilot rounds
   EXPECT_EQ(json["summary"]["exit_code"], 1);

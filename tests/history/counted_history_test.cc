@@ -21,6 +21,7 @@
 #include "history/counted_steps.h"
 #include "history/history_page.h"
 #include "history/store.h"
+#include "tests/support/in_process_cli.h"
 #include "tests/support/synthetic_bench.h"
 #include "tests/support/synthetic_counted.h"
 #include "tests/support/test_process.h"
@@ -31,23 +32,6 @@ namespace {
 namespace fs = std::filesystem;
 using test::ScratchDir;
 using test::slurp;
-
-struct CountedCli {
-  int code = -1;
-  std::string out, err;
-};
-
-CountedCli counted_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "ropecheck");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CountedCli r;
-  r.code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
 
 const std::string kStepped = "kernel/avx2/llama7b_decode_at4095/interleaved/real_time/threads:1";
 const std::string kSteady = "kernel/scalar/llama7b_decode_at4095/interleaved/real_time/threads:1";
@@ -65,7 +49,7 @@ void record_counted(const fs::path& history, const fs::path& scratch, std::size_
       const auto run = test::synthetic_counted_run(started, {{kStepped, c >= step_at ? step : 1.0}, {kSteady, 1.0}},
                                                    (c + r) % 2 ? "Host CPU A" : "Host CPU B");
       const auto dir = test::write_counted_run(scratch / fmt::format("run-{}-{}", c, r), run);
-      const auto added = counted_cli({"history", "add", "--dir", history.string(), "--commit", counted_commit(c),
+      const auto added = test::run_in_process({"history", "add", "--dir", history.string(), "--commit", counted_commit(c),
                                       "--commit-date", counted_commit_date(c), dir.string()});
       ASSERT_EQ(added.code, kExitOk) << added.out << added.err;
       ASSERT_NE(added.out.find("counted cases"), std::string::npos) << added.out;
@@ -104,7 +88,7 @@ TEST(CountedHistory, ATwoPercentStepIsMarkedAtItsCommitOnceWithItsSize) {
   EXPECT_TRUE(is_slowdown(Series::Measure::cycles, step.change));
 
   const fs::path out = scratch / "page";
-  const auto r = counted_cli({"history", "report", "--dir", history.string(), "--out", out.string()});
+  const auto r = test::run_in_process({"history", "report", "--dir", history.string(), "--out", out.string()});
   ASSERT_EQ(r.code, kExitOk) << r.out << r.err;
   EXPECT_NE(r.out.find("1 step(s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("STEP  " + kStepped), std::string::npos) << r.out;
@@ -146,11 +130,11 @@ TEST(CountedHistory, IdenticalCountsMarkNothingEvenAtAZeroThreshold) {
     EXPECT_EQ(marks(a), 0u) << threshold;
     for (const auto& f : a.fits) EXPECT_EQ(f.fit.noise, 0.0);
   }
-  const auto r = counted_cli({"history", "report", "--dir", history.string(), "--out", (scratch / "page").string(),
+  const auto r = test::run_in_process({"history", "report", "--dir", history.string(), "--out", (scratch / "page").string(),
                               "--min-counted-step", "0"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("0 step(s)"), std::string::npos) << r.out;
-  EXPECT_EQ(counted_cli({"history", "report", "--dir", history.string(), "--out", (scratch / "page").string(),
+  EXPECT_EQ(test::run_in_process({"history", "report", "--dir", history.string(), "--out", (scratch / "page").string(),
                          "--min-counted-step", "-1"})
                 .code,
             kExitUsage);
@@ -193,7 +177,7 @@ TEST(CountedHistory, AMalformedCountedJsonIsExit2NamingItAndNothingIsWritten) {
                                             test::synthetic_counted_run("2026-10-01T10:00:00Z", {{kStepped, 1.0}}));
   const std::string text = slurp(good / "counted.json");
   const auto add = [&](const fs::path& run) {
-    return counted_cli({"history", "add", "--dir", history.string(), "--commit", counted_commit(0), "--commit-date",
+    return test::run_in_process({"history", "add", "--dir", history.string(), "--commit", counted_commit(0), "--commit-date",
                         counted_commit_date(0), run.string()});
   };
   // Truncated.
@@ -234,7 +218,7 @@ TEST(CountedHistory, ADirectoryWithBenchAndCountedJsonRecordsBothOnTheirOwnLines
   bench.cases = {{kStepped, 0.8, 20}};
   const auto dir = test::write_synthetic_run(scratch / "run", bench);
   test::write_counted_run(dir, test::synthetic_counted_run("2026-11-01T11:00:00Z", {{kStepped, 1.0}}));
-  const auto r = counted_cli({"history", "add", "--dir", (scratch / "h").string(), "--commit", counted_commit(0),
+  const auto r = test::run_in_process({"history", "add", "--dir", (scratch / "h").string(), "--commit", counted_commit(0),
                               "--commit-date", counted_commit_date(0), "--machine", "ci", dir.string()});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const auto entries = read_history(scratch / "h", false);
@@ -255,14 +239,14 @@ TEST(CountedHistory, ADirectoryWithBenchAndCountedJsonRecordsBothOnTheirOwnLines
   for (auto& b : json["benchmarks"]) b["counted_calls"] = 10;
   std::ofstream(dir / "bench.json", std::ios::trunc) << json.dump();
   test::write_counted_run(dir, test::synthetic_counted_run("2026-11-02T11:00:00Z", {{kStepped, 1.0}}));
-  const auto again = counted_cli({"history", "add", "--dir", (scratch / "h2").string(), "--commit",
+  const auto again = test::run_in_process({"history", "add", "--dir", (scratch / "h2").string(), "--commit",
                                   counted_commit(1), "--commit-date", counted_commit_date(1), dir.string()});
   ASSERT_EQ(again.code, kExitOk) << again.err;
   EXPECT_NE(again.out.find("written while counting"), std::string::npos) << again.out;
   const auto only = read_history(scratch / "h2", false);
   ASSERT_EQ(only.size(), 1u);
   EXPECT_TRUE(only[0].entry.is_counted());
-  const auto alone = counted_cli({"history", "add", "--dir", (scratch / "h3").string(), "--commit",
+  const auto alone = test::run_in_process({"history", "add", "--dir", (scratch / "h3").string(), "--commit",
                                   counted_commit(1), "--commit-date", counted_commit_date(1),
                                   (dir / "bench.json").string()});
   EXPECT_EQ(alone.code, kExitUsage);
@@ -273,7 +257,7 @@ TEST(CountedHistory, AnEntryOfSchemaOneIsStillReadAsTimed) {
   const ScratchDir scratch;
   test::SyntheticRun bench;
   bench.cases = {{kStepped, 0.8, 20}};
-  ASSERT_EQ(counted_cli({"history", "add", "--dir", (scratch / "h").string(), "--commit", counted_commit(0),
+  ASSERT_EQ(test::run_in_process({"history", "add", "--dir", (scratch / "h").string(), "--commit", counted_commit(0),
                          "--commit-date", counted_commit_date(0),
                          test::write_synthetic_run(scratch / "run", bench).string()})
                 .code,

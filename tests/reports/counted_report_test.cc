@@ -16,6 +16,8 @@
 #include "cli/cli_app.h"
 #include "core/exit_codes.h"
 #include "reports/counted_section.h"
+#include "tests/support/in_process_cli.h"
+#include "tests/support/markdown_row.h"
 #include "tests/support/synthetic_counted.h"
 #include "tests/support/test_process.h"
 
@@ -26,39 +28,6 @@ namespace fs = std::filesystem;
 using test::ScratchDir;
 using test::slurp;
 
-struct CountedReportRun {
-  int code = -1;
-  std::string out, err;
-};
-
-CountedReportRun report_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "ropecheck");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CountedReportRun r;
-  r.code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-// The cells of the Markdown row whose first cell is `first`.
-std::vector<std::string> counted_row(const std::string& md, const std::string& first) {
-  std::istringstream lines(md);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("| " + first + " |", 0) != 0) continue;
-    std::vector<std::string> cells;
-    std::istringstream parts(line.substr(1));
-    for (std::string cell; std::getline(parts, cell, '|');) {
-      const auto b = cell.find_first_not_of(' '), e = cell.find_last_not_of(' ');
-      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-    }
-    return cells;
-  }
-  return {};
-}
-
 const std::string kDecode = "kernel/avx2/llama7b_decode_at4095/interleaved/real_time/threads:1";
 const std::string kPrefill = "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:1";
 
@@ -66,12 +35,12 @@ TEST(CountedReport, TheSectionShowsEveryCaseWithItsCountsPerCall) {
   const ScratchDir scratch;
   const CountedRun run = test::synthetic_counted_run("2026-11-01T10:00:00Z", {{kDecode, 1.0}, {kPrefill, 1.0}});
   const auto in = test::write_counted_run(scratch / "in", run);
-  const auto r = report_cli({"report", "--in", in.string(), "--out", (scratch / "out").string()});
+  const auto r = test::run_in_process({"report", "--in", in.string(), "--out", (scratch / "out").string()});
   ASSERT_EQ(r.code, kExitOk) << r.out << r.err;
   const std::string md = slurp(scratch / "out" / "report.md"), html = slurp(scratch / "out" / "report.html");
   ASSERT_NE(md.find("## Counted (callgrind)"), std::string::npos);
   for (const CountedCase& c : run.cases) {
-    const auto row = counted_row(md, "`" + c.name + "`");
+    const auto row = test::markdown_row(md, "`" + c.name + "`");
     ASSERT_EQ(row.size(), 5u) << c.name;
     EXPECT_EQ(row[1], format_count(c.estimated_cycles));
     EXPECT_EQ(row[2], format_count(c.instructions()));
@@ -80,7 +49,7 @@ TEST(CountedReport, TheSectionShowsEveryCaseWithItsCountsPerCall) {
   }
   // The values themselves, from the synthetic counts (synthetic_counted.h), per call of 10:
   // Ir 4e6, L1 misses 36400, LL misses 3000 -> 400000 + 8 x 3340 + 60 x 300 = 444720 cycles.
-  const auto decode = counted_row(md, "`" + kDecode + "`");
+  const auto decode = test::markdown_row(md, "`" + kDecode + "`");
   ASSERT_EQ(decode.size(), 5u);
   EXPECT_EQ(decode[1], "444720");
   EXPECT_EQ(decode[2], "400000");
@@ -104,21 +73,21 @@ TEST(CountedReport, ACountedBaselineGivesTheChangeInCyclesToTwoDecimals) {
       scratch / "in", test::synthetic_counted_run("2026-11-02T10:00:00Z", {{kDecode, 1.02}, {kPrefill, 0.99}}));
   const auto base = test::write_counted_run(
       scratch / "base", test::synthetic_counted_run("2026-11-01T10:00:00Z", {{kDecode, 1.0}}));
-  const auto r = report_cli(
+  const auto r = test::run_in_process(
       {"report", "--in", in.string(), "--baseline", base.string(), "--out", (scratch / "out").string()});
   ASSERT_EQ(r.code, kExitOk) << r.out << r.err;
   const std::string md = slurp(scratch / "out" / "report.md");
-  const auto decode = counted_row(md, "`" + kDecode + "`");
+  const auto decode = test::markdown_row(md, "`" + kDecode + "`");
   ASSERT_EQ(decode.size(), 7u) << md;
   EXPECT_EQ(decode[5], "444720");
   EXPECT_EQ(decode[6], "+2.00%");
-  const auto prefill = counted_row(md, "`" + kPrefill + "`");
+  const auto prefill = test::markdown_row(md, "`" + kPrefill + "`");
   ASSERT_EQ(prefill.size(), 7u);
   EXPECT_EQ(prefill[6], "(not in the baseline)");
   // No bench.json on either side: no timed comparison.
   EXPECT_EQ(md.find("## Against the baseline"), std::string::npos);
   // A baseline with neither file is refused, naming it.
-  const auto bad = report_cli({"report", "--in", in.string(), "--baseline", scratch.str(), "--out",
+  const auto bad = test::run_in_process({"report", "--in", in.string(), "--baseline", scratch.str(), "--out",
                                (scratch / "out").string()});
   EXPECT_EQ(bad.code, kExitUsage);
   EXPECT_NE(bad.err.find("nor counted.json"), std::string::npos) << bad.err;
@@ -128,7 +97,7 @@ TEST(CountedReport, AMalformedCountedJsonIsExit2NamingIt) {
   const ScratchDir scratch;
   fs::create_directories(scratch / "in");
   std::ofstream(scratch / "in" / "counted.json") << R"({"schema": "ropecheck.counted/1", "cases": [)";
-  const auto r = report_cli({"report", "--in", (scratch / "in").string(), "--out", (scratch / "out").string()});
+  const auto r = test::run_in_process({"report", "--in", (scratch / "in").string(), "--out", (scratch / "out").string()});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_NE(r.err.find((scratch / "in" / "counted.json").string()), std::string::npos) << r.err;
 }

@@ -27,6 +27,7 @@
 #include "reports/stats.h"
 #include "reports/writer.h"
 #include "core/errors.h"
+#include "tests/support/markdown_row.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -54,22 +55,6 @@ CliRun cli(std::vector<std::string> args) {
   run.out = out.str();
   run.err = err.str();
   return run;
-}
-
-// The cells of the Markdown table row whose first cell is `first`, trimmed; empty if none.
-std::vector<std::string> md_row(const std::string& md, const std::string& first) {
-  std::istringstream lines(md);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("| " + first + " |", 0) != 0) continue;
-    std::vector<std::string> cells;
-    std::istringstream parts(line.substr(1));
-    for (std::string cell; std::getline(parts, cell, '|');) {
-      const auto b = cell.find_first_not_of(' '), e = cell.find_last_not_of(' ');
-      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-    }
-    return cells;
-  }
-  return {};
 }
 
 // The header row of the table that holds the row starting with `first`.
@@ -203,7 +188,7 @@ TEST_F(ReportFixture, BenchTableHoldsTheMedianLimitFractionOfTheInput) {
     }
   }
   ASSERT_EQ(fractions.size(), 3u);
-  const auto row = md_row(md(), name);
+  const auto row = test::markdown_row(md(), name);
   ASSERT_EQ(row.size(), 6u) << md();
   EXPECT_EQ(row[4], fmt::format("{:.3f}", median_of(fractions)));
   EXPECT_EQ(row[3], "GB/s");
@@ -221,7 +206,7 @@ TEST_F(ReportFixture, VerificationTableHoldsWorstOverBoundOfTheInput) {
     if (r["mutant"].get<bool>() || r["worst_ratio"].is_null()) continue;
     const std::string subject = r["subject"], property = r["property"];
     const auto header = md_header_above(md(), subject);
-    const auto row = md_row(md(), subject);
+    const auto row = test::markdown_row(md(), subject);
     const auto column = std::find(header.begin(), header.end(), property);
     ASSERT_NE(column, header.end()) << subject << " " << property;
     const double ratio = r["worst_ratio"];
@@ -240,7 +225,7 @@ TEST_F(ReportFixture, KillMatrixSaysWhichPropertyCaughtEachMutant) {
   for (const auto& m : verify["kill_matrix"]["mutants"]) {
     const std::string mutant = m["mutant"];
     const auto header = md_header_above(md(), mutant);
-    const auto row = md_row(md(), mutant);
+    const auto row = test::markdown_row(md(), mutant);
     ASSERT_EQ(row.size(), header.size()) << mutant;
     EXPECT_EQ(row[1], m["verdict"].get<std::string>());
     for (const auto& property : m["killed_by"]) {
@@ -265,7 +250,7 @@ TEST_F(ReportFixture, MachineContextAndBaselineTableAreThere) {
   // The same case is a row of the bench table too: look in the baseline section only.
   const auto at = md().find("## Against the baseline");
   ASSERT_NE(at, std::string::npos);
-  const auto baseline_row = md_row(md().substr(at), "kernel/avx512/llama7b_decode_at4095/interleaved/real_time/threads:1");
+  const auto baseline_row = test::markdown_row(md().substr(at), "kernel/avx512/llama7b_decode_at4095/interleaved/real_time/threads:1");
   ASSERT_EQ(baseline_row.size(), 6u);
   const double ratio = std::stod(baseline_row[3]), low = std::stod(baseline_row[4]), high = std::stod(baseline_row[5]);
   EXPECT_NEAR(ratio, std::stod(baseline_row[2]) / std::stod(baseline_row[1]), 0.01);
@@ -314,7 +299,7 @@ TEST(Report, ThreadSweepTableWhenACaseRanAtSeveralThreadCounts) {
   ASSERT_EQ(run.code, kExitOk) << run.err;
   const std::string report = slurp(dir.path() / "report.md");
   ASSERT_NE(report.find("### Thread sweep"), std::string::npos) << report;
-  const auto row = md_row(report, "kernel/avx2 llama7b_prefill4096, interleaved");
+  const auto row = test::markdown_row(report, "kernel/avx2 llama7b_prefill4096, interleaved");
   ASSERT_EQ(row.size(), 5u) << report;  // case, unit, 1 thread, 2 threads, speed-up
   EXPECT_EQ(row[1], "GB/s");
   EXPECT_EQ(row[4], "2.00");
