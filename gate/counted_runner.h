@@ -11,7 +11,7 @@
 // recent core's (Zen 5; Intel since Sunny Cove has the same L1s): a 32 KiB 8-way L1 instruction
 // cache, a 48 KiB 12-way L1 data cache, a 32 MiB 16-way last level, 64 B lines. With a 32 KiB
 // data cache, decode's 32 KiB of fp32 q and k filled it exactly, and which lines the kernel's
-// other data evicted (so its misses) moved by 0.66% of its cycles with the environment's length
+// other data evicted (so its misses) moved by 0.67% of its cycles with the environment's length
 // (gate/README.md, "Counted"). A case whose working set exceeds the last level is not counted but
 // timed (gated_cases.h): callgrind models no memory bandwidth and no prefetcher.
 #pragma once
