@@ -95,12 +95,13 @@ TEST(CountedGate, PassesAgainstItselfAndCatchesFivePerCentExactly) {
       EXPECT_GE(c["instructions_change_percent"].get<double>(), 5) << c;
       EXPECT_LE(c["instructions_change_percent"].get<double>(), 5.2) << c;
     } else {
-      // The other kernels did not move beyond the spread. Not exactly 0: the slowed side's
-      // environment has one more variable, which every getenv() call (the scalar kernels' level
-      // check) walks past: 4 instructions of 161466 a call.
+      // The other kernels did not move, but for a few instructions: the slowed side's environment
+      // has one more variable, which a getenv() in a call walks past (4 instructions: 0.0025% of
+      // scalar bf16 decode, 0.023% of AVX2 bf16 decode). Two processes in one environment agree
+      // to the spread: CountedMeasure above.
       EXPECT_EQ(c["verdict"], "PASS") << c;
-      EXPECT_LE(std::abs(c["instructions_change_percent"].get<double>()), kCountedSpreadPercent) << c;
-      EXPECT_LE(std::abs(c["change_percent"].get<double>()), kCountedSpreadPercent) << c;
+      EXPECT_LE(std::abs(c["instructions_change_percent"].get<double>()), 0.1) << c;
+      EXPECT_LE(std::abs(c["change_percent"].get<double>()), 0.1) << c;
     }
   }
   EXPECT_EQ(slowed, 1);
