@@ -3,17 +3,12 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <ostream>
 
 #include "core/result_files.h"
 #include "core/text_table.h"
 
 namespace ropecheck {
-
-std::string counted_change_text(double ratio) {
-  return std::isnan(ratio) ? "from none" : fmt::format("{:+.2f}%", 100 * (ratio - 1));
-}
 
 void print_counted_table(const CountedJudgement& judgement, const std::vector<std::string>& why, std::ostream& out) {
   using A = TextTable::Align;

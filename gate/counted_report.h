@@ -27,7 +27,4 @@ nlohmann::ordered_json counted_gate_json(const CountedGatePart& part);
 
 std::vector<JUnitTestCase> counted_junit_cases(const CountedGatePart& part);
 
-// "+1.23%", or "from none" for a ratio over a base of zero.
-std::string counted_change_text(double ratio);
-
 }  // namespace ropecheck

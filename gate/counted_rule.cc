@@ -18,10 +18,6 @@ double ratio_of(double current, double base) {
   return current > 0 ? std::numeric_limits<double>::quiet_NaN() : 1;  // from none, or none either side
 }
 
-std::string change_text(double ratio) {
-  return std::isnan(ratio) ? "from none" : fmt::format("{:+.2f}%", 100 * (ratio - 1));
-}
-
 // Misses whose change differs from the instructions' by more than kMemoryNotePoints and moves
 // the estimate by more than kMemoryNoteShare of the base's cycles: named, so that a change that
 // moves memory traffic is not hidden behind one number (and a handful of misses is not news).
@@ -37,14 +33,18 @@ std::string memory_note(const CountedVerdict& v, const CountedCase& base, const 
                                             std::tuple{"LL misses", v.ll_misses_ratio, ll_cycles}}) {
     const bool apart = std::isnan(ratio) || std::abs(ratio - v.instructions_ratio) > kMemoryNotePoints;
     if (apart && cycles > kMemoryNoteShare * base.estimated_cycles) {
-      note += fmt::format("{}{} {}", note.empty() ? "" : ", ", what, change_text(ratio));
+      note += fmt::format("{}{} {}", note.empty() ? "" : ", ", what, counted_change_text(ratio));
     }
   }
   if (note.empty()) return "";
-  return fmt::format("memory traffic moved: {} (instructions {})", note, change_text(v.instructions_ratio));
+  return fmt::format("memory traffic moved: {} (instructions {})", note, counted_change_text(v.instructions_ratio));
 }
 
 }  // namespace
+
+std::string counted_change_text(double ratio) {
+  return std::isnan(ratio) ? "from none" : fmt::format("{:+.2f}%", 100 * (ratio - 1));
+}
 
 CountedVerdict judge_counted(const CountedCase& base, const CountedCase& current, double threshold_percent,
                              const CycleModel& model) {

@@ -40,6 +40,9 @@ struct CountedVerdict {
 CountedVerdict judge_counted(const CountedCase& base, const CountedCase& current, double threshold_percent,
                              const CycleModel& model);
 
+// "+1.23%", or "from none" for a ratio over a base of zero (NaN).
+std::string counted_change_text(double ratio);
+
 struct CountedJudgement {
   std::vector<CountedVerdict> cases;  // by name
   std::vector<std::string> unpaired;  // counted on one side only

@@ -2,12 +2,13 @@
 #include "gate/counted_runner.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <cstdlib>
 #include <initializer_list>
 
 #include "core/errors.h"
+#include "core/executables.h"
 #include "gate/callgrind_totals.h"
 #include "gate/child_process.h"
 
@@ -21,10 +22,6 @@ constexpr int kLastLevelWays = 16;
 
 std::string cache_option(const char* name, std::uint64_t bytes, int ways) {
   return fmt::format("--{}={},{},{}", name, bytes, ways, kLineBytes);
-}
-
-bool executable(const std::filesystem::path& path) {
-  return ::access(path.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(path);
 }
 
 // A fresh folder of a fixed-length name under the temporary directory, removed with this object.
@@ -75,18 +72,11 @@ std::string simulated_caches_text() {
 
 std::optional<std::filesystem::path> find_valgrind(std::string& why) {
   if (const char* given = std::getenv("ROPECHECK_VALGRIND"); given != nullptr && *given != '\0') {
-    if (executable(given)) return std::filesystem::path(given);
+    if (is_executable_file(given)) return std::filesystem::path(given);
     why = fmt::format("ROPECHECK_VALGRIND={} is not an executable", given);
     return std::nullopt;
   }
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path != nullptr ? path : "";
-  while (!dirs.empty()) {
-    const auto end = dirs.find(':');
-    const std::filesystem::path candidate = std::filesystem::path(dirs.substr(0, end)) / "valgrind";
-    if (executable(candidate)) return candidate;
-    dirs = end == std::string_view::npos ? std::string_view{} : dirs.substr(end + 1);
-  }
+  if (auto found = find_on_path("valgrind")) return found;
   why = "no valgrind on PATH";
   return std::nullopt;
 }

@@ -128,18 +128,21 @@ std::vector<std::string> ids_on_both_sides(const GateOptions& o, const std::vect
   return both;
 }
 
-std::string resolve_filter(const GateOptions& o, const std::vector<GateSide>& sides) {
+// `ids`: the implementations both sides have (listed when the default rule is needed).
+std::string resolve_filter(const GateOptions& o, const std::vector<std::string>& ids) {
   if (!o.filter.empty()) return o.filter;
   if (!o.base_plugin.empty()) return outside_gate_filter("plugin");
   if (!o.base_python.empty()) return outside_gate_filter("python");
-  return default_gate_filter(fastest_kernels(ids_on_both_sides(o, sides)));
+  // A counted gate times only what it does not count (under the default rule: the DRAM-bound shape).
+  if (o.counted) return timed_half_filter(fastest_kernels(ids));
+  return default_gate_filter(fastest_kernels(ids));
 }
 
 // What the counted half counts: the default rule at the levels Valgrind runs (or --filter).
-CountedGatePlan counted_plan(const GateOptions& o, const std::vector<GateSide>& sides) {
+CountedGatePlan counted_plan(const GateOptions& o, const std::vector<std::string>& ids) {
   CountedGatePlan plan;
   plan.valgrind = require_valgrind("gate --measure counted");
-  const auto kernels = fastest_counted_kernels(ids_on_both_sides(o, sides));
+  const auto kernels = fastest_counted_kernels(ids);
   plan.filter = o.filter.empty() ? default_gate_filter(kernels) : o.filter;
   plan.calls = o.counted_calls;
   plan.jobs = o.counted_jobs > 0 ? o.counted_jobs : std::max(1, usable_cpus());
@@ -295,10 +298,11 @@ int run_gate(const GateOptions& options, std::ostream& out) {
                 : !options.base_python.empty() ? options.base_python : options.base_plugin.string();
   result.current = !options.current.empty() ? options.current
                    : !options.python.empty() ? options.python : options.plugin.string();
-  // A counted gate times only what it does not count (under the default rule: the DRAM-bound shape).
-  result.filter = options.counted && options.filter.empty()
-                      ? timed_half_filter(fastest_kernels(ids_on_both_sides(options, sides)))
-                      : resolve_filter(options, sides);
+  // Each side's `list` runs once, and only where a rule of gated_cases.h needs what it lists.
+  const bool executables = !options.base.empty();
+  const auto ids = executables && (options.filter.empty() || options.counted) ? ids_on_both_sides(options, sides)
+                                                                              : std::vector<std::string>{};
+  result.filter = resolve_filter(options, ids);
   result.measure_rule = options.measure;
   result.settings = {options.counted ? options.timed_threshold_percent : options.threshold_percent,
                      options.alpha, options.trim};
@@ -310,7 +314,7 @@ int run_gate(const GateOptions& options, std::ostream& out) {
   // The counted half first, before the pinning below: its processes share every CPU (counts do
   // not depend on it), which the timed rounds must not.
   if (options.counted) {
-    const CountedGatePlan plan = counted_plan(options, sides);
+    const CountedGatePlan plan = counted_plan(options, ids);
     const auto counted_cases = counted_gate_cases(plan, sides, out_dir, result.unpaired);
     if (!counted_cases.empty()) result.counted = run_counted_gate(plan, sides, counted_cases, out_dir);
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/executables.h"
 
 extern char** environ;
 
@@ -25,16 +26,7 @@ namespace ropecheck {
 namespace fs = std::filesystem;
 
 fs::path find_gnuplot() {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path != nullptr ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (dir.empty()) continue;  // an empty entry means ".", which a report never wants
-    const fs::path candidate = fs::path(dir) / "gnuplot";
-    std::error_code error;
-    if (fs::is_regular_file(candidate, error) && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
+  if (auto found = find_on_path("gnuplot")) return *found;
   throw InvalidInput("gnuplot not found: scripts/install-deps.sh installs gnuplot-nox");
 }
 
