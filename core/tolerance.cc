@@ -118,6 +118,13 @@ double pair_error_bound_units(const ErrorModel& model, std::int64_t position, do
   return norm_bound_units(model) + model.attention_factor * angle_units(model, position, theta, pair);
 }
 
+double qk_norm_relative_error(int head_dim, NormPrecision precision, StorageType storage) {
+  const double norm = gamma32(head_dim / 2.0 + 7.0);
+  if (precision == NormPrecision::fp32) return norm;
+  const double u_s = storage_unit_roundoff(storage);
+  return (1 + norm) * (1 + u_s) * (1 + u_s) - 1;
+}
+
 double sinusoidal_bound_units(AnglePrecision precision, std::int64_t pos, int i, int d_model,
                               double base) {
   if (precision == AnglePrecision::fp64) return kSinusoidalFp64Units;

@@ -60,6 +60,7 @@
 #include "core/spec.h"
 #include "core/fp8.h"
 #include "core/kv_cache.h"
+#include "core/rope_form.h"
 #include "core/storage.h"
 
 namespace ropecheck {
@@ -181,6 +182,26 @@ struct CacheTolerance {
 };
 // The tolerance of a cache kept in `storage`.
 CacheTolerance cache_tolerance(CacheStorage storage);
+
+// --- QK-norm before the rotation (core/rope_form.h) -------------------------------------------
+// A normalized feature x_hat_f = x_f r w'_f, r = 1 / sqrt(s / n + eps), s = sum_j x_j^2 over the
+// head's n = head_dim features, computed in fp32 (u = eps32 / 2), relative errors, first order:
+//   s: n products and n - 1 sums of nonnegative terms: gamma_n (Higham (3.5)), whatever the order
+//     or the lanes the sum runs in
+//   s / n: a division, or 1/n rounded and a product: 2u     eps rounded to fp32, the sum: 2u
+//   so s / n + eps within gamma_(n+4); the root halves it: gamma_(n+4) / 2
+//   the root and the reciprocal (or rsqrt refined to within 2u): 2u
+//   x_f r: u    1 + w formed in fp32 (Gemma's): u    the product with w': u
+// delta_norm = gamma_(n+4) / 2 + 5u <= gamma32(n/2 + 7): about n/4 + 3.5 units, 35 at n = 128.
+// The rotation then moves the pair's error as a whole (it is orthogonal, times the attention
+// factor a): a delta_norm |p_hat| more, in units of eps32 |p_hat|, the normalized pair's norm;
+// and its own rounding (rotation_bound_units) is of a pair (1 + delta_norm) times as long.
+// Declared precision `storage` (an unfused chain in the model's dtype, HF's `weight *
+// x.to(dtype)`): x_f r rounded to the storage, then the product with w' too: (1 + delta_norm)
+// (1 + u_s)^2 - 1. For fp32 storage both are the same.
+// Features past rotary_dim are normalized, not rotated: delta_norm |x_hat_f| plus the storage's
+// rounding of the result.
+double qk_norm_relative_error(int head_dim, NormPrecision precision, StorageType storage);
 
 // --- the sinusoidal table (seed 003) ----------------------------------------------------------
 // Units: eps32, absolute (every value lies in [-1, 1], the pair (sin, cos) has norm 1).

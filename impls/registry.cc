@@ -19,6 +19,8 @@ namespace ropecheck {
 #define ATTENTION_MUTANT(first, second, factory) std::unique_ptr<AttentionImpl> factory();
 #define ROPE_CACHE_IMPL(first, second, factory) std::unique_ptr<RopeCacheImpl> factory();
 #define ROPE_CACHE_MUTANT(first, second, factory) std::unique_ptr<RopeCacheImpl> factory();
+#define ROPE_FORM_IMPL(first, second, factory) std::unique_ptr<RopeFormImpl> factory();
+#define ROPE_FORM_MUTANT(first, second, factory) std::unique_ptr<RopeFormImpl> factory();
 #include "impls/registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
@@ -28,6 +30,8 @@ namespace ropecheck {
 #undef ATTENTION_MUTANT
 #undef ROPE_CACHE_IMPL
 #undef ROPE_CACHE_MUTANT
+#undef ROPE_FORM_IMPL
+#undef ROPE_FORM_MUTANT
 
 namespace {
 
@@ -54,6 +58,7 @@ struct Registry {
   Lists<SinusoidalImpl> sinusoidal;
   Lists<AttentionImpl> attention;
   Lists<RopeCacheImpl> rope_cache;
+  Lists<RopeFormImpl> rope_form;
 };
 
 // One expansion of the list, in its order, built on first use.
@@ -68,6 +73,8 @@ const Registry& registry() {
 #define ATTENTION_MUTANT(first, second, factory) r.attention.add(#first "/" #second, factory(), true);
 #define ROPE_CACHE_IMPL(first, second, factory) r.rope_cache.add(#first "/" #second, factory(), false);
 #define ROPE_CACHE_MUTANT(first, second, factory) r.rope_cache.add(#first "/" #second, factory(), true);
+#define ROPE_FORM_IMPL(first, second, factory) r.rope_form.add(#first "/" #second, factory(), false);
+#define ROPE_FORM_MUTANT(first, second, factory) r.rope_form.add(#first "/" #second, factory(), true);
 #include "impls/registry.inc"
 #undef ROPE_IMPL
 #undef ROPE_MUTANT
@@ -77,6 +84,8 @@ const Registry& registry() {
 #undef ATTENTION_MUTANT
 #undef ROPE_CACHE_IMPL
 #undef ROPE_CACHE_MUTANT
+#undef ROPE_FORM_IMPL
+#undef ROPE_FORM_MUTANT
     return r;
   }();
   return all;
@@ -86,6 +95,7 @@ const Lists<RopeImpl>& rope_lists() { return registry().rope; }
 const Lists<SinusoidalImpl>& sinusoidal_lists() { return registry().sinusoidal; }
 const Lists<AttentionImpl>& attention_lists() { return registry().attention; }
 const Lists<RopeCacheImpl>& rope_cache_lists() { return registry().rope_cache; }
+const Lists<RopeFormImpl>& rope_form_lists() { return registry().rope_form; }
 
 template <typename Impl>
 const Impl* find_in(const Lists<Impl>& lists, std::string_view id) {
@@ -114,6 +124,10 @@ const AttentionImpl* find_attention(std::string_view id) { return find_in(attent
 std::span<const RopeCacheImpl* const> rope_cache_implementations() { return rope_cache_lists().real; }
 std::span<const RopeCacheImpl* const> rope_cache_mutants() { return rope_cache_lists().mutants; }
 const RopeCacheImpl* find_rope_cache(std::string_view id) { return find_in(rope_cache_lists(), id); }
+
+std::span<const RopeFormImpl* const> rope_form_implementations() { return rope_form_lists().real; }
+std::span<const RopeFormImpl* const> rope_form_mutants() { return rope_form_lists().mutants; }
+const RopeFormImpl* find_rope_form(std::string_view id) { return find_in(rope_form_lists(), id); }
 
 const RopeImpl* find_rope(std::string_view id) { return find_in(rope_lists(), id); }
 const SinusoidalImpl* find_sinusoidal(std::string_view id) {

@@ -9,6 +9,7 @@
 #include "impls/sinusoidal/absolute_encoding.h"
 #include "impls/attention/attention_impl.h"
 #include "impls/fused/rope_cache_impl.h"
+#include "impls/fused/rope_form_impl.h"
 #include "impls/rope_impl.h"
 
 namespace ropecheck {
@@ -27,10 +28,15 @@ std::span<const AttentionImpl* const> attention_mutants();
 std::span<const RopeCacheImpl* const> rope_cache_implementations();
 std::span<const RopeCacheImpl* const> rope_cache_mutants();
 
+// RoPE in the engines' call forms, QK-norm before it (impls/fused/rope_form_impl.h).
+std::span<const RopeFormImpl* const> rope_form_implementations();
+std::span<const RopeFormImpl* const> rope_form_mutants();
+
 // Searches implementations and mutants; nullptr when no id matches.
 const RopeImpl* find_rope(std::string_view id);
 const SinusoidalImpl* find_sinusoidal(std::string_view id);
 const AttentionImpl* find_attention(std::string_view id);
 const RopeCacheImpl* find_rope_cache(std::string_view id);
+const RopeFormImpl* find_rope_form(std::string_view id);
 
 }  // namespace ropecheck

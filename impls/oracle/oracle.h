@@ -23,5 +23,8 @@ long double oracle_attention_factor(const RopeSpec& spec);
 // same shape: R x, or for a backward spec the gradient R^T x, the 2x2 blocks transposed. Validates like RopeImpl::apply (throws InvalidInput).
 std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
                                 std::int64_t tokens, std::int64_t heads, PositionIds positions);
+// The same of double input (a normalized q or k: QK-norm's truth, oracle_rope_form.h).
+std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const double> x, std::int64_t tokens,
+                                std::int64_t heads, PositionIds positions);
 
 }  // namespace ropecheck

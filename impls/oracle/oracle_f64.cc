@@ -233,16 +233,12 @@ std::vector<int> oracle_pair_axes(const RopeSpec& spec) {
   return axis;
 }
 
-}  // namespace
 
-std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
-                                std::int64_t tokens, std::int64_t heads, PositionIds positions) {
-  validate(spec);
-  // validate_tensor wants a mutable view; it only reads.
-  const HeadTensor view{std::span<float>(const_cast<float*>(x.data()), x.size()), tokens, heads,
-                        spec.head_dim};
-  validate_tensor(spec, view, positions, "x");
-
+// The rotation of validated input, in long double, of fp32 or (a normalized input, QK-norm's)
+// double elements.
+template <typename Element>
+std::vector<double> rotate_exact(const RopeSpec& spec, std::span<const Element> x, std::int64_t tokens,
+                                 std::int64_t heads, PositionIds positions) {
   const int pairs = spec.rotary_dim / 2;
   const auto dim = static_cast<std::size_t>(spec.head_dim);
   std::vector<double> out(x.begin(), x.end());  // the tail passes through exactly
@@ -288,6 +284,27 @@ std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const float> x,
+                                std::int64_t tokens, std::int64_t heads, PositionIds positions) {
+  validate(spec);
+  // validate_tensor wants a mutable view; it only reads.
+  const HeadTensor view{std::span<float>(const_cast<float*>(x.data()), x.size()), tokens, heads,
+                        spec.head_dim};
+  validate_tensor(spec, view, positions, "x");
+  return rotate_exact(spec, x, tokens, heads, positions);
+}
+
+std::vector<double> oracle_rope(const RopeSpec& spec, std::span<const double> x, std::int64_t tokens,
+                                std::int64_t heads, PositionIds positions) {
+  validate(spec);
+  // The same checks on a float tensor of the same shape (its values are not read).
+  std::vector<float> shape(x.size());
+  validate_tensor(spec, HeadTensor{shape, tokens, heads, spec.head_dim}, positions, "x");
+  return rotate_exact(spec, x, tokens, heads, positions);
 }
 
 namespace {
