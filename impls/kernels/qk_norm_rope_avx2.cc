@@ -35,11 +35,6 @@ struct FormAvx2Bf16 : Bf16Storage {
   }
 };
 
-inline float form_inverse_rms(float squares, int n, float eps) {
-  const __m128 mean = _mm_add_ss(_mm_div_ss(_mm_set_ss(squares), _mm_set_ss(static_cast<float>(n))), _mm_set_ss(eps));
-  return _mm_cvtss_f32(_mm_div_ss(_mm_set_ss(1.0f), _mm_sqrt_ss(mean)));
-}
-
 inline float form_reduce_add(__m256 v) {
   const __m128 four = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 two = _mm_add_ps(four, _mm_movehl_ps(four, four));
@@ -89,10 +84,20 @@ struct Avx2FormHead {
     return _mm256_maskload_ps(w + f, mask8(n));
   }
 
-  static void head(const QkNormRopeArgs& p, Element* x, const float* w, FormAngles a) {
+  // 1 / sqrt(s / d + eps) of up to 16 heads, 8 a vector, each step one IEEE fp32 operation a lane
+  // (the reference's expression).
+  static void inverse_rms(const float* s, int count, int d, float eps, float* r) {
+    for (int i = 0; i < count; i += 8) {
+      const __m256i lanes = mask8(count - i);
+      const __m256 mean = _mm256_add_ps(_mm256_div_ps(_mm256_maskload_ps(s + i, lanes), _mm256_set1_ps(static_cast<float>(d))),
+                                        _mm256_set1_ps(eps));
+      _mm256_maskstore_ps(r + i, lanes, _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_sqrt_ps(mean)));
+    }
+  }
+
+  static void apply(const QkNormRopeArgs& p, Element* x, const float* w, FormAngles a, float r_value) {
     const int d = p.head_dim;
-    __m256 r = _mm256_set1_ps(1.0f);
-    if constexpr (kNorm != FormNorm::none) r = _mm256_set1_ps(form_inverse_rms(sum_of_squares(x, d), d, p.eps));
+    const __m256 r = _mm256_set1_ps(r_value);
     const int rotary = kRotate ? p.rotary_dim : 0;
     if constexpr (kRotate) {
       if (p.interleaved) {

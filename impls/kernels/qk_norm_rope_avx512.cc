@@ -36,12 +36,6 @@ struct FormAvx512Bf16 {
   }
 };
 
-// 1 / sqrt(s / n + eps), each step one IEEE fp32 operation (the reference's expression).
-inline float form_inverse_rms(float squares, int n, float eps) {
-  const __m128 mean = _mm_add_ss(_mm_div_ss(_mm_set_ss(squares), _mm_set_ss(static_cast<float>(n))), _mm_set_ss(eps));
-  return _mm_cvtss_f32(_mm_div_ss(_mm_set_ss(1.0f), _mm_sqrt_ss(mean)));
-}
-
 template <typename S, FormNorm kNorm, bool kRotate>
 struct Avx512FormHead {
   using Element = typename S::Element;
@@ -86,10 +80,18 @@ struct Avx512FormHead {
     return _mm512_maskz_loadu_ps(lanes, w + f);
   }
 
-  static void head(const QkNormRopeArgs& p, Element* x, const float* w, FormAngles a) {
+  // 1 / sqrt(s / d + eps) of up to 16 heads, each step one IEEE fp32 operation a lane (the
+  // reference's expression).
+  static void inverse_rms(const float* s, int count, int d, float eps, float* r) {
+    const __mmask16 lanes = mask16(count);
+    const __m512 mean = _mm512_add_ps(_mm512_div_ps(_mm512_maskz_loadu_ps(lanes, s), _mm512_set1_ps(static_cast<float>(d))),
+                                      _mm512_set1_ps(eps));
+    _mm512_mask_storeu_ps(r, lanes, _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_sqrt_ps(mean)));
+  }
+
+  static void apply(const QkNormRopeArgs& p, Element* x, const float* w, FormAngles a, float r_value) {
     const int d = p.head_dim;
-    __m512 r = _mm512_set1_ps(1.0f);
-    if constexpr (kNorm != FormNorm::none) r = _mm512_set1_ps(form_inverse_rms(sum_of_squares(x, d), d, p.eps));
+    const __m512 r = _mm512_set1_ps(r_value);
     const int rotary = kRotate ? p.rotary_dim : 0;
     if constexpr (kRotate) {
       if (p.interleaved) {

@@ -2,8 +2,11 @@
 // token's rows and angles are, the token loop, and the dispatch on storage and norm. A level's
 // file provides Head<S, kNorm, kRotate> (S: its storage policy) with
 //   using Element;                       the storage's element
-//   head(p, x, w, angles)                one head at x, in place: normalized (kNorm) with weight
-//                                        w', rotated (kRotate) with the angles, stored once.
+//   sum_of_squares(x, d)                 a head's, in fp32, in the level's lanes
+//   inverse_rms(s, count, d, eps, r)     r[i] = 1 / sqrt(s[i] / d + eps) for up to kFormBatch
+//                                        heads, each step one IEEE fp32 operation a lane
+//   apply(p, x, w, angles, r)            one head at x, in place: normalized (kNorm) by r with
+//                                        weight w', rotated (kRotate) with the angles, stored once.
 // Include it ONLY from the levels' files (internal linkage: each gets its own copy, compiled for
 // its own level). Names carry a form_ prefix: unity builds put these files beside the other
 // kernels' bodies.
@@ -24,18 +27,43 @@ struct FormAngles {
   const float* s = nullptr;
 };
 
-// Token t's q heads, then its k heads, each with its view's weight.
+// Heads normalized together: their sums of squares first, then their inverse RMS in one vector,
+// then each head normalized and rotated. One head at a time, every head waited for its own
+// reduction, division and root (a chain of ~80 cycles) with its stores queued behind it: the
+// AVX-512 bf16 call ran at 0.27 of the limit (bench/README.md).
+inline constexpr int kFormBatch = 16;
+
+// Token t's q heads, then its k heads, each with its view's weight, kFormBatch heads at a time.
 template <typename Head>
 void form_token(const QkNormRopeArgs& p, std::int64_t t, FormAngles angles) {
   using Element = typename Head::Element;
   Element* base = reinterpret_cast<Element*>(p.buffer);
   const FormView views[2] = {p.q_view, p.k_view};
   const float* weights[2] = {p.q_weight, p.k_weight};
+  Element* rows[kFormBatch];
+  const float* row_weight[kFormBatch];
+  float sums[kFormBatch], r[kFormBatch];
+  int n = 0;
+  const auto flush = [&] {
+    if (p.norm != FormNorm::none) {
+      for (int i = 0; i < n; ++i) sums[i] = Head::sum_of_squares(rows[i], p.head_dim);
+      Head::inverse_rms(sums, n, p.head_dim, p.eps, r);
+    } else {
+      for (int i = 0; i < n; ++i) r[i] = 1.0f;
+    }
+    for (int i = 0; i < n; ++i) Head::apply(p, rows[i], row_weight[i], angles, r[i]);
+    n = 0;
+  };
   for (int part = 0; part < 2; ++part) {
     const FormView& v = views[part];
     Element* row = base + v.offset + t * v.token_stride;
-    for (std::int64_t h = 0; h < v.heads; ++h) Head::head(p, row + h * v.head_stride, weights[part], angles);
+    for (std::int64_t h = 0; h < v.heads; ++h) {
+      rows[n] = row + h * v.head_stride;
+      row_weight[n] = weights[part];
+      if (++n == kFormBatch) flush();
+    }
   }
+  if (n > 0) flush();
 }
 
 // The level's rows (Base: its exact/step/advance) made the form's: run_tokens forms token t's row

@@ -30,17 +30,20 @@ struct ScalarFormHead {
     }
   }
 
-  static void head(const QkNormRopeArgs& p, Element* x, const float* w, FormAngles a) {
-    const int d = p.head_dim;
-    float r = 1.0f;
-    if constexpr (kNorm != FormNorm::none) {
-      float squares = 0;
-      for (int f = 0; f < d; ++f) {
-        const float v = load(x + f);
-        squares += v * v;
-      }
-      r = 1.0f / std::sqrt(squares / static_cast<float>(d) + p.eps);
+  static float sum_of_squares(const Element* x, int d) {
+    float squares = 0;
+    for (int f = 0; f < d; ++f) {
+      const float v = load(x + f);
+      squares += v * v;
     }
+    return squares;
+  }
+  static void inverse_rms(const float* s, int count, int d, float eps, float* r) {
+    for (int i = 0; i < count; ++i) r[i] = 1.0f / std::sqrt(s[i] / static_cast<float>(d) + eps);
+  }
+
+  static void apply(const QkNormRopeArgs& p, Element* x, const float* w, FormAngles a, float r) {
+    const int d = p.head_dim;
     const auto at = [&](int f) { return normed(load(x + f), r, kNorm == FormNorm::none ? 1.0f : w[f]); };
     const int rotary = kRotate ? p.rotary_dim : 0;
     if constexpr (kRotate) {
