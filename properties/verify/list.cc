@@ -86,6 +86,19 @@ void print_plugins(const Json& plugins, std::ostream& out) {
     if (const auto chose = info["description"].get<std::string>(); !chose.empty()) {
       table.add_note("    init: " + chose);
     }
+    // An ABI 6 plugin's call forms: what the forms entry takes, and its QK-norm.
+    if (info.contains("rope_form")) {
+      const auto& forms = info["rope_form"];
+      const bool norm = !forms["norm_weights"].empty();
+      table.add_note(fmt::format("    forms: storages {}; angles from {}; {} views; k {}; {}{}",
+                                 joined(forms["storages"]), joined(forms["angle_sources"]),
+                                 forms["strided"].get<bool>() ? "strided" : "flat",
+                                 forms["k_optional"].get<bool>() ? "optional" : "required",
+                                 forms["plain_calls"].get<bool>() ? "plain calls; " : "",
+                                 norm ? fmt::format("qk_norm weights {} in {}", joined(forms["norm_weights"]),
+                                                    forms["norm_precision"].get<std::string>())
+                                      : std::string("no qk_norm")));
+    }
   }
   table.print(out);
 }

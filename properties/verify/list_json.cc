@@ -109,6 +109,16 @@ Json plugin_json(const RopeImpl& impl) {
                                        {"scale_directions", names(fused->directions)},
                                        {"padding", std::string(to_string(fused->padding))}};
     }
+    // An ABI 6 plugin's forms entry (plugin_rope_form.h): the call forms it takes, its QK-norm.
+    if (const auto& forms = info->rope_form) {
+      entry["plugin"]["rope_form"] = {{"storages", names(forms->storages)},
+                                      {"angle_sources", names(forms->angle_sources)},
+                                      {"strided", forms->strided},
+                                      {"k_optional", forms->k_optional},
+                                      {"plain_calls", forms->plain_calls},
+                                      {"norm_weights", names(forms->norm_weights)},
+                                      {"norm_precision", std::string(to_string(forms->norm_precision))}};
+    }
   }
   if (const PythonInfo* info = python_info(impl)) {
     entry["python"] = {{"target", info->target},
