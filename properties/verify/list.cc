@@ -143,6 +143,24 @@ void print_rope_cache_table(const Json& impls, std::ostream& out) {
   table.print(out);
 }
 
+// The call forms: what each form implementation takes (storages, angle sources, strided or flat
+// views, k optional, calls without a norm) and its QK-norm (weight conventions, precision).
+void print_rope_form_table(const Json& impls, std::ostream& out) {
+  TextTable table({"ID", "AVAILABLE", "STORAGES", "ANGLES", "VIEWS", "K", "PLAIN", "QK_NORM", "SUMMARY"});
+  for (const auto& impl : impls) {
+    const bool norm = !impl["norm_weights"].empty();
+    table.add_row({impl["id"].get<std::string>(), impl["available"].get<bool>() ? "yes" : "no",
+                   joined(impl["storages"]), joined(impl["angle_sources"]),
+                   impl["strided"].get<bool>() ? "strided" : "flat",
+                   impl["k_optional"].get<bool>() ? "optional" : "required",
+                   impl["plain_calls"].get<bool>() ? "yes" : "no",
+                   norm ? fmt::format("{} ({})", joined(impl["norm_weights"]), impl["norm_precision"].get<std::string>())
+                        : std::string("-"),
+                   impl["summary"].get<std::string>()});
+  }
+  table.print(out);
+}
+
 void print_text(const Json& list, std::ostream& out) {
   out << fmt::format("RoPE implementations ({}):\n", list["rope_implementations"].size());
   print_rope_table(list["rope_implementations"], false, out);
@@ -160,6 +178,11 @@ void print_text(const Json& list, std::ostream& out) {
   out << fmt::format("\nFused RoPE + paged KV-cache write ({}): q and k rotated, k and v written at each token's slot:\n",
                      list["rope_cache_implementations"].size());
   print_rope_cache_table(list["rope_cache_implementations"], out);
+
+  out << fmt::format("\nRoPE in the engines' call forms, QK-norm fused before it ({}): strided q and k in one "
+                     "buffer, angles from the spec or a cos/sin cache:\n",
+                     list["rope_form_implementations"].size());
+  print_rope_form_table(list["rope_form_implementations"], out);
 
   out << fmt::format(
       "\nMUTANTS ({}): deliberately wrong implementations, never run unless asked "
@@ -186,7 +209,9 @@ int run_list(const ListOptions& options, std::ostream& out) {
   for (const auto& p : loaded.attention) attention_plugins.push_back(p.get());
   std::vector<const RopeCacheImpl*> rope_cache_plugins;
   for (const auto& p : loaded.rope_cache) rope_cache_plugins.push_back(p.get());
-  const Json list = list_json(plugins, attention_plugins, rope_cache_plugins);
+  std::vector<const RopeFormImpl*> rope_form_plugins;
+  for (const auto& p : loaded.rope_form) rope_form_plugins.push_back(p.get());
+  const Json list = list_json(plugins, attention_plugins, rope_cache_plugins, rope_form_plugins);
   if (options.json) {
     out << list.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   } else {

@@ -90,6 +90,27 @@ Json rope_cache_json(const RopeCacheImpl& impl) {
   return entry;
 }
 
+// The call forms a form implementation takes, and its QK-norm (rope_form_impl.h).
+Json form_capabilities_json(const RopeFormCapabilities& caps) {
+  return {{"storages", names(caps.storages)},
+          {"angle_sources", names(caps.angle_sources)},
+          {"strided", caps.strided},
+          {"k_optional", caps.k_optional},
+          {"plain_calls", caps.plain_calls},
+          {"norm_weights", names(caps.norm_weights)},
+          {"norm_precision", std::string(to_string(caps.norm_precision))}};
+}
+
+Json rope_form_json(const RopeFormImpl& impl) {
+  Json entry = plain_json(impl, "rope_form");
+  std::string why;
+  entry["available"] = impl.available(&why);
+  entry["unavailable_reason"] = why;
+  const Json caps = form_capabilities_json(impl.capabilities());
+  for (const auto& [key, value] : caps.items()) entry[key] = value;
+  return entry;
+}
+
 Json plugin_json(const RopeImpl& impl) {
   Json entry = rope_json(impl);
   if (const PluginInfo* info = plugin_info(impl)) {
@@ -110,15 +131,7 @@ Json plugin_json(const RopeImpl& impl) {
                                        {"padding", std::string(to_string(fused->padding))}};
     }
     // An ABI 6 plugin's forms entry (plugin_rope_form.h): the call forms it takes, its QK-norm.
-    if (const auto& forms = info->rope_form) {
-      entry["plugin"]["rope_form"] = {{"storages", names(forms->storages)},
-                                      {"angle_sources", names(forms->angle_sources)},
-                                      {"strided", forms->strided},
-                                      {"k_optional", forms->k_optional},
-                                      {"plain_calls", forms->plain_calls},
-                                      {"norm_weights", names(forms->norm_weights)},
-                                      {"norm_precision", std::string(to_string(forms->norm_precision))}};
-    }
+    if (const auto& forms = info->rope_form) entry["plugin"]["rope_form"] = form_capabilities_json(*forms);
   }
   if (const PythonInfo* info = python_info(impl)) {
     entry["python"] = {{"target", info->target},
@@ -134,9 +147,11 @@ Json plugin_json(const RopeImpl& impl) {
 }  // namespace
 
 Json list_json(const std::vector<const RopeImpl*>& plugins, const std::vector<const AttentionImpl*>& attention_plugins,
-               const std::vector<const RopeCacheImpl*>& rope_cache_plugins) {
+               const std::vector<const RopeCacheImpl*>& rope_cache_plugins,
+               const std::vector<const RopeFormImpl*>& rope_form_plugins) {
   Json list = list_json();
   for (const RopeCacheImpl* impl : rope_cache_plugins) list["rope_cache_implementations"].push_back(rope_cache_json(*impl));
+  for (const RopeFormImpl* impl : rope_form_plugins) list["rope_form_implementations"].push_back(rope_form_json(*impl));
   for (const AttentionImpl* impl : attention_plugins) {
     Json entry = attention_json(*impl);
     if (const AttentionPluginInfo* info = attention_plugin_info(*impl)) {
@@ -160,8 +175,9 @@ Json list_json(const std::vector<const RopeImpl*>& plugins, const std::vector<co
 
 Json list_json() {
   Json rope = Json::array(), sinusoidal = Json::array(), attention = Json::array(), rope_cache = Json::array(),
-       mutants = Json::array(), properties = Json::array();
+       rope_form = Json::array(), mutants = Json::array(), properties = Json::array();
   for (const RopeCacheImpl* impl : rope_cache_implementations()) rope_cache.push_back(rope_cache_json(*impl));
+  for (const RopeFormImpl* impl : rope_form_implementations()) rope_form.push_back(rope_form_json(*impl));
   for (const RopeImpl* impl : rope_implementations()) rope.push_back(rope_json(*impl));
   for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
     sinusoidal.push_back(plain_json(*impl, "sinusoidal"));
@@ -175,6 +191,7 @@ Json list_json() {
     mutants.push_back(plain_json(*impl, "attention"));
   }
   for (const RopeCacheImpl* impl : rope_cache_mutants()) mutants.push_back(plain_json(*impl, "rope_cache"));
+  for (const RopeFormImpl* impl : rope_form_mutants()) mutants.push_back(plain_json(*impl, "rope_form"));
   for (const auto& p : property_catalogue()) {
     properties.push_back({{"id", std::string(p.id)},
                           {"kind", std::string(to_string(p.kind))},
@@ -185,6 +202,7 @@ Json list_json() {
           {"sinusoidal_implementations", sinusoidal},
           {"attention_implementations", attention},
           {"rope_cache_implementations", rope_cache},
+          {"rope_form_implementations", rope_form},
           {"mutants", mutants},
           {"properties", properties}};
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -85,10 +86,8 @@ FormCase make_case(std::mt19937_64& rng, StorageType storage, AngleSource angles
   c.spec.angle_precision = AnglePrecision::fp64;
   c.storage = storage;
   c.tokens = std::uniform_int_distribution<std::int64_t>(1, 6)(rng);
+  const std::int64_t qh = std::uniform_int_distribution<std::int64_t>(1, 4)(rng);
   const std::int64_t kh = std::uniform_int_distribution<std::int64_t>(1, 2)(rng);
-  // q's heads more than k's (GQA): two flat tensors with one token stride read as interleaved to
-  // validate_disjoint (core/rope_form.cc), which then refuses them back to back.
-  const std::int64_t qh = std::uniform_int_distribution<std::int64_t>(kh + 1, 4)(rng);
   std::int64_t elements = 0;
   switch (views) {
     case Views::flat:  // q then k, each [tokens][heads][d]
@@ -408,6 +407,10 @@ TEST(RopeFormPlugin, ListShowsTheFormCapabilities) {
   EXPECT_EQ(forms["plain_calls"], true);
   EXPECT_EQ(forms["norm_weights"], nlohmann::json({"plain", "one_plus"}));
   EXPECT_EQ(forms["norm_precision"], "fp32");
+  // Among the form implementations too, beside the registry's.
+  std::vector<std::string> ids;
+  for (const auto& impl : list["rope_form_implementations"]) ids.push_back(impl["id"].get<std::string>());
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "plugin/rope_form"), ids.end()) << list["rope_form_implementations"];
   const test::Exited text = test::spawn({ROPECHECK_CLI_PATH, "list", "--plugin", built_plugin("rope_form")});
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_EQ(test::lines_containing(text.out, "    forms: storages fp32,bf16,fp16; angles from spec,cos_sin_cache; "
