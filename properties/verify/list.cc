@@ -143,19 +143,22 @@ void print_rope_cache_table(const Json& impls, std::ostream& out) {
   table.print(out);
 }
 
-// The call forms: what each form implementation takes (storages, angle sources, strided or flat
-// views, k optional, calls without a norm) and its QK-norm (weight conventions, precision).
+// The call forms, then each implementation's: what it takes and its QK-norm.
 void print_rope_form_table(const Json& impls, std::ostream& out) {
-  TextTable table({"ID", "AVAILABLE", "STORAGES", "ANGLES", "VIEWS", "K", "PLAIN", "QK_NORM", "SUMMARY"});
+  out << "  forms: angles from the spec or a cos/sin cache [positions, rotary_dim] indexed by position (vLLM's\n"
+         "  cos_sin_cache); q and k as strided views of one buffer (a packed qkv, MLA's q_pe beside its nope\n"
+         "  part), k optional; QK-norm before the rotation, x / sqrt(mean(x^2) + eps) * w (Qwen3) or (1 + w)\n"
+         "  (Gemma), kept in fp32 or rounded to the storage (an unfused chain)\n";
+  TextTable table({"ID", "AVAILABLE", "STORAGES", "ANGLES", "VIEWS", "QK-NORM", "SUMMARY"});
   for (const auto& impl : impls) {
-    const bool norm = !impl["norm_weights"].empty();
+    std::string views = impl["strided"].get<bool>() ? "strided" : "flat";
+    views += impl["k_optional"].get<bool>() ? ", k optional" : ", k required";
+    std::string norm = impl["norm_weights"].empty() ? "none"
+                                                    : joined(impl["norm_weights"]) + " in " +
+                                                          impl["norm_precision"].get<std::string>();
+    if (!impl["plain_calls"].get<bool>()) norm += " (always)";
     table.add_row({impl["id"].get<std::string>(), impl["available"].get<bool>() ? "yes" : "no",
-                   joined(impl["storages"]), joined(impl["angle_sources"]),
-                   impl["strided"].get<bool>() ? "strided" : "flat",
-                   impl["k_optional"].get<bool>() ? "optional" : "required",
-                   impl["plain_calls"].get<bool>() ? "yes" : "no",
-                   norm ? fmt::format("{} ({})", joined(impl["norm_weights"]), impl["norm_precision"].get<std::string>())
-                        : std::string("-"),
+                   joined(impl["storages"]), joined(impl["angle_sources"]), views, norm,
                    impl["summary"].get<std::string>()});
   }
   table.print(out);
@@ -179,8 +182,7 @@ void print_text(const Json& list, std::ostream& out) {
                      list["rope_cache_implementations"].size());
   print_rope_cache_table(list["rope_cache_implementations"], out);
 
-  out << fmt::format("\nRoPE in the engines' call forms, QK-norm fused before it ({}): strided q and k in one "
-                     "buffer, angles from the spec or a cos/sin cache:\n",
+  out << fmt::format("\nRoPE in the engines' call forms, QK-norm before it ({}):\n",
                      list["rope_form_implementations"].size());
   print_rope_form_table(list["rope_form_implementations"], out);
 

@@ -90,15 +90,17 @@ Json rope_cache_json(const RopeCacheImpl& impl) {
   return entry;
 }
 
-// The call forms a form implementation takes, and its QK-norm (rope_form_impl.h).
-Json form_capabilities_json(const RopeFormCapabilities& caps) {
-  return {{"storages", names(caps.storages)},
-          {"angle_sources", names(caps.angle_sources)},
-          {"strided", caps.strided},
-          {"k_optional", caps.k_optional},
-          {"plain_calls", caps.plain_calls},
-          {"norm_weights", names(caps.norm_weights)},
-          {"norm_precision", std::string(to_string(caps.norm_precision))}};
+// RoPE in the engines' call forms: what it takes (storages, angle sources, views, k optional,
+// plain calls) and its QK-norm (weight conventions, precision). An ABI 6 plugin's "plugin" entry
+// holds the same under "rope_form".
+void add_form_capabilities(Json& entry, const RopeFormCapabilities& caps) {
+  entry["storages"] = names(caps.storages);
+  entry["angle_sources"] = names(caps.angle_sources);
+  entry["strided"] = caps.strided;
+  entry["k_optional"] = caps.k_optional;
+  entry["plain_calls"] = caps.plain_calls;
+  entry["norm_weights"] = names(caps.norm_weights);
+  entry["norm_precision"] = caps.normalizes() ? std::string(to_string(caps.norm_precision)) : "";
 }
 
 Json rope_form_json(const RopeFormImpl& impl) {
@@ -106,8 +108,7 @@ Json rope_form_json(const RopeFormImpl& impl) {
   std::string why;
   entry["available"] = impl.available(&why);
   entry["unavailable_reason"] = why;
-  const Json caps = form_capabilities_json(impl.capabilities());
-  for (const auto& [key, value] : caps.items()) entry[key] = value;
+  add_form_capabilities(entry, impl.capabilities());
   return entry;
 }
 
@@ -131,7 +132,10 @@ Json plugin_json(const RopeImpl& impl) {
                                        {"padding", std::string(to_string(fused->padding))}};
     }
     // An ABI 6 plugin's forms entry (plugin_rope_form.h): the call forms it takes, its QK-norm.
-    if (const auto& forms = info->rope_form) entry["plugin"]["rope_form"] = form_capabilities_json(*forms);
+    if (const auto& forms = info->rope_form) {
+      entry["plugin"]["rope_form"] = Json::object();
+      add_form_capabilities(entry["plugin"]["rope_form"], *forms);
+    }
   }
   if (const PythonInfo* info = python_info(impl)) {
     entry["python"] = {{"target", info->target},
@@ -175,9 +179,8 @@ Json list_json(const std::vector<const RopeImpl*>& plugins, const std::vector<co
 
 Json list_json() {
   Json rope = Json::array(), sinusoidal = Json::array(), attention = Json::array(), rope_cache = Json::array(),
-       rope_form = Json::array(), mutants = Json::array(), properties = Json::array();
+       mutants = Json::array(), properties = Json::array();
   for (const RopeCacheImpl* impl : rope_cache_implementations()) rope_cache.push_back(rope_cache_json(*impl));
-  for (const RopeFormImpl* impl : rope_form_implementations()) rope_form.push_back(rope_form_json(*impl));
   for (const RopeImpl* impl : rope_implementations()) rope.push_back(rope_json(*impl));
   for (const SinusoidalImpl* impl : sinusoidal_implementations()) {
     sinusoidal.push_back(plain_json(*impl, "sinusoidal"));
@@ -191,6 +194,8 @@ Json list_json() {
     mutants.push_back(plain_json(*impl, "attention"));
   }
   for (const RopeCacheImpl* impl : rope_cache_mutants()) mutants.push_back(plain_json(*impl, "rope_cache"));
+  Json rope_form = Json::array();
+  for (const RopeFormImpl* impl : rope_form_implementations()) rope_form.push_back(rope_form_json(*impl));
   for (const RopeFormImpl* impl : rope_form_mutants()) mutants.push_back(plain_json(*impl, "rope_form"));
   for (const auto& p : property_catalogue()) {
     properties.push_back({{"id", std::string(p.id)},

@@ -145,9 +145,8 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
     for (const auto& e : list[key]) s.insert(e["id"].get<std::string>());
     return s;
   };
-  std::set<std::string> rope, sinusoidal, attention, rope_cache, rope_form, mutants, properties;
+  std::set<std::string> rope, sinusoidal, attention, rope_cache, mutants, properties;
   for (const auto* impl : rope_cache_implementations()) rope_cache.emplace(impl->id());
-  for (const auto* impl : rope_form_implementations()) rope_form.emplace(impl->id());
   for (const auto* impl : rope_implementations()) rope.emplace(impl->id());
   for (const auto* impl : sinusoidal_implementations()) sinusoidal.emplace(impl->id());
   for (const auto* impl : attention_implementations()) attention.emplace(impl->id());
@@ -157,14 +156,16 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
   EXPECT_EQ(ids("sinusoidal_implementations"), sinusoidal);
   EXPECT_EQ(ids("attention_implementations"), attention);
   EXPECT_EQ(ids("rope_cache_implementations"), rope_cache);
-  EXPECT_EQ(ids("rope_form_implementations"), rope_form);
-  for (const auto& impl : list["rope_form_implementations"]) {
-    for (const char* key : {"storages", "angle_sources"}) EXPECT_FALSE(impl[key].empty()) << impl["id"];
-    EXPECT_TRUE(impl["norm_precision"] == "fp32" || impl["norm_precision"] == "storage") << impl["id"];
-  }
   for (const auto& impl : list["rope_cache_implementations"]) {
     for (const char* key : {"layouts", "storages", "scale_directions"}) EXPECT_FALSE(impl[key].empty()) << impl["id"];
     EXPECT_TRUE(impl["padding"] == "skip_token" || impl["padding"] == "rotate_q_only") << impl["id"];
+  }
+  std::set<std::string> rope_form;
+  for (const auto* impl : rope_form_implementations()) rope_form.emplace(impl->id());
+  EXPECT_EQ(ids("rope_form_implementations"), rope_form);
+  for (const auto& impl : list["rope_form_implementations"]) {
+    for (const char* key : {"storages", "angle_sources"}) EXPECT_FALSE(impl[key].empty()) << impl["id"];
+    EXPECT_TRUE(impl["norm_weights"].empty() == (impl["norm_precision"] == "")) << impl["id"];
   }
   EXPECT_EQ(ids("mutants"), mutants);
   EXPECT_EQ(ids("properties"), properties);
