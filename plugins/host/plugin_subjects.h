@@ -10,6 +10,7 @@
 
 #include "impls/attention/attention_impl.h"
 #include "impls/fused/rope_cache_impl.h"
+#include "impls/fused/rope_form_impl.h"
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_host.h"
 
@@ -18,11 +19,13 @@ namespace ropecheck {
 // What --plugin and --python loaded: RoPE plugins and Python callables (each in its worker
 // child), attention plugins (attention_plugin.h, in this process), and fused cache calls
 // (impls/fused/rope_cache_impl.h): the fused entries of ABI 5 plugins (plugin_rope_cache.h) and
-// Python callables declaring "fused_cache", each in a worker child.
+// Python callables declaring "fused_cache", each in a worker child; and the call forms with
+// QK-norm (impls/fused/rope_form_impl.h): the forms entries of ABI 6 plugins (plugin_rope_form.h).
 struct LoadedPlugins {
   std::vector<std::shared_ptr<const RopeImpl>> rope;
   std::vector<std::shared_ptr<const AttentionImpl>> attention;
   std::vector<std::shared_ptr<const RopeCacheImpl>> rope_cache;
+  std::vector<std::shared_ptr<const RopeFormImpl>> rope_form;
 };
 
 // Throws InvalidInput for a plugin or Python callable that does not load (load_plugin_library(),
