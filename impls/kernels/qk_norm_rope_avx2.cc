@@ -27,6 +27,7 @@ struct FormFast2Fp32 {
     _mm256_storeu_ps(x, a);
     _mm256_storeu_ps(x + 8, b);
   }
+  static void store2_plain(float* x, __m256 a, __m256 b) { store2(x, a, b); }
   static void coefficients(const float* at, __m256& a, __m256& b) { load2(at, a, b); }
 };
 
@@ -39,6 +40,7 @@ struct FormFast2Fp16 {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm256_cvtps_ph(a, Fp16Storage::kRounding));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(x + 8), _mm256_cvtps_ph(b, Fp16Storage::kRounding));
   }
+  static void store2_plain(Fp16* x, __m256 a, __m256 b) { store2(x, a, b); }
   static void coefficients(const float* at, __m256& a, __m256& b) { FormFast2Fp32::load2(at, a, b); }
 };
 
@@ -54,6 +56,12 @@ struct FormFast2Bf16 {
     const __m256i even = _mm256_srli_epi32(rounded(a), 16);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm256_blend_epi16(even, rounded(b), 0xAA));
   }
+  // The same rounding of values known to be no NaN (form_pipeline's plain heads): without the
+  // NaN case's compare, or and blend.
+  static void store2_plain(std::uint16_t* x, __m256 a, __m256 b) {
+    const __m256i even = _mm256_srli_epi32(rounded_plain(a), 16);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm256_blend_epi16(even, rounded_plain(b), 0xAA));
+  }
   static void coefficients(const float* at, __m256& a, __m256& b) {
     const __m256 lo = _mm256_loadu_ps(at), hi = _mm256_loadu_ps(at + 8);
     // [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6], then the 64-bit pieces in order.
@@ -62,10 +70,14 @@ struct FormFast2Bf16 {
   }
 
  private:
-  static __m256i rounded(__m256 v) {
+  static __m256i rounded_plain(__m256 v) {
     const __m256i bits = _mm256_castps_si256(v);
     const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
-    const __m256i up = _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb));
+    return _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb));
+  }
+  static __m256i rounded(__m256 v) {
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i up = rounded_plain(v);
     const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     const __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
     return _mm256_blendv_epi8(up, quiet, nan);
@@ -137,6 +149,16 @@ struct FormFast256 {
     return k;
   }
 
+  static bool finite(const Folded& k) {
+    const __m256 bound = _mm256_set1_ps(kFormPlainCoefficient);
+    const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    __m256 below = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    for (int j = 0; j < 4 * kHalf; j += 8) {
+      below = _mm256_and_ps(below, _mm256_cmp_ps(_mm256_and_ps(_mm256_load_ps(k.row + j), magnitude), bound, _CMP_LT_OQ));
+    }
+    return _mm256_movemask_ps(below) == 0xFF;
+  }
+
   static float sum_of_squares(const Element* x) {
     __m256 acc[4];
 #pragma GCC unroll 16
@@ -150,6 +172,7 @@ struct FormFast256 {
     return form_reduce_add(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
   }
 
+  template <bool kPlain>
   static void apply(Element* x, float r_value, const Folded& k) {
     const __m256 r = _mm256_set1_ps(r_value);
 #pragma GCC unroll 8
@@ -163,8 +186,13 @@ struct FormFast256 {
         y1[j] = _mm256_fnmadd_ps(r2, _mm256_load_ps(at + 24), _mm256_mul_ps(r1, _mm256_load_ps(at)));
         y2[j] = _mm256_fmadd_ps(r2, _mm256_load_ps(at + 16), _mm256_mul_ps(r1, _mm256_load_ps(at + 8)));
       }
-      F::store2(x + 8 * b, y1[0], y1[1]);
-      F::store2(x + kHalf + 8 * b, y2[0], y2[1]);
+      if constexpr (kPlain) {
+        F::store2_plain(x + 8 * b, y1[0], y1[1]);
+        F::store2_plain(x + kHalf + 8 * b, y2[0], y2[1]);
+      } else {
+        F::store2(x + 8 * b, y1[0], y1[1]);
+        F::store2(x + kHalf + 8 * b, y2[0], y2[1]);
+      }
     }
   }
 };

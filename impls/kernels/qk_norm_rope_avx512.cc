@@ -29,6 +29,7 @@ struct FormFastFp32 {
     _mm512_storeu_ps(x, a);
     _mm512_storeu_ps(x + 16, b);
   }
+  static void store2_plain(float* x, __m512 a, __m512 b) { store2(x, a, b); }
   static void coefficients(const float* at, __m512& a, __m512& b) { load2(at, a, b); }
 };
 
@@ -41,6 +42,7 @@ struct FormFastFp16 {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm512_cvtps_ph(a, Fp16Storage::kRounding));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(x + 16), _mm512_cvtps_ph(b, Fp16Storage::kRounding));
   }
+  static void store2_plain(Fp16* x, __m512 a, __m512 b) { store2(x, a, b); }
   static void coefficients(const float* at, __m512& a, __m512& b) { FormFastFp32::load2(at, a, b); }
 };
 
@@ -52,6 +54,17 @@ struct FormFastBf16 {
   }
   static void store2(std::uint16_t* x, __m512 a, __m512 b) {
     _mm512_storeu_si512(x, IntegerRoundingBf16::narrow_pairs(a, b));
+  }
+  // The same rounding of values known to be no NaN (form_pipeline's plain heads): without the
+  // NaN case's compare and masked or.
+  static void store2_plain(std::uint16_t* x, __m512 a, __m512 b) {
+    const auto rounded = [](__m512 v) {
+      const __m512i bits = _mm512_castps_si512(v);
+      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+      return _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), lsb));
+    };
+    _mm512_storeu_si512(x, _mm512_ternarylogic_epi32(rounded(b), _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)),
+                                                     _mm512_srli_epi32(rounded(a), 16), 0xEA));
   }
   static void coefficients(const float* at, __m512& a, __m512& b) {
     a = every_other(at, 32, false);
@@ -118,6 +131,18 @@ struct FormFast512 {
     return k;
   }
 
+  static bool finite(const Folded& k) {
+    const __m512 bound = _mm512_set1_ps(kFormPlainCoefficient);
+    __mmask16 below = 0xFFFF;
+    for (int j = 0; j < kVectors; ++j) {
+      below &= _mm512_cmp_ps_mask(_mm512_abs_ps(k.wc1[j]), bound, _CMP_LT_OQ) &
+               _mm512_cmp_ps_mask(_mm512_abs_ps(k.ws1[j]), bound, _CMP_LT_OQ) &
+               _mm512_cmp_ps_mask(_mm512_abs_ps(k.wc2[j]), bound, _CMP_LT_OQ) &
+               _mm512_cmp_ps_mask(_mm512_abs_ps(k.ws2[j]), bound, _CMP_LT_OQ);
+    }
+    return below == 0xFFFF;
+  }
+
   static float sum_of_squares(const Element* x) {
     __m512 acc[4];
 #pragma GCC unroll 8
@@ -131,6 +156,7 @@ struct FormFast512 {
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
   }
 
+  template <bool kPlain>
   static void apply(Element* x, float r_value, const Folded& k) {
     const __m512 r = _mm512_set1_ps(r_value);
 #pragma GCC unroll 8
@@ -144,8 +170,13 @@ struct FormFast512 {
         y1[j] = _mm512_fnmadd_ps(r2, k.ws2[b + j], _mm512_mul_ps(r1, k.wc1[b + j]));
         y2[j] = _mm512_fmadd_ps(r2, k.wc2[b + j], _mm512_mul_ps(r1, k.ws1[b + j]));
       }
-      F::store2(x + 16 * b, y1[0], y1[1]);
-      F::store2(x + kHalf + 16 * b, y2[0], y2[1]);
+      if constexpr (kPlain) {
+        F::store2_plain(x + 16 * b, y1[0], y1[1]);
+        F::store2_plain(x + kHalf + 16 * b, y2[0], y2[1]);
+      } else {
+        F::store2(x + 16 * b, y1[0], y1[1]);
+        F::store2(x + kHalf + 16 * b, y2[0], y2[1]);
+      }
     }
   }
 };

@@ -43,6 +43,7 @@ struct FormFastState {
   std::int64_t token = -1;  // the token whose heads' r are in r
   alignas(64) float sums[kMaxHeads];
   alignas(64) float r[kMaxHeads];
+  bool plain[kMaxHeads];  // s r^2 <= kFormPlainSquare: the head's x r bounded (no NaN can come)
 };
 
 // The base's q, k, q_heads and k_heads are not read: the views say where the rows are. Its table,
