@@ -2,7 +2,10 @@
 // level's rows (rope_kernel_avx2_body.h) and its rotation (rotate_pairs; the half-split's fnmadd
 // and fmadd), 8 floats a vector, with its storage policies (bf16 and fp16 rounded as its kernels
 // round them; 16-bit remainders through their stack buffer). A head is read twice: once for its
-// sum of squares (two accumulators), once more from L1 to normalize, rotate and store it.
+// sum of squares (two accumulators), once more from L1 to normalize, rotate and store it. The
+// models' shapes (half-split, rotary_dim == head_dim of 64, 128 or 256, the fp32 norm) take
+// FormFast256 in qk_norm_rope_kernel_body.h's pipeline: the weight folded into the angles, in an
+// L1 row; bf16 as even and odd features (a shift and a mask to widen, one blend to narrow).
 // Compiled with -mavx2 -mfma -mf16c (CMake object library); only called after cpuid says so.
 #include <immintrin.h>
 
@@ -12,17 +15,89 @@
 namespace ropecheck::kernels {
 namespace {
 
+// The fast path's storages: 16 elements as two fp32 vectors in the storage's lane order (bf16:
+// the even features, then the odd ones, as the 32-bit lanes hold them; fp32 and fp16: in order),
+// and 16 fp32 coefficients in the same order.
+struct FormFast2Fp32 {
+  static void load2(const float* x, __m256& a, __m256& b) {
+    a = _mm256_loadu_ps(x);
+    b = _mm256_loadu_ps(x + 8);
+  }
+  static void store2(float* x, __m256 a, __m256 b) {
+    _mm256_storeu_ps(x, a);
+    _mm256_storeu_ps(x + 8, b);
+  }
+  static void store2_plain(float* x, __m256 a, __m256 b) { store2(x, a, b); }
+  static void coefficients(const float* at, __m256& a, __m256& b) { load2(at, a, b); }
+};
+
+struct FormFast2Fp16 {
+  static void load2(const Fp16* x, __m256& a, __m256& b) {
+    a = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
+    b = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + 8)));
+  }
+  static void store2(Fp16* x, __m256 a, __m256 b) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x), _mm256_cvtps_ph(a, Fp16Storage::kRounding));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(x + 8), _mm256_cvtps_ph(b, Fp16Storage::kRounding));
+  }
+  static void store2_plain(Fp16* x, __m256 a, __m256 b) { store2(x, a, b); }
+  static void coefficients(const float* at, __m256& a, __m256& b) { FormFast2Fp32::load2(at, a, b); }
+};
+
+struct FormFast2Bf16 {
+  static void load2(const std::uint16_t* x, __m256& a, __m256& b) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+    a = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+    b = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  }
+  // Bf16Storage's rounding (storage.h's bf16_from_float) of the even and the odd features, each
+  // kept in its lane's top half, then the even ones moved down: one 256-bit store.
+  static void store2(std::uint16_t* x, __m256 a, __m256 b) {
+    const __m256i even = _mm256_srli_epi32(rounded(a), 16);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm256_blend_epi16(even, rounded(b), 0xAA));
+  }
+  // The same rounding of values known to be no NaN (form_pipeline's plain heads): without the
+  // NaN case's compare, or and blend.
+  static void store2_plain(std::uint16_t* x, __m256 a, __m256 b) {
+    const __m256i even = _mm256_srli_epi32(rounded_plain(a), 16);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm256_blend_epi16(even, rounded_plain(b), 0xAA));
+  }
+  static void coefficients(const float* at, __m256& a, __m256& b) {
+    const __m256 lo = _mm256_loadu_ps(at), hi = _mm256_loadu_ps(at + 8);
+    // [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6], then the 64-bit pieces in order.
+    a = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
+    b = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8));
+  }
+
+ private:
+  static __m256i rounded_plain(__m256 v) {
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    return _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb));
+  }
+  static __m256i rounded(__m256 v) {
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i up = rounded_plain(v);
+    const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    const __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
+    return _mm256_blendv_epi8(up, quiet, nan);
+  }
+};
+
 // The storages with a value rounded to the storage and widened back in registers (the two
 // passes' first).
 struct FormAvx2Fp32 : Fp32Storage {
+  using Fast = FormFast2Fp32;
   static __m256 rounded(__m256 v) { return v; }
 };
 
 struct FormAvx2Fp16 : Fp16Storage {
+  using Fast = FormFast2Fp16;
   static __m256 rounded(__m256 v) { return _mm256_cvtph_ps(_mm256_cvtps_ph(v, kRounding)); }
 };
 
 struct FormAvx2Bf16 : Bf16Storage {
+  using Fast = FormFast2Bf16;
   // Bf16Storage's rounding (storage.h's bf16_from_float), kept in the top half.
   static __m256 rounded(__m256 v) {
     const __m256i bits = _mm256_castps_si256(v);
@@ -41,9 +116,106 @@ inline float form_reduce_add(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(two, _mm_movehdup_ps(two)));
 }
 
+// The fast path (qk_norm_rope_kernel_body.h's form_pipeline): half-split, rotary_dim ==
+// head_dim == D (64, 128 or 256), the norm in fp32. Per token and view the weight is folded into
+// the angles once (wc1 = w_i c_i, ws1 = w_i s_i, wc2 = w_(h+i) c_i, ws2 = w_(h+i) s_i, one product
+// each) into an L1 row (16 ymm hold no more than a head of 128), then each head: y1 = x1 r wc1 -
+// x2 r ws2, y2 = x2 r wc2 + x1 r ws1, stored once. The roundings are the unfused chain's count
+// (x r, w c, the cache's c, the product): the same bound.
+template <typename F, typename E, int D>
+struct FormFast256 {
+  using Element = E;
+  static constexpr int kHalf = D / 2, kVectors = kHalf / 8;  // vectors a half
+
+  struct Folded {
+    alignas(32) float row[4 * kHalf];  // per vector j: wc1, ws1, wc2, ws2 at 32 j
+  };
+  static Folded fold(const float* w, FormAngles a) {
+    Folded k;
+    for (int b = 0; b < kVectors; b += 2) {
+      __m256 c[2], s[2], w1[2], w2[2];
+      F::coefficients(a.c + 8 * b, c[0], c[1]);
+      F::coefficients(a.s + 8 * b, s[0], s[1]);
+      F::coefficients(w + 8 * b, w1[0], w1[1]);
+      F::coefficients(w + kHalf + 8 * b, w2[0], w2[1]);
+      for (int j = 0; j < 2; ++j) {
+        float* at = k.row + 32 * (b + j);
+        _mm256_store_ps(at, _mm256_mul_ps(w1[j], c[j]));
+        _mm256_store_ps(at + 8, _mm256_mul_ps(w1[j], s[j]));
+        _mm256_store_ps(at + 16, _mm256_mul_ps(w2[j], c[j]));
+        _mm256_store_ps(at + 24, _mm256_mul_ps(w2[j], s[j]));
+      }
+    }
+    return k;
+  }
+
+  static bool finite(const Folded& k) {
+    const __m256 bound = _mm256_set1_ps(kFormPlainCoefficient);
+    const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    __m256 below = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    for (int j = 0; j < 4 * kHalf; j += 8) {
+      below = _mm256_and_ps(below, _mm256_cmp_ps(_mm256_and_ps(_mm256_load_ps(k.row + j), magnitude), bound, _CMP_LT_OQ));
+    }
+    return _mm256_movemask_ps(below) == 0xFF;
+  }
+
+  static float sum_of_squares(const Element* x) {
+    __m256 acc[4];
+#pragma GCC unroll 16
+    for (int b = 0; b < 2 * kVectors; b += 2) {
+      __m256 u, v;
+      F::load2(x + 8 * b, u, v);
+      const int j = b % 4;
+      acc[j] = b < 4 ? _mm256_mul_ps(u, u) : _mm256_fmadd_ps(u, u, acc[j]);
+      acc[j + 1] = b < 4 ? _mm256_mul_ps(v, v) : _mm256_fmadd_ps(v, v, acc[j + 1]);
+    }
+    return form_reduce_add(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+  }
+
+  template <bool kPlain>
+  static void apply(Element* x, float r_value, const Folded& k) {
+    const __m256 r = _mm256_set1_ps(r_value);
+#pragma GCC unroll 8
+    for (int b = 0; b < kVectors; b += 2) {
+      __m256 x1[2], x2[2], y1[2], y2[2];
+      F::load2(x + 8 * b, x1[0], x1[1]);
+      F::load2(x + kHalf + 8 * b, x2[0], x2[1]);
+      for (int j = 0; j < 2; ++j) {
+        const float* at = k.row + 32 * (b + j);
+        const __m256 r1 = _mm256_mul_ps(x1[j], r), r2 = _mm256_mul_ps(x2[j], r);
+        y1[j] = _mm256_fnmadd_ps(r2, _mm256_load_ps(at + 24), _mm256_mul_ps(r1, _mm256_load_ps(at)));
+        y2[j] = _mm256_fmadd_ps(r2, _mm256_load_ps(at + 16), _mm256_mul_ps(r1, _mm256_load_ps(at + 8)));
+      }
+      if constexpr (kPlain) {
+        F::store2_plain(x + 8 * b, y1[0], y1[1]);
+        F::store2_plain(x + kHalf + 8 * b, y2[0], y2[1]);
+      } else {
+        F::store2(x + 8 * b, y1[0], y1[1]);
+        F::store2(x + kHalf + 8 * b, y2[0], y2[1]);
+      }
+    }
+  }
+};
+
 template <typename S, FormNorm kNorm, bool kRotate>
 struct Avx2FormHead {
   using Element = typename S::Element;
+
+  // The fast path (FormFast256, form_pipeline) where it applies.
+  static bool fast_token(const QkNormRopeArgs& p, std::int64_t t, FormAngles a)
+    requires(kNorm == FormNorm::fp32 && kRotate)
+  {
+    if (p.fast == nullptr || p.interleaved || p.rotary_dim != p.head_dim ||
+        p.q_view.heads + p.k_view.heads > FormFastState::kMaxHeads) {
+      return false;
+    }
+    switch (p.head_dim) {
+      case 64: form_pipeline<FormFast256<typename S::Fast, Element, 64>, Avx2FormHead>(p, t, a); return true;
+      case 128: form_pipeline<FormFast256<typename S::Fast, Element, 128>, Avx2FormHead>(p, t, a); return true;
+      case 256: form_pipeline<FormFast256<typename S::Fast, Element, 256>, Avx2FormHead>(p, t, a); return true;
+      default: return false;
+    }
+  }
 
   static float sum_of_squares(const Element* x, int d) {
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();

@@ -36,6 +36,16 @@ struct FormView {
   std::int64_t head_stride = 0;
 };
 
+// The levels' fast path's inverse RMS of a token's heads (q, then k), taken one token ahead
+// (qk_norm_rope_kernel_body.h's form_pipeline): scratch, one per call.
+struct FormFastState {
+  static constexpr int kMaxHeads = 256;
+  std::int64_t token = -1;  // the token whose heads' r are in r
+  alignas(64) float sums[kMaxHeads];
+  alignas(64) float r[kMaxHeads];
+  bool plain[kMaxHeads];  // s r^2 <= kFormPlainSquare: the head's x r bounded (no NaN can come)
+};
+
 // The base's q, k, q_heads and k_heads are not read: the views say where the rows are. Its table,
 // theta, angles and rows are the level's rows (spec angles; the table is also the scratch a cache
 // row is spread into).
@@ -50,6 +60,7 @@ struct QkNormRopeArgs : RopeKernelArgs<float> {
   const float* k_weight = nullptr;
   bool rotate = true;  // false: the norm alone (nothing rotated)
   std::int64_t* next_token = nullptr;  // run_tokens' token counter (scratch, one per call)
+  FormFastState* fast = nullptr;       // the fast path's scratch (form_run sets it)
 };
 
 // The call (needs the level's CPU support, core/isa.h).

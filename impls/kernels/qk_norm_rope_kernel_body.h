@@ -33,9 +33,90 @@ struct FormAngles {
 // AVX-512 bf16 call ran at 0.27 of the limit (bench/README.md).
 inline constexpr int kFormBatch = 16;
 
+// The levels' fast path (Fast: a level's, for one storage and head_dim D, rotary_dim == D,
+// half-split, the norm in fp32):
+//   using Element; using Folded;           a view's weight folded into the token's angles
+//   fold(w, angles) -> Folded
+//   sum_of_squares(x) -> float             a head's, in fp32
+//   finite(folded) -> bool                 every folded coefficient below kFormPlainCoefficient
+//   apply<kPlain>(x, r, folded)            one head at x, in place: normalized by r, rotated;
+//                                          kPlain: the result is known to hold no NaN (a 16-bit
+//                                          storage may narrow without its NaN case)
+// Heads are a pipeline across tokens: while token t's heads (q, then k) are normalized and
+// rotated, with the r that the previous token's pass left in p.fast, token t + 1's heads' sums of
+// squares are taken from the same loop (their loads go out a token ahead of their use, and find
+// the rows in L1 when their turn comes), and their r computed together, Head::inverse_rms's
+// vectors. One head at a time, every head waited for its own reduction, root and division (a
+// scalar chain of ~35 cycles whose root and division also take ~13 cycles of the divider): its
+// dependent operations filled the scheduler, which then took no more loads.
+// Software prefetch of a head's lines, kFormPrefetchTokens after the token being summed, into
+// L1 (locality 3: prefetcht0). Without it the loop kept too few misses in flight: the summed
+// token's loads are a few heads ahead of the arithmetic, which the reorder buffer spans (~0.6 of
+// the same-run limit in fp32 at 8192 tokens, Zen 5).
+inline constexpr int kFormPrefetchTokens = 1;
+
+// When a head's result can hold no NaN: s r^2 <= 2^10 (s and r finite, and every |x_f r| <=
+// sqrt(s) r (1 + n u) < 33), and every folded coefficient |w c| < 2^100 (finite): each product
+// is below 2^106, their sum finite. Inf and NaN inputs fail one test or the other (s = inf gives
+// r = 0 and s r^2 NaN; s NaN, r NaN; a zero head with eps rounded to 0, r = inf).
+inline constexpr float kFormPlainSquare = 1024.0f;
+inline constexpr float kFormPlainCoefficient = 0x1p100f;
+inline void form_prefetch(const void* at, int bytes) {
+  const char* line = static_cast<const char*>(at);
+  for (int l = 0; l < bytes; l += 64) __builtin_prefetch(line + l, 0, 3);
+}
+
+template <typename Fast, typename Head>
+void form_pipeline(const QkNormRopeArgs& p, std::int64_t t, FormAngles angles) {
+  using Element = typename Fast::Element;
+  FormFastState& state = *p.fast;
+  Element* base = reinterpret_cast<Element*>(p.buffer);
+  const FormView q = p.q_view, k = p.k_view;
+  const std::int64_t n = q.heads + k.heads;
+  const auto head = [&](std::int64_t token, std::int64_t i) {
+    return i < q.heads ? base + q.offset + token * q.token_stride + i * q.head_stride
+                       : base + k.offset + token * k.token_stride + (i - q.heads) * k.head_stride;
+  };
+  const auto inverse_rms = [&](const float* sums, float* r, bool* plain) {
+    for (std::int64_t i = 0; i < n; i += kFormBatch) {
+      Head::inverse_rms(sums + i, static_cast<int>(n - i < kFormBatch ? n - i : kFormBatch), p.head_dim, p.eps, r + i);
+    }
+    for (std::int64_t i = 0; i < n; ++i) plain[i] = sums[i] * r[i] * r[i] <= kFormPlainSquare;
+  };
+  if (state.token != t) {
+    for (std::int64_t i = 0; i < n; ++i) state.sums[i] = Fast::sum_of_squares(head(t, i));
+    inverse_rms(state.sums, state.r, state.plain);
+  }
+  const bool ahead = t + 1 < p.tokens;
+  const int head_bytes = p.head_dim * static_cast<int>(sizeof(Element));
+  const auto run = [&](std::int64_t first, std::int64_t end, const float* w) {
+    const typename Fast::Folded folded = Fast::fold(w, angles);
+    const bool finite = Fast::finite(folded);
+    for (std::int64_t i = first; i < end; ++i) {
+      if (t + 1 + kFormPrefetchTokens < p.tokens) form_prefetch(head(t + 1 + kFormPrefetchTokens, i), head_bytes);
+      const float r = state.r[i];
+      const bool plain = finite && state.plain[i];
+      if (ahead) state.sums[i] = Fast::sum_of_squares(head(t + 1, i));
+      if (plain) {
+        Fast::template apply<true>(head(t, i), r, folded);
+      } else {
+        Fast::template apply<false>(head(t, i), r, folded);
+      }
+    }
+  };
+  run(0, q.heads, p.q_weight);
+  if (k.heads > 0) run(q.heads, n, p.k_weight);
+  if (ahead) inverse_rms(state.sums, state.r, state.plain);
+  state.token = ahead ? t + 1 : -1;
+}
+
 // Token t's q heads, then its k heads, each with its view's weight, kFormBatch heads at a time.
 template <typename Head>
 void form_token(const QkNormRopeArgs& p, std::int64_t t, FormAngles angles) {
+  // The level's fast path for the models' shapes (Head::fast_token: false when it does not apply).
+  if constexpr (requires { Head::fast_token(p, t, angles); }) {
+    if (Head::fast_token(p, t, angles)) return;
+  }
   using Element = typename Head::Element;
   Element* base = reinterpret_cast<Element*>(p.buffer);
   const FormView views[2] = {p.q_view, p.k_view};
@@ -90,7 +171,10 @@ inline void form_spread_row(const float* row, int rotary_dim, float* table) {
 }
 
 template <typename Base, typename Head>
-void form_run(const QkNormRopeArgs& p) {
+void form_run(const QkNormRopeArgs& args) {
+  FormFastState fast;
+  QkNormRopeArgs p = args;
+  p.fast = &fast;
   if (!p.rotate) {
     for (std::int64_t t = 0; t < p.tokens; ++t) form_token<Head>(p, t, {});
     return;

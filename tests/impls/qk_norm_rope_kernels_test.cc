@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -281,18 +282,24 @@ TEST(QkNormRopeKernels, ThreadsChangeNoBitAndFp32TwoPassesAreTheFusedCall) {
     ASSERT_NE(two_pass, nullptr);
     for (const StorageType storage : {StorageType::fp32, StorageType::bf16}) {
       for (const AngleSource source : {AngleSource::spec, AngleSource::cos_sin_cache}) {
-        const RopeSpec spec = spec_of(s, Layout::half_split);
-        const Inputs before = make_inputs(s, spec, storage, source, 7);
-        Inputs one = before, many = before;
-        impl->apply(make_call(s, spec, storage, source, one, 1));
-        impl->apply(make_call(s, spec, storage, source, many, 4));
-        EXPECT_EQ(one.buffer, many.buffer) << impl->id() << " " << to_string(storage) << " " << to_string(source);
-        if (storage != StorageType::fp32) continue;
-        Inputs passes = before;
-        RopeFormCall call = make_call(s, spec, storage, source, passes, 2);
-        call.norm.precision = NormPrecision::storage;
-        two_pass->apply(call);
-        EXPECT_EQ(one.buffer, passes.buffer) << two_pass->id() << " " << to_string(source);
+        for (const Layout layout : {Layout::half_split, Layout::interleaved}) {
+          const RopeSpec spec = spec_of(s, layout);
+          const Inputs before = make_inputs(s, spec, storage, source, 7);
+          Inputs one = before, many = before;
+          impl->apply(make_call(s, spec, storage, source, one, 1));
+          impl->apply(make_call(s, spec, storage, source, many, 4));
+          EXPECT_EQ(one.buffer, many.buffer) << impl->id() << " " << to_string(storage) << " " << to_string(source);
+          // The same bits as the two passes in fp32 where the fused call normalizes as they do (x r,
+          // then w', then the rotation). Half-split heads of 64, 128 or 256 take the levels' fast
+          // path, which folds w' into the angles (w' c: as many roundings, other bits; within the
+          // bound, EveryLevelWithinTheDerivedBoundOfTheTruthInEveryForm).
+          if (storage != StorageType::fp32 || layout == Layout::half_split) continue;
+          Inputs passes = before;
+          RopeFormCall call = make_call(s, spec, storage, source, passes, 2);
+          call.norm.precision = NormPrecision::storage;
+          two_pass->apply(call);
+          EXPECT_EQ(one.buffer, passes.buffer) << two_pass->id() << " " << to_string(source);
+        }
       }
     }
   }
@@ -310,6 +317,45 @@ TEST(QkNormRopeKernels, TheCheckCatchesTheOtherWeightConvention) {
         << impl->id();
     EXPECT_TRUE(judge(s, spec, StorageType::fp32, NormPrecision::fp32, before, in.buffer, NormWeight::one_plus).empty())
         << impl->id();
+  }
+}
+
+// Non-finite inputs on the levels' fast path (half-split heads of 128): a NaN and two infinities
+// in three heads, then also a NaN in one token's cache row (every head of that token folds it into
+// its coefficients). Each result must be NaN, infinite or finite where the scalar level's is: the
+// fast path's 16-bit narrowing drops its NaN case only for heads that cannot produce one.
+TEST(QkNormRopeKernels, NonFiniteInputsGiveTheScalarLevelsClassOfResult) {
+  const Shape s = shapes()[0];
+  const RopeFormImpl* scalar = find_rope_form("qk_norm_rope/scalar");
+  ASSERT_NE(scalar, nullptr);
+  const auto kind = [](double v) { return std::isnan(v) ? 0 : std::isinf(v) ? (v > 0 ? 1 : 2) : 3; };
+  for (const StorageType storage : {StorageType::fp32, StorageType::bf16, StorageType::fp16}) {
+    const RopeSpec spec = spec_of(s, Layout::half_split);
+    Inputs before = make_inputs(s, spec, storage, AngleSource::cos_sin_cache, 11);
+    store_element(storage, before.buffer, row_start(s.q, 1, 0) + 5, std::nanf(""));
+    store_element(storage, before.buffer, row_start(s.q, 2, 3) + 70, INFINITY);
+    store_element(storage, before.buffer, row_start(s.k, 4, 1) + 9, -INFINITY);
+    for (int run = 0; run < 2; ++run) {
+      Inputs in = before;
+      // All payload bits set: rounded without its NaN case, the carry would reach the sign.
+      if (run == 1) {
+        in.cache[static_cast<std::size_t>(in.positions[5] * spec.rotary_dim + 20)] = std::bit_cast<float>(0x7FFFFFFFu);
+      }
+      Inputs truth = in;
+      scalar->apply(make_call(s, spec, storage, AngleSource::cos_sin_cache, truth, 1));
+      for (const RopeFormImpl* impl : available("qk_norm_rope")) {
+        Inputs got = in;
+        impl->apply(make_call(s, spec, storage, AngleSource::cos_sin_cache, got, 1));
+        int mismatches = 0;
+        for (std::int64_t i = 0; i < s.elements; ++i) {
+          const double want = load_element(storage, truth.buffer, i), have = load_element(storage, got.buffer, i);
+          if (kind(want) != kind(have) && ++mismatches <= 3) {
+            ADD_FAILURE() << impl->id() << " " << to_string(storage) << " run " << run << " element " << i << ": " << have
+                          << ", the scalar level " << want;
+          }
+        }
+      }
+    }
   }
 }
 
