@@ -43,6 +43,10 @@ class GuardedBuffers {
   // The same for every buffer: bytes[b] for Buffer b.
   void prepare_all(const std::size_t (&bytes)[kBuffers]);
 
+  // What damage() calls buffer b: a call that puts something else in it (the call form's one
+  // buffer, its cos/sin cache) names that. `name` must outlive this object (a literal).
+  void rename(Buffer b, const char* name) { regions_[b].name = name; }
+
   std::byte* data(Buffer b) const { return base_ + regions_[b].data_begin; }
   std::uint64_t offset(Buffer b) const { return regions_[b].data_begin; }
 

@@ -10,6 +10,7 @@
 
 #include "impls/attention/attention_impl.h"
 #include "impls/fused/rope_cache_impl.h"
+#include "impls/fused/rope_form_impl.h"
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_host.h"
 
@@ -23,6 +24,7 @@ struct LoadedPlugins {
   std::vector<std::shared_ptr<const RopeImpl>> rope;
   std::vector<std::shared_ptr<const AttentionImpl>> attention;
   std::vector<std::shared_ptr<const RopeCacheImpl>> rope_cache;
+  std::vector<std::shared_ptr<const RopeFormImpl>> rope_form;  // Python call forms (python_rope_form.h)
 };
 
 // Throws InvalidInput for a plugin or Python callable that does not load (load_plugin_library(),
