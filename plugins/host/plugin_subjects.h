@@ -24,7 +24,7 @@ struct LoadedPlugins {
   std::vector<std::shared_ptr<const RopeImpl>> rope;
   std::vector<std::shared_ptr<const AttentionImpl>> attention;
   std::vector<std::shared_ptr<const RopeCacheImpl>> rope_cache;
-  std::vector<std::shared_ptr<const RopeFormImpl>> rope_form;  // Python call forms (python_rope_form.h)
+  std::vector<std::shared_ptr<const RopeFormImpl>> rope_form;
 };
 
 // Throws InvalidInput for a plugin or Python callable that does not load (load_plugin_library(),
