@@ -54,15 +54,13 @@ void validate_disjoint(const HeadView& q, const HeadView& k, std::int64_t tokens
   if (q.heads == 0 || k.heads == 0 || tokens == 0) return;
   const std::int64_t q_extent = (q.heads - 1) * q.head_stride + head_dim;
   const std::int64_t k_extent = (k.heads - 1) * k.head_stride + head_dim;
-  bool disjoint = false;
-  if (tokens > 1 && q.token_stride == k.token_stride) {
+  bool disjoint = view_end(q, tokens, head_dim) <= k.offset || view_end(k, tokens, head_dim) <= q.offset;
+  if (!disjoint && q.token_stride == k.token_stride && q.token_stride > 0) {
     // Token t's rows of either view sit at offset + t * stride: within one period they are the
     // spans [q, q + q_extent) and [k, k + k_extent) modulo the stride.
     const std::int64_t period = q.token_stride;
     const std::int64_t d = ((k.offset - q.offset) % period + period) % period;
     disjoint = d >= q_extent && d + k_extent <= period;
-  } else {
-    disjoint = view_end(q, tokens, head_dim) <= k.offset || view_end(k, tokens, head_dim) <= q.offset;
   }
   if (!disjoint) {
     throw InvalidInput(fmt::format("q and k overlap: q {}, k {}", describe(q), describe(k)));

@@ -73,9 +73,9 @@ std::int64_t view_end(const HeadView& view, std::int64_t tokens, std::int64_t he
 // shorter than one token's heads), and rows past `elements`.
 void validate_view(const HeadView& view, std::int64_t tokens, std::int64_t head_dim, std::int64_t elements,
                    std::string_view name);
-// Throws InvalidInput when a row of q and a row of k could share an element: with one token
-// stride, one token's q rows and k rows lie in disjoint spans of the stride's period; with
-// different strides, the two views' whole extents are disjoint.
+// Throws InvalidInput when a row of q and a row of k could share an element. Disjoint: the two
+// views' whole extents, or (one token stride) one token's q rows and k rows in disjoint spans of
+// the stride's period, as the slices of a packed qkv are.
 void validate_disjoint(const HeadView& q, const HeadView& k, std::int64_t tokens, std::int64_t head_dim);
 
 void validate(const QkNorm& norm);  // eps finite and > 0

@@ -45,7 +45,8 @@ std::span<const Property> property_catalogue() {
          {pointwise_properties, boundary_properties, nonfinite_properties, call_history_properties, group_properties,
           layout_equivalence_properties, scaling_properties, long_range_decay_properties,
           multi_axis_properties, backward_properties,
-          sinusoidal_properties, attention_properties, multi_head_properties, rope_cache_properties}) {
+          sinusoidal_properties, attention_properties, multi_head_properties, rope_cache_properties,
+          rope_form_properties}) {
       for (const auto& p : family()) v.push_back(p);
     }
     return v;
@@ -74,6 +75,9 @@ std::vector<Subject> registry_subjects(bool mutants) {
   for (const RopeCacheImpl* impl : mutants ? rope_cache_mutants() : rope_cache_implementations()) {
     subjects.push_back({std::string(impl->id()), nullptr, nullptr, mutants, nullptr, impl});
   }
+  for (const RopeFormImpl* impl : mutants ? rope_form_mutants() : rope_form_implementations()) {
+    subjects.push_back({std::string(impl->id()), nullptr, nullptr, mutants, nullptr, nullptr, impl});
+  }
   return subjects;
 }
 
@@ -83,6 +87,7 @@ std::string_view to_string(SubjectKind kind) {
     case SubjectKind::sinusoidal: return "sinusoidal";
     case SubjectKind::attention: return "attention";
     case SubjectKind::rope_cache: return "rope_cache";
+    case SubjectKind::rope_form: return "rope_form";
   }
   return "?";
 }
@@ -93,6 +98,7 @@ bool applies_to(const Property& property, const Subject& subject) {
     case SubjectKind::sinusoidal: return subject.sinusoidal != nullptr;
     case SubjectKind::attention: return subject.attention != nullptr;
     case SubjectKind::rope_cache: return subject.rope_cache != nullptr;
+    case SubjectKind::rope_form: return subject.rope_form != nullptr;
   }
   return false;
 }
@@ -128,6 +134,9 @@ PropertyResult run_property(const Property& property, const Subject& subject,
     return skipped_result(subject, property.id, fmt::format("not available on this CPU: {}", why));
   }
   if (std::string why; subject.rope_cache != nullptr && !subject.rope_cache->available(&why)) {
+    return skipped_result(subject, property.id, fmt::format("not available on this CPU: {}", why));
+  }
+  if (std::string why; subject.rope_form != nullptr && !subject.rope_form->available(&why)) {
     return skipped_result(subject, property.id, fmt::format("not available on this CPU: {}", why));
   }
   RunConfig run_config = config;

@@ -26,5 +26,7 @@ std::span<const Property> attention_properties();   // attention_properties.cc
 std::span<const Property> multi_head_properties();  // multi_head_properties.cc
 // The fused call that writes the paged KV cache:
 std::span<const Property> rope_cache_properties();  // rope_cache_properties.cc
+// RoPE in the engines' call forms, QK-norm before it:
+std::span<const Property> rope_form_properties();  // rope_form_properties.cc
 
 }  // namespace ropecheck

@@ -12,6 +12,7 @@
 #include "impls/sinusoidal/absolute_encoding.h"
 #include "impls/attention/attention_impl.h"
 #include "impls/fused/rope_cache_impl.h"
+#include "impls/fused/rope_form_impl.h"
 #include "impls/rope_impl.h"
 
 namespace ropecheck {
@@ -33,8 +34,8 @@ ModelShapeSet parse_model_shape_set(std::string_view text, std::string_view opti
 std::string_view to_string(Status status);
 constexpr bool failing(Status status) { return status == Status::failed || status == Status::hang; }
 
-// What a property runs on: a RoPE implementation, a sinusoidal table, an attention, or a fused
-// call that writes the paged KV cache.
+// What a property runs on: a RoPE implementation, a sinusoidal table, an attention, a fused call
+// that writes the paged KV cache, or RoPE in an engine's call form (QK-norm included).
 struct Subject {
   std::string id;
   const RopeImpl* rope = nullptr;
@@ -42,6 +43,7 @@ struct Subject {
   bool mutant = false;
   const AttentionImpl* attention = nullptr;
   const RopeCacheImpl* rope_cache = nullptr;
+  const RopeFormImpl* rope_form = nullptr;
 };
 
 // verify's thread limit by default, whatever the machine: a split into 3, 13 or 32 chunks finds
@@ -90,7 +92,7 @@ PropertyResult skipped_result(const Subject& subject, std::string_view property,
                               std::string reason);
 PropertyResult skipped_result(const Subject& subject, const RunConfig& config, std::string reason);
 
-enum class SubjectKind { rope, sinusoidal, attention, rope_cache };
+enum class SubjectKind { rope, sinusoidal, attention, rope_cache, rope_form };
 std::string_view to_string(SubjectKind kind);
 
 struct Property {
