@@ -33,6 +33,9 @@ std::vector<Subject> plugin_subjects(const LoadedPlugins& plugins) {
   for (const auto& p : plugins.rope) subjects.push_back({std::string(p->id()), p.get(), nullptr, false});
   for (const auto& p : plugins.attention) subjects.push_back({std::string(p->id()), nullptr, nullptr, false, p.get()});
   for (const auto& p : plugins.rope_cache) subjects.push_back({std::string(p->id()), nullptr, nullptr, false, nullptr, p.get()});
+  for (const auto& p : plugins.rope_form) {
+    subjects.push_back({std::string(p->id()), nullptr, nullptr, false, nullptr, nullptr, p.get()});
+  }
   return subjects;
 }
 

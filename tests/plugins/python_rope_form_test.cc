@@ -113,10 +113,7 @@ FormCase form_case(const FormShape& shape, unsigned seed) {
   c.spec.base = pick(0, 1) == 0 ? 10000.0 : 1000000.0;
   c.spec.angle_precision = shape.angle_precision;
   c.tokens = pick(3, 7);
-  const std::int64_t t = c.tokens, hq = pick(2, 4);
-  // Flat q and k of as many heads share a token stride, where validate_disjoint() asks the rows of
-  // one token to be disjoint modulo the stride and refuses two separate tensors: k one head more.
-  const std::int64_t hk = mla ? 1 : shape.views == Views::flat ? hq + 1 : pick(2, 3);
+  const std::int64_t t = c.tokens, hq = pick(2, 4), hk = mla ? 1 : pick(2, 3);
   std::int64_t elements = 0;
   switch (shape.views) {
     case Views::flat:
