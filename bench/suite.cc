@@ -18,6 +18,7 @@ std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* c
   for (auto& row : register_fused_cache_peer_cases(suite.fused_cache_peers, rope_cache_peers, suite.left_out)) {
     table.push_back(std::move(row));
   }
+  for (auto& row : register_qk_norm_rope_cases(suite.qk_norm_ropes, suite.left_out)) table.push_back(std::move(row));
   for (auto& row : register_table_cases(suite.tables)) table.push_back(std::move(row));
   for (auto& row : register_attention_cases(suite.attention, threads, attention_peers, suite.rope.time_failing)) {
     table.push_back(std::move(row));

@@ -14,6 +14,7 @@
 #include "bench/fused_cache_cases.h"
 #include "bench/fused_cache_peer_cases.h"
 #include "bench/left_out.h"
+#include "bench/qk_norm_rope_cases.h"
 #include "bench/ratio_table.h"
 #include "bench/rope_cases.h"
 #include "bench/rotation_cases.h"
@@ -30,6 +31,7 @@ struct Suite {
   std::deque<RotationCase> rotations;
   FusedCacheCases fused_caches;
   FusedCachePeerCases fused_cache_peers;
+  QkNormRopeCases qk_norm_ropes;
   LeftOut left_out;  // what this CPU does not run, said once (left_out.h)
 };
 

@@ -391,10 +391,12 @@ void add_check(CLI::App& app, Commands& c) {
       ->check(CLI::IsMember({"fp64", "fp32"}))
       ->capture_default_str();
   c.check->add_option("--kind", o.kind,
-                      "Which cases to judge: rope, sinusoidal, or rope_cache (the fused RoPE and paged "
+                      "Which cases to judge: rope, sinusoidal, rope_cache (the fused RoPE and paged "
                       "KV-cache write: OUT/<case>/q_out.npy, k_cache_out.npy, v_cache_out.npy, each with "
-                      "the dtype and shape of the case's q.npy and <k|v>_cache_initial.npy)")
-      ->check(CLI::IsMember({"rope", "sinusoidal", "rope_cache"}))
+                      "the dtype and shape of the case's q.npy and <k|v>_cache_initial.npy), or rope_form "
+                      "(RoPE in an engine's call form, QK-norm before it: OUT/<case>/buffer_out.npy, the "
+                      "whole buffer after the call, with the dtype and shape of the case's buffer.npy)")
+      ->check(CLI::IsMember({"rope", "sinusoidal", "rope_cache", "rope_form"}))
       ->capture_default_str();
   c.check->add_flag("--only-present", o.only_present,
                     "A case with none of its output files is listed as MISSING without failing the "
@@ -402,7 +404,8 @@ void add_check(CLI::App& app, Commands& c) {
                     "still fails");
   c.check->footer(
       "Exit: 0 every case PASSED; 1 a case FAILED (an error above its bound, a NaN, a changed "
-      "feature past rotary_dim, a changed cache element no valid slot addresses) or is MISSING an "
+      "feature past rotary_dim, a changed cache element no valid slot addresses, a changed buffer "
+      "element outside the views' rows) or is MISSING an "
       "output file; 2 bad usage or input (a missing "
       "directory, an unreadable or malformed manifest or .npy, an output of another dtype or shape "
       "than its case's, or no output for any case: nothing judged).");

@@ -74,6 +74,8 @@ constexpr const char* kShortBenchFilter =
     // and the fused peers beside them (bench/fused_cache_peer_cases.h: bf16 only): vLLM's and
     // FlashInfer's torch references, llama.cpp's rope_ext + set_rows graph (reused, as llama.cpp does)
     "|plugin/(torch_[a-z_]+_cache|ggml_compute)/llama3_8b_gqa_prefill4096/nhd_bf16/"
+    // The fused QK-norm + RoPE kernels beside their limit and their two passes (bench/qk_norm_rope_cases.h)
+    "|qk_norm_rope/(avx2|avx512)/qwen3_8b_prefill8192/cache_bf16/"
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"
     // Multi-axis RoPE: Qwen2-VL's MRoPE beside its 1D twin, HF's layout (the report's table)

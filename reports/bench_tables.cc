@@ -263,4 +263,15 @@ std::vector<FusedCacheRow> fused_cache_rows(const BenchData& bench) {
   return rows;
 }
 
+std::vector<QkNormRopeRow> qk_norm_rope_rows(const BenchData& bench) {
+  std::vector<QkNormRopeRow> rows;
+  for (const CaseRecord& c : bench.records) {
+    if (!c.qk_norm_rope) continue;
+    const BenchCase& raw = bench.cases.at(c.name);
+    rows.push_back({c.qk_norm_rope->impl, c.qk_norm_rope->shape, c.qk_norm_rope->angles + " " + c.qk_norm_rope->storage,
+                    c.rate, counter_median(raw, "speedup_vs_two_pass", 1), counter_median(raw, "speedup_allowed", 1)});
+  }
+  return rows;
+}
+
 }  // namespace ropecheck

@@ -169,4 +169,19 @@ struct FusedCacheRow {
 // Every fused cache case of the run, in file order.
 std::vector<FusedCacheRow> fused_cache_rows(const BenchData& bench);
 
+// The fused QK-norm + RoPE kernels (bench/qk_norm_rope_cases.h), issue 52's targets: a fraction of
+// the same-run limit over the call's own bytes, and the speed-up over the same level's two passes
+// (timed in the same pauses).
+inline constexpr double kQkNormRopeLimitGoal = 0.85;
+inline constexpr double kQkNormRopeSpeedupGoal = 1.3;
+struct QkNormRopeRow {
+  std::string impl, shape, form;  // form: "<angles> <storage>"
+  CaseRate rate;
+  std::optional<double> speedup, allowed;  // medians
+  bool limit_met() const { return rate.limit_fraction && *rate.limit_fraction >= kQkNormRopeLimitGoal; }
+  bool speedup_met() const { return speedup && *speedup >= kQkNormRopeSpeedupGoal; }
+};
+// Every fused QK-norm + RoPE case of the run, in file order.
+std::vector<QkNormRopeRow> qk_norm_rope_rows(const BenchData& bench);
+
 }  // namespace ropecheck

@@ -51,6 +51,9 @@ CaseRecord case_record(const BenchCase& c) {
     if (!r.rope && !r.backward && !r.attention && !r.table && !r.conversion && !r.rotation) {
       r.fused_cache = bench::parse_fused_cache_case(c.name);
     }
+    if (!r.rope && !r.backward && !r.attention && !r.table && !r.conversion && !r.rotation && !r.fused_cache) {
+      r.qk_norm_rope = bench::parse_qk_norm_rope_case(c.name);
+    }
   }
   r.rate = case_rate(c);
   r.oracle_failed = oracle_failed(c);

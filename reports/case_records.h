@@ -37,6 +37,7 @@ struct CaseRecord {
   std::optional<bench::ConversionCaseName> conversion;  // a 16-bit kernel's ceiling
   std::optional<bench::RotationCaseName> rotation;      // a SIMD kernel level's rotation ceiling
   std::optional<bench::FusedCacheCaseName> fused_cache;  // a fused RoPE + KV-cache kernel
+  std::optional<bench::QkNormRopeCaseName> qk_norm_rope;  // a fused QK-norm + RoPE kernel
   CaseRate rate;
   bool oracle_failed = false;
   std::size_t repetitions = 0;

@@ -482,6 +482,38 @@ void fused_cache_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// The fused QK-norm + RoPE kernels (bench/qk_norm_rope_cases.h) against issue 52's two targets.
+void qk_norm_rope_section(ReportDoc& doc, const BenchData& bench) {
+  const auto rows = qk_norm_rope_rows(bench);
+  if (rows.empty()) return;
+  heading(doc, 3, "QK-norm + RoPE in the engines' call form");
+  paragraph(doc, fmt::format(
+      "The own fused kernels read each q and k head of a packed qkv buffer once, RMS-normalize it in "
+      "fp32, rotate it with its cos/sin cache row and store it once. Each case's fraction of the "
+      "same-run probe over its own bytes (q and k rows read and written, the cache rows and the "
+      "weights read; target {:.2f} out of cache), and its speed-up over the same level's two passes "
+      "(norm_then_rope: every row normalized in place in the storage, then the plain call), timed in "
+      "the same pauses (target {:.2f}), beside what the bytes saved allow. Medians of the run.",
+      kQkNormRopeLimitGoal, kQkNormRopeSpeedupGoal));
+  Table t;
+  t.header = {"kernel", "shape", "form", "of the limit", "limit target", "speed-up over two passes",
+              "allowed by the bytes", "speed-up target"};
+  t.numeric = {false, false, false, true, false, true, true, false};
+  const auto number = [](const std::optional<double>& x) { return x ? fmt::format("{:.2f}", *x) : "-"; };
+  const auto verdict = [](bool known, bool met) { return std::string(!known ? "-" : met ? "pass" : "fail"); };
+  for (const auto& r : rows) {
+    t.rows.push_back({{r.impl, ""},
+                      {r.shape, ""},
+                      {r.form, ""},
+                      {r.rate.limit_fraction ? format_fraction(*r.rate.limit_fraction) : "-", ""},
+                      {verdict(r.rate.limit_fraction.has_value(), r.limit_met()), ""},
+                      {number(r.speedup), ""},
+                      {number(r.allowed), ""},
+                      {verdict(r.speedup.has_value(), r.speedup_met()), ""}});
+  }
+  doc.blocks.emplace_back(std::move(t));
+}
+
 void multi_axis_section(ReportDoc& doc, const BenchData& bench) {
   const auto rows = multi_axis_rows(bench);
   if (rows.empty()) return;
@@ -639,6 +671,7 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
   ceilings_section(doc, *in.bench);
   rotation_ceilings_section(doc, *in.bench);
   fused_cache_section(doc, *in.bench);
+  qk_norm_rope_section(doc, *in.bench);
   multi_axis_section(doc, *in.bench);
   backward_section(doc, *in.bench);
   rope_attention_section(doc, *in.bench);

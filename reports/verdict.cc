@@ -156,6 +156,26 @@ std::optional<KernelHeadline> fused_cache_headline(const BenchData& bench) {
   return h;
 }
 
+// The own fused QK-norm + RoPE kernels (bench/qk_norm_rope_cases.h): each (shape, form) at its
+// fastest level, then the best and worst fraction of the limit.
+std::optional<KernelHeadline> qk_norm_rope_headline(const BenchData& bench) {
+  std::map<std::pair<std::string, std::string>, CaseValue> fastest;
+  for (const QkNormRopeRow& row : qk_norm_rope_rows(bench)) {
+    if (row.impl == "qk_norm_rope/scalar" || !row.rate.limit_fraction) continue;
+    const auto key = std::make_pair(row.shape, row.form);
+    const CaseValue here{fmt::format("{} {} {}", row.impl, row.shape, row.form), *row.rate.limit_fraction};
+    if (const auto it = fastest.find(key); it == fastest.end() || here.value > it->second.value) fastest[key] = here;
+  }
+  if (fastest.empty()) return std::nullopt;
+  KernelHeadline h{"QK-norm + RoPE", 0, fastest.begin()->second, fastest.begin()->second};
+  for (const auto& [_, c] : fastest) {
+    ++h.cases;
+    if (c.value > h.best.value) h.best = c;
+    if (c.value < h.worst.value) h.worst = c;
+  }
+  return h;
+}
+
 // One timed problem of a peer (its verdict added to s.peers if verify had none): a failed check
 // marks it; a ratio, when the kernels or attention_blas have one on that problem, widens its range.
 void add_timed_case(VerdictSummary& s, const std::string& peer, bool oracle_failed, const std::optional<double>& ratio,
@@ -180,7 +200,7 @@ void summarize_bench(const BenchData& bench, VerdictSummary& s) {
     s.sanitized = true;
   }
   for (auto headline : {rope_headline(bench, "RoPE fp32 kernels", false), rope_headline(bench, "RoPE 16-bit kernels", true),
-                        fused_cache_headline(bench), attention_headline(bench)}) {
+                        fused_cache_headline(bench), qk_norm_rope_headline(bench), attention_headline(bench)}) {
     if (headline) s.kernels.push_back(std::move(*headline));
   }
   const std::vector<PeerRow> rows = peer_rows(bench);

@@ -13,6 +13,7 @@
 #include "core/exit_codes.h"
 #include "core/text_table.h"
 #include "vectors/judge_rope_cache.h"
+#include "vectors/judge_rope_form.h"
 #include "vectors/manifest.h"
 #include "vectors/npy.h"
 
@@ -55,6 +56,7 @@ std::vector<double> read_float64(const ManifestFile& file) {
 // The tensors a case's port writes, and the file of the case each must look like.
 std::vector<std::pair<std::string, std::string>> output_tensors(const ManifestCase& c) {
   if (c.kind == "rope") return {{"q", "q"}, {"k", "k"}};
+  if (c.kind == "rope_form") return {{"buffer", "buffer"}};
   if (c.kind == "rope_cache") {
     if (c.cache.layout == CacheLayout::mla) return {{"q", "q"}, {"k_cache", "k_cache_initial"}};
     return {{"q", "q"}, {"k_cache", "k_cache_initial"}, {"v_cache", "v_cache_initial"}};
@@ -133,6 +135,67 @@ RopeCacheCaseData read_rope_cache_data(const ManifestCase& c) {
   return data;
 }
 
+// A rope_form case's files, each checked against the sizes its call implies; without a norm the
+// rows before the rotation are the input's.
+RopeFormCaseData read_rope_form_data(const ManifestCase& c) {
+  RopeFormCaseData data;
+  data.positions = read_positions(c);
+  const auto tokens = data.positions.size();
+  require_elements(c.file("positions"), tokens, static_cast<std::size_t>(c.tokens));
+  if (c.form.angles == AngleSource::cos_sin_cache) {
+    for (const std::int64_t m : data.positions) {
+      if (m < 0 || m >= c.form.cache_rows) {
+        throw InvalidInput(fmt::format("{}: position {} is past the cos/sin cache's {} rows",
+                                       c.file("positions").path.string(), m, c.form.cache_rows));
+      }
+    }
+  }
+  data.theta = read_float64(c.file("theta"));
+  require_elements(c.file("theta"), data.theta.size(), static_cast<std::size_t>(c.rope_spec.rotary_dim / 2));
+  const ManifestFile& buffer = c.file("buffer");
+  data.buffer = read_npy(buffer.path).data;
+  require_elements(buffer, data.buffer.size(),
+                   static_cast<std::size_t>(c.form.elements * element_bytes(c.form.storage)));
+  const auto d = static_cast<std::size_t>(c.rope_spec.head_dim);
+  for (const bool of_q : {true, false}) {
+    const HeadView& view = of_q ? c.form.q : c.form.k;
+    if (view.heads == 0) continue;
+    const std::string name = of_q ? "q" : "k";
+    const std::size_t count = tokens * static_cast<std::size_t>(view.heads) * d;
+    auto& expected = of_q ? data.q_expected : data.k_expected;
+    auto& normalized = of_q ? data.q_normalized : data.k_normalized;
+    expected = read_float64(c.file(name + "_expected"));
+    require_elements(c.file(name + "_expected"), expected.size(), count);
+    if (c.form.has_norm) {
+      normalized = read_float64(c.file(name + "_normalized"));
+      require_elements(c.file(name + "_normalized"), normalized.size(), count);
+      continue;
+    }
+    normalized.reserve(count);
+    for (std::size_t t = 0; t < tokens; ++t) {
+      for (std::int64_t h = 0; h < view.heads; ++h) {
+        for (std::size_t f = 0; f < d; ++f) {
+          normalized.push_back(load_element(c.form.storage, data.buffer,
+                                            row_start(view, static_cast<std::int64_t>(t), h) + static_cast<std::int64_t>(f)));
+        }
+      }
+    }
+  }
+  return data;
+}
+
+CaseCheck judge_rope_form_case(const ManifestCase& c, const fs::path& outputs_dir, AnglePrecision angles) {
+  const RopeFormCaseData data = read_rope_form_data(c);
+  const std::vector<std::byte> out =
+      read_cache_output(outputs_dir / port_output_path(c.name, "buffer"), c.file("buffer"));
+  const RopeFormVerdict verdict = judge_rope_form(c, data, out, angles);
+  CaseCheck row;
+  row.worst = verdict.worst;
+  row.first_wrong = verdict.first_wrong;
+  row.call = rope_form_call_text(c, data.positions);
+  return row;
+}
+
 CaseCheck judge_rope_cache_case(const ManifestCase& c, const fs::path& outputs_dir, AnglePrecision angles) {
   const RopeCacheCaseData data = read_rope_cache_data(c);
   RopeCacheOutputs out;
@@ -201,6 +264,7 @@ std::string_view verdict_text(CheckVerdict v) {
 }
 
 std::string expected_names(const std::string& kind) {
+  if (kind == "rope_form") return "<case>/buffer_out.npy";
   if (kind == "rope_cache") return "<case>/q_out.npy, <case>/k_cache_out.npy and <case>/v_cache_out.npy";
   return kind == "rope" ? "<case>/q_out.npy and <case>/k_out.npy" : "<case>/pe_out.npy";
 }
@@ -214,8 +278,9 @@ std::string default_units(const std::string& kind) {
 int CheckReport::exit_code() const { return failed == 0 && missing == 0 ? kExitOk : kExitFailed; }
 
 CheckReport check_outputs(const CheckOptions& options) {
-  if (options.kind != "rope" && options.kind != "sinusoidal" && options.kind != "rope_cache") {
-    throw InvalidInput(fmt::format("check: --kind '{}' (rope, sinusoidal, rope_cache)", options.kind));
+  if (options.kind != "rope" && options.kind != "sinusoidal" && options.kind != "rope_cache" &&
+      options.kind != "rope_form") {
+    throw InvalidInput(fmt::format("check: --kind '{}' (rope, sinusoidal, rope_cache, rope_form)", options.kind));
   }
   const Manifest manifest = read_manifest(options.vectors_dir);
   std::error_code error;
@@ -257,8 +322,9 @@ CheckReport check_outputs(const CheckOptions& options) {
       (row.counted ? report.missing : report.excused) += 1;
       continue;
     }
-    if (c.kind == "rope_cache") {
-      CaseCheck judged = judge_rope_cache_case(c, options.outputs_dir, options.angles);
+    if (c.kind == "rope_cache" || c.kind == "rope_form") {
+      CaseCheck judged = c.kind == "rope_cache" ? judge_rope_cache_case(c, options.outputs_dir, options.angles)
+                                                : judge_rope_form_case(c, options.outputs_dir, options.angles);
       row.worst = std::move(judged.worst);
       row.first_wrong = std::move(judged.first_wrong);
       row.call = std::move(judged.call);
@@ -288,7 +354,7 @@ int run_check(const CheckOptions& options, std::ostream& out) {
     table.add_row({std::string(verdict_text(row.verdict)), row.name, row.dtype, number(row.worst.ratio),
                    fmt::format("{} / {} {}", number(row.worst.error), number(row.worst.bound), units)});
     if (row.verdict != CheckVerdict::fail) continue;
-    // A fused case reads as the call that failed, then its first wrong element.
+    // A fused or call form case reads as the call that failed, then its first wrong element.
     if (!row.call.empty()) {
       table.add_note("    call: " + row.call);
       table.add_note("    first wrong: " + row.first_wrong);

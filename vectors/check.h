@@ -18,9 +18,11 @@ namespace ropecheck {
 struct CheckOptions {
   std::filesystem::path vectors_dir;   // written by `ropecheck vectors`
   std::filesystem::path outputs_dir;   // OUT/<case>/q_out.npy, k_out.npy (pe_out.npy; rope_cache:
-                                       // q_out.npy, k_cache_out.npy, v_cache_out.npy)
+                                       // q_out.npy, k_cache_out.npy, v_cache_out.npy; rope_form:
+                                       // buffer_out.npy)
   AnglePrecision angles = AnglePrecision::fp64;  // how the port forms m * theta_i
-  std::string kind = "rope";           // the cases judged: "rope", "sinusoidal" or "rope_cache"
+  std::string kind = "rope";           // the cases judged: "rope", "sinusoidal", "rope_cache" or
+                                       // "rope_form"
   // A case with none of its output files is listed as MISSING but does not fail the run. A case
   // with some of its files and not others fails whatever this says.
   bool only_present = false;
@@ -33,8 +35,9 @@ struct CaseCheck {
   std::string dtype;
   CheckVerdict verdict = CheckVerdict::missing;
   WorstError worst;                         // over the case's tensors, when judged
-  std::string first_wrong;             // rope_cache: the first element over its bound
-  std::string call;                    // rope_cache: the call (rope_cache_call_text)
+  std::string first_wrong;             // rope_cache, rope_form: the first element over its bound
+  std::string call;                    // rope_cache, rope_form: the call (rope_cache_call_text,
+                                       // rope_form_call_text)
   std::vector<std::string> missing;    // output files not found, relative to OUT
   bool counted = true;                 // false: MISSING and excused by only_present
 };

@@ -120,7 +120,21 @@ Json vectors_manifest_head() {
          "and writes q_out.npy, k_cache_out.npy and v_cache_out.npy (mla: no v_cache): the q tolerance is "
          "a RoPE case's in fp32, every written cache element is held to tolerance.cache, every other "
          "element must keep its initial bytes"},
-        {"format", "ropecheck.vectors/5 adds to /4 the rope_cache cases and the convention rope_cache; "
+        {"rope_form",
+         "kind rope_form: RoPE in an engine's own call form, QK-norm fused before it (Qwen3, Gemma 3, GLM-4.5). "
+         "One buffer (buffer.npy, 1-D, the storage's '<f4', '<u2' bf16 bits or '<f2') holds q, k and whatever "
+         "lies around them (v, MLA's nope parts and latent, padding); \"call\" states q's and k's views into it "
+         "(heads, offset, token_stride, head_stride: the element of (token t, head h, feature f) is offset + t "
+         "token_stride + h head_stride + f, f < spec.head_dim; k null: a call without k), the angle source "
+         "(spec: cos and sin of m theta_i formed by the port; cos_sin_cache: read from cos_sin_cache.npy, fp32 "
+         "[rows][rotary_dim], row m = cos(m theta_i) a for i < rotary_dim/2 then sin(m theta_i) a, built from "
+         "the spec with its scaling), the QK-norm (eps, weight plain w or one_plus 1 + w, precision fp32 or "
+         "storage; q_weight.npy and k_weight.npy, fp32 [head_dim]) and the named regions. A port applies the "
+         "call to a copy of buffer.npy and writes the whole buffer as buffer_out.npy: each view row's element "
+         "within its bound (<q|k>_bound.npy, or tolerance's formula from <q|k>_expected.npy and "
+         "<q|k>_normalized.npy), every other element bit for bit as in buffer.npy"},
+        {"format", "ropecheck.vectors/6 adds to /5 the rope_form cases and the convention rope_form; "
+                   "/5 added to /4 the rope_cache cases and the convention rope_cache; "
                    "/4 added to /3 spec.pass per RoPE case and the backward cases; "
                    "/3 added to /2 spec.axes per RoPE case and the multi-axis "
                    "cases, whose positions.npy is [tokens][axes]; /2 added to /1 (whose fields keep "

@@ -1,4 +1,4 @@
-// The parts of the golden vectors' manifest.json ("ropecheck.vectors/5") that do not depend on
+// The parts of the golden vectors' manifest.json ("ropecheck.vectors/6") that do not depend on
 // the files written: the generator, the conventions, each case's spec (frequency scaling
 // included) and its recommended tolerance with the derivation, taken from core/tolerance.h
 // (numbers and text together), and where `ropecheck check` looks for a port's outputs.
@@ -17,7 +17,10 @@
 //
 // Version 4 adds spec.pass and the backward cases. Version 5 adds the fused call's cases (kind
 // "rope_cache": rope_cache_manifest.h), with their cache, slots and cache files, and the top-level
-// convention "rope_cache"; the cases before them are unchanged.
+// convention "rope_cache"; the cases before them are unchanged. Version 6 adds the call forms'
+// cases (kind "rope_form": rope_form_manifest.h), each a whole buffer with q's and k's views, the
+// QK-norm and the angle source, and the top-level convention "rope_form"; the cases before them
+// are unchanged.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -30,7 +33,8 @@
 
 namespace ropecheck {
 
-inline constexpr const char* kVectorsFormat = "ropecheck.vectors/5";
+inline constexpr const char* kVectorsFormat = "ropecheck.vectors/6";
+inline constexpr const char* kVectorsFormatV5 = "ropecheck.vectors/5";  // still read by `check`
 inline constexpr const char* kVectorsFormatV4 = "ropecheck.vectors/4";  // still read by `check`
 inline constexpr const char* kVectorsFormatV3 = "ropecheck.vectors/3";  // still read by `check`
 inline constexpr const char* kVectorsFormatV2 = "ropecheck.vectors/2";  // still read by `check`
@@ -68,8 +72,9 @@ nlohmann::ordered_json rope_tolerance_json(const RopeSpec& spec, StorageType dty
 nlohmann::ordered_json sinusoidal_tolerance_json();
 
 // `ropecheck check` reads a port's result for tensor "q", "k" (RoPE), "pe" (sinusoidal) or "q",
-// "k_cache", "v_cache" (rope_cache) of a case from OUTPUTS/<case>/<tensor>_out.npy, with the dtype
-// and shape of the case's own file (q.npy, k.npy, pe_expected_fp32.npy, <k|v>_cache_initial.npy).
+// "k_cache", "v_cache" (rope_cache) or "buffer" (rope_form) of a case from
+// OUTPUTS/<case>/<tensor>_out.npy, with the dtype and shape of the case's own file (q.npy, k.npy,
+// pe_expected_fp32.npy, <k|v>_cache_initial.npy, buffer.npy).
 std::string port_output_path(std::string_view case_name, std::string_view tensor);
 
 }  // namespace ropecheck

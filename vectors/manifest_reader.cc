@@ -14,12 +14,23 @@
 
 #include "core/errors.h"
 #include "vectors/manifest.h"
+#include "vectors/rope_form_manifest.h"
 
 namespace ropecheck {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
+
+// 1 to 6 for the formats this reads, 0 for any other.
+int format_version(const std::string& format) {
+  const char* formats[] = {kVectorsFormatV1, kVectorsFormatV2, kVectorsFormatV3,
+                           kVectorsFormatV4, kVectorsFormatV5, kVectorsFormat};
+  for (int v = 0; v < 6; ++v) {
+    if (format == formats[v]) return v + 1;
+  }
+  return 0;
+}
 
 double finite_non_negative(const Json& j, const char* key) {
   const double x = j.at(key).get<double>();
@@ -33,34 +44,6 @@ double finite_non_negative(const Json& j, const char* key) {
 std::optional<double> optional_number(const Json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
   return j[key].get<double>();
-}
-
-RopeTolerance rope_tolerance_from_json(const Json& t) {
-  const Json& units = t.at("rotation_bound_units");
-  const Json& per_radian = units.at("fp32_angles_per_radian");
-  RopeTolerance tolerance;
-  tolerance.rounding = finite_non_negative(units, "rounding");
-  tolerance.storage = finite_non_negative(units, "storage");
-  // Version 1 has none of these: an unscaled case, a = 1.
-  if (units.contains("attention_factor")) {
-    tolerance.attention_factor = finite_non_negative(units, "attention_factor");
-  }
-  if (units.contains("fp32_attention_scaling")) {
-    tolerance.fp32_attention_scaling = finite_non_negative(units, "fp32_attention_scaling");
-  }
-  tolerance.per_abs_ln_theta = finite_non_negative(per_radian, "per_abs_ln_theta");
-  tolerance.constant = finite_non_negative(per_radian, "constant");
-  if (per_radian.contains("blend")) tolerance.blend = finite_non_negative(per_radian, "blend");
-  if (units.contains("fp32_recurrence_angles_per_radian")) {
-    const Json& recurrence = units.at("fp32_recurrence_angles_per_radian");
-    tolerance.recurrence_known = true;
-    tolerance.recurrence_log_ratio = finite_non_negative(recurrence, "log_ratio");
-    tolerance.recurrence_per_pair_ulps = finite_non_negative(recurrence, "per_pair_ulps");
-    tolerance.recurrence_constant_ulps = finite_non_negative(recurrence, "constant_ulps");
-  }
-  tolerance.pair_norm_floor = finite_non_negative(t, "pair_norm_floor");
-  if (tolerance.attention_factor <= 0) throw InvalidInput("tolerance attention_factor must be > 0");
-  return tolerance;
 }
 
 SinusoidalTolerance sinusoidal_tolerance_from_json(const Json& t) {
@@ -108,8 +91,8 @@ ManifestCase case_from_json(const Json& c, const fs::path& dir, const std::strin
     out.kv_heads = c.at("kv_heads").get<std::int64_t>();
     out.rope_tolerance = rope_tolerance_from_json(c.at("tolerance"));
   } else if (out.kind == "rope_cache") {
-    if (format != kVectorsFormat) {
-      throw InvalidInput(fmt::format("kind rope_cache came with format {}, not {}", kVectorsFormat, format));
+    if (format_version(format) < 5) {
+      throw InvalidInput(fmt::format("kind rope_cache came with format {}, not {}", kVectorsFormatV5, format));
     }
     out.rope_spec = rope_spec_from_json(c.at("spec"));
     out.q_heads = c.at("q_heads").get<std::int64_t>();
@@ -121,12 +104,29 @@ ManifestCase case_from_json(const Json& c, const fs::path& dir, const std::strin
     }
     out.rope_tolerance = rope_tolerance_from_json(c.at("tolerance").at("q"));
     out.cache_tolerance = cache_tolerance_from_json(c.at("tolerance").at("cache"));
+  } else if (out.kind == "rope_form") {
+    if (format_version(format) < 6) {
+      throw InvalidInput(fmt::format("kind rope_form came with format {}, not {}", kVectorsFormat, format));
+    }
+    out.rope_spec = rope_spec_from_json(c.at("spec"));
+    if (axis_count(out.rope_spec) != 1 || out.rope_spec.pass != Pass::forward) {
+      throw InvalidInput("kind rope_form: one position axis and the forward pass only");
+    }
+    out.form = form_call_from_json(c.at("call"), out.tokens, out.rope_spec);
+    if (out.form.storage != out.dtype) {
+      throw InvalidInput(fmt::format("call.storage {} is not the case's dtype {}", to_string(out.form.storage),
+                                     to_string(out.dtype)));
+    }
+    out.q_heads = out.form.q.heads;
+    out.kv_heads = out.form.k.heads;
+    out.rope_tolerance = rope_tolerance_from_json(c.at("tolerance").at("rotation"));
+    out.form_norm = form_norm_tolerance_from_json(c.at("tolerance").at("qk_norm"));
   } else if (out.kind == "sinusoidal") {
     out.sinusoidal_spec = {c.at("spec").at("d_model").get<int>(), c.at("spec").at("base").get<double>()};
     validate(out.sinusoidal_spec);
     out.sinusoidal_tolerance = sinusoidal_tolerance_from_json(c.at("tolerance"));
   } else {
-    throw InvalidInput(fmt::format("unknown kind '{}' (rope, sinusoidal, rope_cache)", out.kind));
+    throw InvalidInput(fmt::format("unknown kind '{}' (rope, sinusoidal, rope_cache, rope_form)", out.kind));
   }
   return out;
 }
@@ -147,6 +147,34 @@ Json parse_file(const fs::path& path) {
 }
 
 }  // namespace
+
+RopeTolerance rope_tolerance_from_json(const Json& t) {
+  const Json& units = t.at("rotation_bound_units");
+  const Json& per_radian = units.at("fp32_angles_per_radian");
+  RopeTolerance tolerance;
+  tolerance.rounding = finite_non_negative(units, "rounding");
+  tolerance.storage = finite_non_negative(units, "storage");
+  // Version 1 has none of these: an unscaled case, a = 1.
+  if (units.contains("attention_factor")) {
+    tolerance.attention_factor = finite_non_negative(units, "attention_factor");
+  }
+  if (units.contains("fp32_attention_scaling")) {
+    tolerance.fp32_attention_scaling = finite_non_negative(units, "fp32_attention_scaling");
+  }
+  tolerance.per_abs_ln_theta = finite_non_negative(per_radian, "per_abs_ln_theta");
+  tolerance.constant = finite_non_negative(per_radian, "constant");
+  if (per_radian.contains("blend")) tolerance.blend = finite_non_negative(per_radian, "blend");
+  if (units.contains("fp32_recurrence_angles_per_radian")) {
+    const Json& recurrence = units.at("fp32_recurrence_angles_per_radian");
+    tolerance.recurrence_known = true;
+    tolerance.recurrence_log_ratio = finite_non_negative(recurrence, "log_ratio");
+    tolerance.recurrence_per_pair_ulps = finite_non_negative(recurrence, "per_pair_ulps");
+    tolerance.recurrence_constant_ulps = finite_non_negative(recurrence, "constant_ulps");
+  }
+  tolerance.pair_norm_floor = finite_non_negative(t, "pair_norm_floor");
+  if (tolerance.attention_factor <= 0) throw InvalidInput("tolerance attention_factor must be > 0");
+  return tolerance;
+}
 
 double RopeTolerance::bound_units(AnglePrecision angles, std::int64_t position, double theta,
                                   int pair) const {
@@ -319,12 +347,10 @@ Manifest read_manifest(const fs::path& vectors_dir) {
   const Json json = parse_file(manifest.path);
   try {
     manifest.format = json.at("format").get<std::string>();
-    if (manifest.format != kVectorsFormat && manifest.format != kVectorsFormatV4 &&
-        manifest.format != kVectorsFormatV3 && manifest.format != kVectorsFormatV2 &&
-        manifest.format != kVectorsFormatV1) {
-      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {}, {}, {}, {})",
+    if (format_version(manifest.format) == 0) {
+      throw InvalidInput(fmt::format("format '{}' is not one this ropecheck reads ({}, {}, {}, {}, {}, {})",
                                      manifest.format, kVectorsFormatV1, kVectorsFormatV2, kVectorsFormatV3,
-                                     kVectorsFormatV4, kVectorsFormat));
+                                     kVectorsFormatV4, kVectorsFormatV5, kVectorsFormat));
     }
     for (const Json& c : json.at("cases")) {
       const std::string name = c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>()

@@ -1,7 +1,8 @@
 // Reading a golden-vector manifest back (`ropecheck check`, and tests): each case's spec with its
 // frequency scaling and position axes, dtype, shapes, files and tolerance, exactly as manifest.h
-// wrote them. Reads format versions 1 to 5; a field an older version lacks takes its value on an
-// unscaled, one-axis, forward case, and a rope_cache case in a manifest before version 5 is refused.
+// wrote them. Reads format versions 1 to 6; a field an older version lacks takes its value on an
+// unscaled, one-axis, forward case, and a rope_cache case in a manifest before version 5 (a
+// rope_form case before version 6) is refused.
 //   ropecheck vectors --out /tmp/golden && ropecheck check --vectors /tmp/golden --outputs OUT
 #pragma once
 
@@ -19,6 +20,8 @@
 #include "core/spec.h"
 #include "core/storage.h"
 #include "impls/sinusoidal/absolute_encoding.h"
+#include "vectors/rope_form_golden_cases.h"
+#include "vectors/rope_form_tolerance.h"
 
 namespace ropecheck {
 
@@ -71,7 +74,8 @@ struct ManifestFile {
 
 struct ManifestCase {
   std::string name;
-  std::string kind;  // "rope", "sinusoidal" or "rope_cache" (the fused call, format 5)
+  std::string kind;  // "rope", "sinusoidal", "rope_cache" (the fused call, format 5) or "rope_form"
+                     // (the call forms with QK-norm, format 6)
   StorageType dtype = StorageType::fp32;
   RopeSpec rope_spec;               // kind "rope"
   SinusoidalSpec sinusoidal_spec;   // kind "sinusoidal"
@@ -79,7 +83,10 @@ struct ManifestCase {
   std::int64_t q_heads = 0;
   std::int64_t kv_heads = 0;
   std::map<std::string, ManifestFile> files;  // by key: "q", "q_expected", "positions", ...
-  RopeTolerance rope_tolerance;     // kind "rope"; "rope_cache": q's (and the rotation of k)
+  RopeTolerance rope_tolerance;     // kind "rope"; "rope_cache": q's (and the rotation of k);
+                                    // "rope_form": the rotation's
+  FormCall form;                    // kind "rope_form": the call (views, angles, norm, regions)
+  FormNormTolerance form_norm;      // kind "rope_form": what the QK-norm adds
   SinusoidalTolerance sinusoidal_tolerance;
   KvCacheSpec cache;                // kind "rope_cache"
   CacheTolerance cache_tolerance;   // kind "rope_cache"
@@ -90,13 +97,17 @@ struct ManifestCase {
 
 struct Manifest {
   std::filesystem::path path;  // DIR/manifest.json
-  std::string format;          // kVectorsFormat or an older one (kVectorsFormatV1 to V4)
+  std::string format;          // kVectorsFormat or an older one (kVectorsFormatV1 to V5)
   std::vector<ManifestCase> cases;
 };
 
 // Reads DIR/manifest.json. Throws InvalidInput naming the file (and the case) when DIR or the
 // manifest is missing, not JSON, of another format, or lacks a field or has one of the wrong type.
 Manifest read_manifest(const std::filesystem::path& vectors_dir);
+
+// The inverse of manifest.h's rope_tolerance_json; throws InvalidInput for a negative or
+// non-finite field.
+RopeTolerance rope_tolerance_from_json(const nlohmann::ordered_json& tolerance);
 
 // The inverses of manifest.h's rope_spec_json and scaling_json; validate the result (throw
 // InvalidInput for a bad value or a missing field).

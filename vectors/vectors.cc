@@ -1,7 +1,8 @@
 // run_vectors(): `ropecheck vectors --out DIR` — golden vectors for porters. Every case of
 // golden_cases.cc gets a directory of .npy files (inputs, positions, the float64 oracle's
 // expected outputs and those rounded to the case's dtype; the fused call's cases of
-// rope_cache_golden_cases.cc their caches too, rope_cache_vectors.cc) and DIR/manifest.json lists them with
+// rope_cache_golden_cases.cc their caches too, rope_cache_vectors.cc; the call forms' cases of
+// rope_form_golden_cases.cc their whole buffers, rope_form_vectors.cc) and DIR/manifest.json lists them with
 // their spec (frequency scaling and position axes included), recommended tolerance, HF mapping and conventions, and
 // where `ropecheck check` reads a port's outputs. Progress on stderr, the summary on stdout.
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "vectors/hf_conventions.h"
 #include "vectors/case_writer.h"
 #include "vectors/rope_cache_vectors.h"
+#include "vectors/rope_form_vectors.h"
 
 namespace ropecheck {
 namespace {
@@ -160,6 +162,11 @@ int run_vectors(const VectorsOptions& options, std::ostream& out) {
              to_string(c.cache.storage), c.cache.block_size, c.positions.size());
     cases.push_back(write_rope_cache_case(c, options.out_dir, bytes));
   }
+  for (const auto& c : golden_rope_form_cases()) {
+    log.info("vectors: {} (call form, {}, angles from the {}, {})", c.name, to_string(c.call.storage),
+             to_string(c.call.angles), c.call.has_norm ? describe(c.call.norm) : "no qk_norm");
+    cases.push_back(write_rope_form_case(c, options.out_dir, bytes));
+  }
   manifest["cases"] = std::move(cases);
 
   const fs::path manifest_path = options.out_dir / "manifest.json";
@@ -177,9 +184,11 @@ int run_vectors(const VectorsOptions& options, std::ostream& out) {
       golden_rope_cases().begin(), golden_rope_cases().end(),
       [](const GoldenRopeCase& c) { return c.spec.axes.mode != AxisMode::none; });
   out << fmt::format("{} golden cases ({} rope, {} of them frequency-scaled, {} multi-axis; {} sinusoidal; "
-                     "{} rope_cache, the fused call), {} bytes, in {}\nmanifest: {}\n",
+                     "{} rope_cache, the fused call; {} rope_form, the call forms with QK-norm), {} bytes, in "
+                     "{}\nmanifest: {}\n",
                      manifest["cases"].size(), golden_rope_cases().size(), scaled, multi_axis,
-                     golden_sinusoidal_cases().size(), golden_rope_cache_cases().size(), bytes, options.out_dir.string(),
+                     golden_sinusoidal_cases().size(), golden_rope_cache_cases().size(),
+                     golden_rope_form_cases().size(), bytes, options.out_dir.string(),
                      manifest_path.string());
   return kExitOk;
 }

@@ -205,4 +205,21 @@ std::optional<FusedCacheCaseName> parse_fused_cache_case(std::string_view name) 
                             std::string(layout), std::string(parts[3].substr(underscore + 1))};
 }
 
+std::string registered_name(const QkNormRopeCaseName& n) {
+  return fmt::format("{}/{}/{}_{}", n.impl, n.shape, n.angles, n.storage);
+}
+std::string full_name(const QkNormRopeCaseName& n) { return registered_name(n) + "/real_time"; }
+std::optional<QkNormRopeCaseName> parse_qk_norm_rope_case(std::string_view name) {
+  const auto parts = split(name);
+  if (parts.size() != 5 || parts[0] != "qk_norm_rope" || parts[1].empty() || parts[2].empty() ||
+      parts[4] != "real_time") {
+    return std::nullopt;
+  }
+  const auto underscore = parts[3].find('_');
+  const std::string_view angles = parts[3].substr(0, underscore);
+  if (underscore == std::string_view::npos || (angles != "cache" && angles != "spec")) return std::nullopt;
+  return QkNormRopeCaseName{std::string(parts[0]) + "/" + std::string(parts[1]), std::string(parts[2]),
+                            std::string(angles), std::string(parts[3].substr(underscore + 1))};
+}
+
 }  // namespace ropecheck::bench

@@ -101,4 +101,13 @@ std::string registered_name(const FusedCacheCaseName& name);
 std::string full_name(const FusedCacheCaseName& name);
 std::optional<FusedCacheCaseName> parse_fused_cache_case(std::string_view full_name);
 
+// The fused QK-norm + RoPE kernels (bench/qk_norm_rope_cases.h):
+// "qk_norm_rope/<level>/<shape>/<angles>_<storage>/real_time", angles "cache" or "spec".
+struct QkNormRopeCaseName {
+  std::string impl, shape, angles, storage;
+};
+std::string registered_name(const QkNormRopeCaseName& name);
+std::string full_name(const QkNormRopeCaseName& name);
+std::optional<QkNormRopeCaseName> parse_qk_norm_rope_case(std::string_view full_name);
+
 }  // namespace ropecheck::bench

@@ -186,6 +186,7 @@ int form_pair_of(const RopeSpec& spec, int f) {
 void showValue(BufferLayout layout, std::ostream& os) { os << to_string(layout); }
 void showValue(AngleSource source, std::ostream& os) { os << to_string(source); }
 void showValue(NormWeight weight, std::ostream& os) { os << to_string(weight); }
+void showValue(StorageType storage, std::ostream& os) { os << to_string(storage); }
 
 std::string_view to_string(BufferLayout layout) {
   switch (layout) {

@@ -130,6 +130,27 @@ void print_rope_cache_table(const Json& impls, std::ostream& out) {
   table.print(out);
 }
 
+// The call forms, then each implementation's: what it takes and its QK-norm.
+void print_rope_form_table(const Json& impls, std::ostream& out) {
+  out << "  forms: angles from the spec or a cos/sin cache [positions, rotary_dim] indexed by position (vLLM's\n"
+         "  cos_sin_cache); q and k as strided views of one buffer (a packed qkv, MLA's q_pe beside its nope\n"
+         "  part), k optional; QK-norm before the rotation, x / sqrt(mean(x^2) + eps) * w (Qwen3) or (1 + w)\n"
+         "  (Gemma), kept in fp32 or rounded to the storage (an unfused chain)\n";
+  TextTable table({"ID", "AVAILABLE", "STORAGES", "ANGLES", "VIEWS", "QK-NORM", "SUMMARY"});
+  for (const auto& impl : impls) {
+    std::string views = impl["strided"].get<bool>() ? "strided" : "flat";
+    views += impl["k_optional"].get<bool>() ? ", k optional" : ", k required";
+    std::string norm = impl["norm_weights"].empty() ? "none"
+                                                    : joined(impl["norm_weights"]) + " in " +
+                                                          impl["norm_precision"].get<std::string>();
+    if (!impl["plain_calls"].get<bool>()) norm += " (always)";
+    table.add_row({impl["id"].get<std::string>(), impl["available"].get<bool>() ? "yes" : "no",
+                   joined(impl["storages"]), joined(impl["angle_sources"]), views, norm,
+                   impl["summary"].get<std::string>()});
+  }
+  table.print(out);
+}
+
 void print_text(const Json& list, std::ostream& out) {
   out << fmt::format("RoPE implementations ({}):\n", list["rope_implementations"].size());
   print_rope_table(list["rope_implementations"], false, out);
@@ -147,6 +168,10 @@ void print_text(const Json& list, std::ostream& out) {
   out << fmt::format("\nFused RoPE + paged KV-cache write ({}): q and k rotated, k and v written at each token's slot:\n",
                      list["rope_cache_implementations"].size());
   print_rope_cache_table(list["rope_cache_implementations"], out);
+
+  out << fmt::format("\nRoPE in the engines' call forms, QK-norm before it ({}):\n",
+                     list["rope_form_implementations"].size());
+  print_rope_form_table(list["rope_form_implementations"], out);
 
   out << fmt::format(
       "\nMUTANTS ({}): deliberately wrong implementations, never run unless asked "

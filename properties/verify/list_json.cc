@@ -90,6 +90,24 @@ Json rope_cache_json(const RopeCacheImpl& impl) {
   return entry;
 }
 
+// RoPE in the engines' call forms: what it takes (storages, angle sources, views, k optional,
+// plain calls) and its QK-norm (weight conventions, precision).
+Json rope_form_json(const RopeFormImpl& impl) {
+  Json entry = plain_json(impl, "rope_form");
+  std::string why;
+  entry["available"] = impl.available(&why);
+  entry["unavailable_reason"] = why;
+  const RopeFormCapabilities caps = impl.capabilities();
+  entry["storages"] = names(caps.storages);
+  entry["angle_sources"] = names(caps.angle_sources);
+  entry["strided"] = caps.strided;
+  entry["k_optional"] = caps.k_optional;
+  entry["plain_calls"] = caps.plain_calls;
+  entry["norm_weights"] = names(caps.norm_weights);
+  entry["norm_precision"] = caps.normalizes() ? std::string(to_string(caps.norm_precision)) : "";
+  return entry;
+}
+
 Json plugin_json(const RopeImpl& impl) {
   Json entry = rope_json(impl);
   if (const PluginInfo* info = plugin_info(impl)) {
@@ -165,6 +183,9 @@ Json list_json() {
     mutants.push_back(plain_json(*impl, "attention"));
   }
   for (const RopeCacheImpl* impl : rope_cache_mutants()) mutants.push_back(plain_json(*impl, "rope_cache"));
+  Json rope_form = Json::array();
+  for (const RopeFormImpl* impl : rope_form_implementations()) rope_form.push_back(rope_form_json(*impl));
+  for (const RopeFormImpl* impl : rope_form_mutants()) mutants.push_back(plain_json(*impl, "rope_form"));
   for (const auto& p : property_catalogue()) {
     properties.push_back({{"id", std::string(p.id)},
                           {"kind", std::string(to_string(p.kind))},
@@ -175,6 +196,7 @@ Json list_json() {
           {"sinusoidal_implementations", sinusoidal},
           {"attention_implementations", attention},
           {"rope_cache_implementations", rope_cache},
+          {"rope_form_implementations", rope_form},
           {"mutants", mutants},
           {"properties", properties}};
 }

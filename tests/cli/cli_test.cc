@@ -73,6 +73,8 @@ std::vector<std::string> registry_ids() {
   for (const auto* impl : attention_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : rope_cache_implementations()) ids.emplace_back(impl->id());
   for (const auto* impl : rope_cache_mutants()) ids.emplace_back(impl->id());
+  for (const auto* impl : rope_form_implementations()) ids.emplace_back(impl->id());
+  for (const auto* impl : rope_form_mutants()) ids.emplace_back(impl->id());
   return ids;
 }
 
@@ -82,6 +84,7 @@ std::vector<std::string> mutant_ids() {
   for (const auto* impl : sinusoidal_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : attention_mutants()) ids.emplace_back(impl->id());
   for (const auto* impl : rope_cache_mutants()) ids.emplace_back(impl->id());
+  for (const auto* impl : rope_form_mutants()) ids.emplace_back(impl->id());
   return ids;
 }
 
@@ -157,6 +160,13 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
     for (const char* key : {"layouts", "storages", "scale_directions"}) EXPECT_FALSE(impl[key].empty()) << impl["id"];
     EXPECT_TRUE(impl["padding"] == "skip_token" || impl["padding"] == "rotate_q_only") << impl["id"];
   }
+  std::set<std::string> rope_form;
+  for (const auto* impl : rope_form_implementations()) rope_form.emplace(impl->id());
+  EXPECT_EQ(ids("rope_form_implementations"), rope_form);
+  for (const auto& impl : list["rope_form_implementations"]) {
+    for (const char* key : {"storages", "angle_sources"}) EXPECT_FALSE(impl[key].empty()) << impl["id"];
+    EXPECT_TRUE(impl["norm_weights"].empty() == (impl["norm_precision"] == "")) << impl["id"];
+  }
   EXPECT_EQ(ids("mutants"), mutants);
   EXPECT_EQ(ids("properties"), properties);
   for (const auto& impl : list["rope_implementations"]) {
@@ -171,7 +181,8 @@ TEST(CliList, JsonParsesAndHoldsEveryRegistryId) {
     }
   }
   for (const auto& p : list["properties"]) {
-    EXPECT_TRUE(p["kind"] == "rope" || p["kind"] == "sinusoidal" || p["kind"] == "attention" || p["kind"] == "rope_cache")
+    EXPECT_TRUE(p["kind"] == "rope" || p["kind"] == "sinusoidal" || p["kind"] == "attention" || p["kind"] == "rope_cache" ||
+                p["kind"] == "rope_form")
         << p["id"];
     EXPECT_NE(p["description"], "") << p["id"];
   }

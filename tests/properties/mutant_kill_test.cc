@@ -96,6 +96,20 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       // a padding token's q rotated under skip_token
       {"mutant/cache_padding_q_rotated", {"padding_inert", "cache_oracle_agreement"}},
       {"mutant/cache_v_scale_dropped", {"cache_oracle_agreement", "cache_dequantized_bound"}},
+      // the call forms' (rope_form_mutants.cc): rows read or written where another stride puts
+      // them, so the truth misses them and what they overwrite was not the call's
+      {"mutant/form_k_with_q_head_stride", {"form_oracle_agreement", "form_untouched_outside"}},
+      {"mutant/form_strides_ignored", {"form_oracle_agreement", "form_untouched_outside"}},
+      // the tail rotated: the truth and the tail's own property
+      {"mutant/qk_norm_rotary_dim_ignored", {"form_oracle_agreement", "qk_norm_tail_not_rotated"}},
+      {"mutant/cache_cos_sin_same_index", {"form_oracle_agreement", "form_cache_last_row"}},
+      // 0 / 0 for a head of zeros; a small head's norm off by far more than the bound
+      {"mutant/qk_norm_eps_dropped", {"qk_norm_zero_head_finite", "form_oracle_agreement"}},
+      {"mutant/qk_norm_weight_convention_swapped", {"form_oracle_agreement", "qk_norm_tail_not_rotated"}},
+      // one or two more roundings to bf16/fp16: past the fp32 norm's bound in 16-bit storage
+      {"mutant/qk_norm_in_storage_type", {"form_oracle_agreement"}},
+      // only the many-heads-by-many-tokens cases reach the path
+      {"mutant/form_wide_path_partial_nan", {"form_oracle_agreement"}},
       // seed 001: cos at 2i+1 uses exponent (2i+1)/d
       {"mutant/sinusoid_exponent_i_over_d",
        {"sinusoidal_pe_at_one_d512", "sinusoidal_shift_is_rotation"}},

@@ -23,6 +23,7 @@
 #include "core/exit_codes.h"
 #include "vectors/golden_cases.h"
 #include "vectors/rope_cache_golden_cases.h"
+#include "vectors/rope_form_golden_cases.h"
 #include "core/errors.h"
 #include "vectors/npy.h"
 #include "impls/registry.h"
@@ -134,17 +135,19 @@ bool is_nearest_fp16(Fp16 h, double x) {
 
 TEST_F(Vectors, SummaryAndManifestListEveryCase) {
   const auto expected =
-      golden_rope_cases().size() + golden_sinusoidal_cases().size() + golden_rope_cache_cases().size();
+      golden_rope_cases().size() + golden_sinusoidal_cases().size() + golden_rope_cache_cases().size() +
+      golden_rope_form_cases().size();
   ASSERT_EQ(manifest()["cases"].size(), expected);
-  EXPECT_EQ(manifest()["format"], "ropecheck.vectors/5");
+  EXPECT_EQ(manifest()["format"], "ropecheck.vectors/6");
   EXPECT_NE(summary_->find(std::to_string(expected) + " golden cases"), std::string::npos) << *summary_;
   std::uintmax_t bytes = 0;
   for (const auto& entry : fs::recursive_directory_iterator(root())) {
     if (entry.is_regular_file()) bytes += entry.file_size();
   }
   EXPECT_NE(summary_->find(std::to_string(bytes) + " bytes"), std::string::npos) << *summary_;
-  // 4.3 MB with the backward cases, 6.9 MB with the fused call's (whole caches of a few blocks):
-  // small enough to copy into any port's test data.
+  // 4.3 MB with the backward cases, 6.9 MB with the fused call's (whole caches of a few blocks),
+  // 8.3 MB with the call forms' (whole buffers, float64 rows and bounds): small enough to copy
+  // into any port's test data.
   EXPECT_LT(bytes, 8u << 20) << "the golden set is meant to stay small";
 }
 
@@ -294,7 +297,7 @@ TEST_F(Vectors, EveryImplementationMeetsTheManifestTolerance) {
 TEST_F(Vectors, Fp16BoundAcceptsCorrectRoundingAndRejectsFlushedSubnormals) {
   int flushed_cases = 0;
   for (const auto& c : manifest()["cases"]) {
-    if (c["dtype"] != "fp16") continue;
+    if (c["dtype"] != "fp16" || c["kind"] != "rope") continue;  // rope_form: rope_form_vectors_test.cc
     const RopeSpec spec = spec_of(c);
     const ManifestBound bound(c, spec, file(c, "positions").as_int64(), file(c, "theta").as_float64());
     for (const std::string tensor : {"q", "k"}) {
@@ -330,6 +333,7 @@ TEST_F(Vectors, Fp16BoundAcceptsCorrectRoundingAndRejectsFlushedSubnormals) {
 // The convenience files are the float64 expected rounded once to the case's dtype.
 TEST_F(Vectors, RoundedExpectedIsTheExpectedRoundedOnce) {
   for (const auto& c : manifest()["cases"]) {
+    if (c["kind"] == "rope_form") continue;  // one buffer_expected_<dtype>: rope_form_vectors_test.cc
     const std::string dtype = c["dtype"];
     for (const std::string tensor : {"q", "k", "pe"}) {
       if (!c["files"].contains(tensor + "_expected")) continue;
@@ -366,7 +370,7 @@ TEST_F(Vectors, RoundedExpectedIsTheExpectedRoundedOnce) {
 TEST_F(Vectors, HandComputedValues) {
   int zero_positions = 0;
   for (const auto& c : manifest()["cases"]) {
-    if (c["kind"] == "rope_cache") continue;  // rope_cache_vectors_test.cc
+    if (c["kind"] == "rope_cache" || c["kind"] == "rope_form") continue;  // rope_cache_, rope_form_vectors_test.cc
     const auto positions = file(c, "positions").as_int64();
     if (c["kind"] == "sinusoidal") {
       const int d = c["spec"]["d_model"];
@@ -497,7 +501,7 @@ TEST_F(Vectors, Fp16CasesCoverSubnormalsAndTheTopBinade) {
   EXPECT_NE(manifest()["conventions"]["fp16"].get<std::string>().find("'<f2'"), std::string::npos);
   int cases = 0, subnormal_cases = 0, top_binade_cases = 0, partial_cases = 0;
   for (const auto& c : manifest()["cases"]) {
-    if (c["dtype"] != "fp16") continue;
+    if (c["dtype"] != "fp16" || c["kind"] != "rope") continue;
     ++cases;
     const RopeSpec spec = spec_of(c);
     if (spec.rotary_dim < spec.head_dim) ++partial_cases;
