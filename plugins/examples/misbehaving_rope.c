@@ -7,7 +7,7 @@
  *   MISBEHAVE_HANG_ABOVE_64  correct up to head_dim 64, never returns above: HANG, reported once
  *   MISBEHAVE_OVERFLOW     rotates correctly, then writes one float past the end of q
  *   MISBEHAVE_UNSUPPORTED  declares every head_dim, returns UNSUPPORTED above 64
- *   MISBEHAVE_WRONG_ABI    claims ABI version 6 (this ropecheck speaks 1 to 5)
+ *   MISBEHAVE_WRONG_ABI    claims ABI version 7 (this ropecheck speaks 1 to 6)
  *   MISBEHAVE_FP16_NULL    declares fp16 (beside fp32) but leaves apply_fp16 NULL: refused
  */
 #define _POSIX_C_SOURCE 200809L /* pause() */
@@ -38,7 +38,7 @@
 #endif
 
 #if defined(MISBEHAVE_WRONG_ABI)
-#define PLUGIN_ABI 6u
+#define PLUGIN_ABI 7u
 #else
 #define PLUGIN_ABI ROPECHECK_PLUGIN_ABI_VERSION
 #endif

@@ -1,6 +1,7 @@
 // The shared memory a plugin call works on: one memfd, mapped MAP_SHARED by the host and by the
 // worker, holding q, k, positions and a LongRoPE spec's factor arrays (and for ABI 5's fused call
-// v, the slots, the two caches and the FP8 scales), each with at least 4 KiB of guard bytes (a
+// v, the slots, the two caches and the FP8 scales; for ABI 6's form call the buffer, the cos/sin
+// cache and the norm weights), each with at least 4 KiB of guard bytes (a
 // position-keyed pattern, ggml test-backend-ops' idea) before and after it. After the call the host reads the
 // guards back: any changed byte is a write outside the buffers, named by buffer and distance.
 #pragma once
@@ -31,10 +32,14 @@ class GuardedBuffers {
   int fd() const { return fd_; }
   std::uint64_t file_bytes() const { return mapped_bytes_; }
 
-  enum Buffer { q = 0, k = 1, positions = 2, factors = 3, v = 4, slots = 5, k_cache = 6, v_cache = 7, scales = 8 };
-  static constexpr int kBuffers = 9;
-  // The first four are every call's; the fused call's (v onwards) take no room, and have no
-  // guards, while empty.
+  enum Buffer {
+    q = 0, k = 1, positions = 2, factors = 3,
+    v = 4, slots = 5, k_cache = 6, v_cache = 7, scales = 8,  // ABI 5's fused call
+    form_buffer = 9, cos_sin_cache = 10, norm_weights = 11,   // ABI 6's form call
+  };
+  static constexpr int kBuffers = 12;
+  // The first four are every call's; the others (v onwards) take no room, and have no guards,
+  // while empty.
   static constexpr int kRopeBuffers = 4;
 
   // Lays out a RoPE call's four buffers (growing the file when needed) and writes every guard byte.
@@ -42,10 +47,6 @@ class GuardedBuffers {
                std::size_t factors_bytes = 0);
   // The same for every buffer: bytes[b] for Buffer b.
   void prepare_all(const std::size_t (&bytes)[kBuffers]);
-
-  // What damage() calls buffer b: a call that puts something else in it (the call form's one
-  // buffer, its cos/sin cache) names that. `name` must outlive this object (a literal).
-  void rename(Buffer b, const char* name) { regions_[b].name = name; }
 
   std::byte* data(Buffer b) const { return base_ + regions_[b].data_begin; }
   std::uint64_t offset(Buffer b) const { return regions_[b].data_begin; }
@@ -71,8 +72,9 @@ class GuardedBuffers {
   int fd_ = -1;
   std::byte* base_ = nullptr;
   std::size_t mapped_bytes_ = 0;
-  Region regions_[kBuffers] = {{"q"},      {"k"},       {"positions"}, {"factors"}, {"v"},
-                                {"slots"}, {"k_cache"}, {"v_cache"},   {"the FP8 scales"}};
+  Region regions_[kBuffers] = {{"q"},      {"k"},       {"positions"}, {"factors"},        {"v"},
+                                {"slots"}, {"k_cache"}, {"v_cache"},   {"the FP8 scales"}, {"the buffer"},
+                                {"the cos/sin cache"},  {"the norm weights"}};
 };
 
 }  // namespace ropecheck

@@ -17,6 +17,7 @@
 #include "plugins/host/outside_rope.h"
 #include "plugins/host/plugin_process.h"
 #include "plugins/host/plugin_rope_cache.h"
+#include "plugins/host/plugin_rope_form.h"
 #include "ropecheck/plugin.h"
 
 namespace ropecheck {
@@ -74,6 +75,11 @@ static_assert(offsetof(ropecheck_plugin_v5, apply_backward) == offsetof(ropechec
 static_assert(offsetof(ropecheck_plugin_v5, apply_rope_cache) == offsetof(ropecheck_plugin_v4, reserved));
 static_assert(offsetof(ropecheck_plugin_v5, query_rope_cache_capabilities) ==
               offsetof(ropecheck_plugin_v4, reserved) + sizeof(void*));
+// ABI 6's is v5's, forms in v5's last reserved pointer.
+static_assert(sizeof(ropecheck_plugin_v6) == sizeof(ropecheck_plugin_v5));
+static_assert(offsetof(ropecheck_plugin_v6, query_rope_cache_capabilities) ==
+              offsetof(ropecheck_plugin_v5, query_rope_cache_capabilities));
+static_assert(offsetof(ropecheck_plugin_v6, forms) == offsetof(ropecheck_plugin_v5, reserved));
 
 // ABI 1 is frozen in binary: apply_fp16 took the place of reserved[0], so the size and every
 // earlier offset must stay those of the first version 1 header (abi_version and struct_size,
@@ -135,15 +141,17 @@ std::string judge(const LoadReport& r) {
                          ROPECHECK_PLUGIN_ENTRY_SYMBOL, ROPECHECK_ATTENTION_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::null_entry: return fmt::format("{}() returned NULL", ROPECHECK_PLUGIN_ENTRY_SYMBOL);
     case LoadStage::wrong_abi:
-      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {}, {}, {}, {} and {}",
+      return fmt::format("speaks plugin ABI version {}; this ropecheck speaks versions {}, {}, {}, {}, {} and {}",
                          r.abi_version, ROPECHECK_PLUGIN_ABI_V1, ROPECHECK_PLUGIN_ABI_V2,
-                         ROPECHECK_PLUGIN_ABI_V3, ROPECHECK_PLUGIN_ABI_V4, ROPECHECK_PLUGIN_ABI_V5);
+                         ROPECHECK_PLUGIN_ABI_V3, ROPECHECK_PLUGIN_ABI_V4, ROPECHECK_PLUGIN_ABI_V5,
+                         ROPECHECK_PLUGIN_ABI_V6);
     case LoadStage::attention_loaded: return "is an attention plugin";  // never without r.attention
     case LoadStage::bad_struct:
       return r.abi_version != ROPECHECK_PLUGIN_ABI_V1
                  ? fmt::format("ropecheck_plugin_v2 is malformed: struct_size {} (at least {} "
                                "needed) or query_capabilities or apply is NULL, or (ABI 5) one of "
-                               "apply_rope_cache and query_rope_cache_capabilities is NULL and the other not",
+                               "apply_rope_cache and query_rope_cache_capabilities is NULL and the other not, "
+                               "or (ABI 6) forms has a struct_size short of its functions or one of them NULL",
                                r.struct_size, plugin_protocol::kMinStructSizeV2)
                  : fmt::format("ropecheck_plugin_v1 is malformed: struct_size {} (at least {} "
                                "needed) or query_capabilities is NULL",
@@ -194,7 +202,10 @@ std::string judge(const LoadReport& r) {
     return fmt::format("capabilities: max_position {} (0 for ropecheck's limit, else positive)",
                        caps.max_position);
   }
-  if (r.has_apply_rope_cache != 0) return judge_rope_cache_capabilities(r.cache_caps);
+  if (r.has_apply_rope_cache != 0) {
+    if (auto why = judge_rope_cache_capabilities(r.cache_caps); !why.empty()) return why;
+  }
+  if (r.has_apply_rope_form != 0) return judge_form_capabilities(r.form_caps);
   return {};
 }
 
@@ -285,7 +296,7 @@ PluginLibrary load_plugin_library(const std::filesystem::path& path, const Plugi
   if (auto why = judge(worker->report()); !why.empty()) {
     throw InvalidInput(fmt::format("plugin '{}' {}", path.string(), why));
   }
-  if (worker->report().attention != 0) return {nullptr, load_attention_plugin_here(absolute, worker->report()), nullptr};
+  if (worker->report().attention != 0) return {nullptr, load_attention_plugin_here(absolute, worker->report()), nullptr, nullptr};
   PluginInfo info;
   info.path = absolute;
   info.name = worker->report().name;
@@ -302,6 +313,9 @@ PluginLibrary load_plugin_library(const std::filesystem::path& path, const Plugi
   if (info.abi_version != ROPECHECK_PLUGIN_ABI_V1) identity.capabilities.max_threads = options.threads;
   if (worker->report().has_apply_rope_cache != 0) {
     info.rope_cache = to_rope_cache_capabilities(worker->report().cache_caps);
+  }
+  if (worker->report().has_apply_rope_form != 0) {
+    info.rope_form = to_rope_form_capabilities(worker->report().form_caps);
   }
   identity.noun = "plugin";
   identity.info = info;
@@ -322,6 +336,13 @@ PluginLibrary load_plugin_library(const std::filesystem::path& path, const Plugi
     const int cache_fd = cache_memory->fd();
     library.rope_cache = make_plugin_rope_cache(identity, *info.rope_cache, options, std::move(cache_memory),
                                                 restart_on(cache_fd));
+  }
+  if (info.rope_form.has_value()) {
+    // The form entry: likewise a worker of its own on memory of its own.
+    auto form_memory = std::make_unique<GuardedBuffers>();
+    const int form_fd = form_memory->fd();
+    library.rope_form = make_plugin_rope_form(identity, *info.rope_form, options, std::move(form_memory),
+                                              restart_on(form_fd));
   }
   const int memory_fd = memory->fd();
   library.rope =

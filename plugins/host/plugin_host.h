@@ -16,6 +16,7 @@
 
 #include "impls/attention/attention_impl.h"
 #include "impls/fused/rope_cache_impl.h"
+#include "impls/fused/rope_form_impl.h"
 #include "impls/rope_impl.h"
 #include "plugins/host/plugin_protocol.h"
 
@@ -77,16 +78,20 @@ struct PluginInfo {
   std::string description;   // what an ABI 2 init said it chose ("" without one)
   // What an ABI 5 plugin's fused entry (apply_rope_cache) declared; empty without one.
   std::optional<RopeCacheCapabilities> rope_cache;
+  // What an ABI 6 plugin's form entry (forms->apply_rope_form) declared; empty without one.
+  std::optional<RopeFormCapabilities> rope_form;
 };
 
 // What a plugin library is: a RoPE plugin (plugin.h), run in its worker child, or an attention
 // plugin (attention_plugin.h), tried in a worker child and then loaded into this process
 // (attention_plugin_host.h). Exactly one of rope and attention is set; rope_cache beside rope
-// when an ABI 5 plugin has the fused entry (plugin_rope_cache.h), with the same id.
+// when an ABI 5 plugin has the fused entry (plugin_rope_cache.h), rope_form when an ABI 6 plugin
+// has the forms entry (plugin_rope_form.h), each with the same id.
 struct PluginLibrary {
   std::unique_ptr<RopeImpl> rope;
   std::unique_ptr<AttentionImpl> attention;
   std::unique_ptr<RopeCacheImpl> rope_cache;
+  std::unique_ptr<RopeFormImpl> rope_form;
 };
 
 // Loads the library in a worker child and checks what it declares. Throws InvalidInput (the CLI's

@@ -15,11 +15,11 @@ namespace ropecheck::plugin_protocol {
 
 // How far the worker got loading the library; everything after `loaded` is the parent's to judge.
 enum class LoadStage : std::uint32_t {
-  loaded,         // entry called, ABI version 1 to 5 read, initialised, capabilities queried
+  loaded,         // entry called, ABI version 1 to 6 read, initialised, capabilities queried
   dlopen_failed,  // detail: dlerror()
   no_entry,       // the library has no ROPECHECK_PLUGIN_ENTRY_SYMBOL
   null_entry,     // the entry function returned NULL
-  wrong_abi,      // abi_version is not 1 to 5 (abi_version holds it)
+  wrong_abi,      // abi_version is not 1 to 6 (abi_version holds it)
   bad_struct,     // struct_size too small, or a required function NULL
   init_failed,    // ABI 2 init returned non-OK (detail: the status and its description)
   query_failed,   // query_capabilities returned non-OK (detail: the status)
@@ -32,9 +32,9 @@ enum class LoadStage : std::uint32_t {
 // the first reserved pointer within ABI 1, so a struct_size that ends before it is still a valid
 // version 1 struct (without fp16), and the worker reads apply_fp16 only when struct_size covers it.
 inline constexpr std::size_t kMinStructSize = offsetof(ropecheck_plugin_v1, apply_fp16);
-// ABI 2 to 5 (one layout): every field before the reserved pointers (ABI 4's optional
+// ABI 2 to 6 (one layout): every field before the reserved pointers (ABI 4's optional
 // apply_backward is where v2 has its first, ABI 5's apply_rope_cache and its capabilities query
-// where v4 has its first two).
+// where v4 has its first two, ABI 6's forms where v5 has its last).
 inline constexpr std::size_t kMinStructSizeV2 = offsetof(ropecheck_plugin_v2, reserved);
 // The spec an ABI 2 plugin was built with ends where ABI 3 appended axis_mode: its struct_size.
 inline constexpr std::size_t kSpecSizeV2 = offsetof(ropecheck_plugin_spec, axis_mode);
@@ -56,6 +56,10 @@ struct LoadReport {
   // other is bad_struct), and what that query filled.
   std::uint32_t has_apply_rope_cache = 0;
   ropecheck_plugin_cache_capabilities cache_caps{};
+  // ABI 6's optional forms entry (both its functions set, else bad_struct), and what its query
+  // filled.
+  std::uint32_t has_apply_rope_form = 0;
+  ropecheck_plugin_form_capabilities form_caps{};
   std::uint32_t name_truncated = 0;  // the name ran past kMaxNameBytes (refused by the host)
   std::uint32_t attention = 0;       // the library exports the attention entry, not the RoPE one
   ropecheck_plugin_capabilities caps{};
@@ -83,6 +87,23 @@ struct CacheCallMessage {
   std::uint64_t k_cache_offset = 0;
   std::uint64_t v_cache_offset = 0;  // meaningless for mla (v_cache NULL)
   std::uint64_t scales_offset = 0;   // k_scale_count floats, then v_scale_count
+};
+
+// The form call's part of a CallMessage (ABI 6, apply_rope_form): the views, the norm as the ABI
+// carries it (its weight pointers NULL: the worker points them into its mapping) and where the
+// buffer, the cos/sin cache and the weights (q's, then k's) lie in the shared memory file. The
+// dtype, spec, tokens, threads and positions are the CallMessage's own.
+struct FormCallMessage {
+  ropecheck_plugin_head_view q{};
+  ropecheck_plugin_head_view k{};  // heads 0: no k (call->k NULL)
+  std::int64_t elements = 0;
+  std::int32_t angle_source = ROPECHECK_ANGLE_SOURCE_SPEC;
+  std::uint32_t has_norm = 0;  // else call->norm NULL
+  ropecheck_plugin_qk_norm norm{};
+  std::int64_t cache_rows = 0;
+  std::uint64_t buffer_offset = 0;
+  std::uint64_t cache_offset = 0;    // meaningless without a cache (call->cos_sin_cache NULL)
+  std::uint64_t weights_offset = 0;  // head_dim floats of q's weight, then k's when k is there
 };
 
 // One apply: the spec and shape, and where q, k, positions and a LongRoPE spec's factor arrays
@@ -118,6 +139,10 @@ struct CallMessage {
   // cache's kv_heads). Sent only to a plugin whose LoadReport has it; never timed.
   std::uint32_t rope_cache = 0;
   CacheCallMessage cache;
+  // ABI 6's form call: apply_rope_form on `form` instead of apply. Sent only to a plugin whose
+  // LoadReport has it; never timed.
+  std::uint32_t rope_form = 0;
+  FormCallMessage form;
 };
 
 struct ReplyMessage {

@@ -28,6 +28,7 @@ LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
       throw InvalidInput(fmt::format("plugins '{}' and '{}' are both named {}", path.string(), other.string(), id));
     }
     if (library.rope_cache != nullptr) loaded.rope_cache.push_back(std::move(library.rope_cache));
+    if (library.rope_form != nullptr) loaded.rope_form.push_back(std::move(library.rope_form));
     if (library.rope != nullptr) {
       loaded.rope.push_back(std::move(library.rope));
     } else {

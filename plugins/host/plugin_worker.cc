@@ -52,6 +52,8 @@ struct Plugin {
   std::int32_t (*apply_backward)(void*, const ropecheck_plugin_call*) = nullptr;
   // ABI 5's fused entry, when it has one.
   std::int32_t (*apply_rope_cache)(void*, const ropecheck_plugin_cache_call*) = nullptr;
+  // ABI 6's form entry, when it has one.
+  std::int32_t (*apply_rope_form)(void*, const ropecheck_plugin_form_call*) = nullptr;
   void* context = nullptr;  // what an ABI 2 init stored
 };
 
@@ -106,7 +108,31 @@ bool call_init(std::int32_t (*init)(const ropecheck_plugin_init_args*, void**), 
   return false;
 }
 
-// ABI 2, 3, 4 and 5 (one struct; abi_version says which).
+// ABI 6's forms entry (v5's last reserved pointer), when the struct holds one: both functions
+// required; the capabilities queried into the report.
+LoadStage load_forms(const ropecheck_plugin_v6* p, LoadReport& report, Plugin& plugin) {
+  if (p->struct_size < offsetof(ropecheck_plugin_v6, forms) + sizeof p->forms || p->forms == nullptr) {
+    return LoadStage::loaded;
+  }
+  const ropecheck_plugin_forms* forms = p->forms;
+  if (forms->struct_size < offsetof(ropecheck_plugin_forms, reserved) || forms->query_form_capabilities == nullptr ||
+      forms->apply_rope_form == nullptr) {
+    return LoadStage::bad_struct;
+  }
+  ropecheck_plugin_form_capabilities caps{};
+  caps.struct_size = sizeof caps;
+  const std::int32_t status = forms->query_form_capabilities(plugin.context, &caps);
+  if (status != ROPECHECK_PLUGIN_OK) {
+    std::snprintf(report.detail, sizeof report.detail, "query_form_capabilities returned %d", static_cast<int>(status));
+    return LoadStage::query_failed;
+  }
+  report.form_caps = caps;
+  report.has_apply_rope_form = 1;
+  plugin.apply_rope_form = forms->apply_rope_form;
+  return LoadStage::loaded;
+}
+
+// ABI 2, 3, 4, 5 and 6 (one struct; abi_version says which).
 LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& report, Plugin& plugin) {
   if (p->struct_size < plugin_protocol::kMinStructSizeV2 || p->query_capabilities == nullptr ||
       p->apply == nullptr) {
@@ -137,9 +163,9 @@ LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& rep
     }
   }
   report.has_apply_backward = plugin.apply_backward != nullptr;
-  // apply_rope_cache and its query are v4's reserved[0] and [1]: read only from an ABI 5 struct
-  // that holds them; one without the other is malformed.
-  if (p->abi_version == ROPECHECK_PLUGIN_ABI_V5) {
+  // apply_rope_cache and its query are v4's reserved[0] and [1]: read only from an ABI 5 or 6
+  // struct that holds them; one without the other is malformed.
+  if (p->abi_version >= ROPECHECK_PLUGIN_ABI_V5) {
     const auto* v5 = reinterpret_cast<const ropecheck_plugin_v5*>(p);
     if (v5->struct_size >= offsetof(ropecheck_plugin_v5, query_rope_cache_capabilities) +
                                sizeof v5->query_rope_cache_capabilities) {
@@ -161,6 +187,11 @@ LoadStage load_v2(const ropecheck_plugin_v2* p, int max_threads, LoadReport& rep
     }
   }
   report.has_apply_rope_cache = plugin.apply_rope_cache != nullptr;
+  // forms is v5's reserved[0]: read only from an ABI 6 struct.
+  if (p->abi_version == ROPECHECK_PLUGIN_ABI_V6) {
+    const LoadStage forms = load_forms(reinterpret_cast<const ropecheck_plugin_v6*>(p), report, plugin);
+    if (forms != LoadStage::loaded) return forms;
+  }
   report.caps = caps;
   plugin.v2 = p;
   return LoadStage::loaded;
@@ -235,6 +266,7 @@ LoadReport load(const char* path, int max_threads, Plugin& plugin) {
     case ROPECHECK_PLUGIN_ABI_V3:
     case ROPECHECK_PLUGIN_ABI_V4:
     case ROPECHECK_PLUGIN_ABI_V5:
+    case ROPECHECK_PLUGIN_ABI_V6:
       report.stage =
           load_v2(static_cast<const ropecheck_plugin_v2*>(returned), max_threads, report, plugin);
       break;
@@ -338,6 +370,42 @@ std::int32_t apply_rope_cache(const Plugin& plugin, const CallMessage& call, std
   return plugin.apply_rope_cache(plugin.context, &c);
 }
 
+// ABI 6's form call on the shared memory: the buffer, positions, cache and weights in this
+// worker's mapping; the spec, views and norm are copies (the plugin cannot alter the host's). The
+// host sends it only to a plugin that has apply_rope_form.
+std::int32_t apply_rope_form(const Plugin& plugin, const CallMessage& call, std::byte* base) {
+  if (plugin.apply_rope_form == nullptr) return ROPECHECK_PLUGIN_UNSUPPORTED;
+  ropecheck_plugin_spec spec = call.spec;
+  if (call.factors_count != 0) {
+    const auto* factors = reinterpret_cast<const double*>(base + call.factors_offset);
+    spec.short_factor = factors;
+    spec.long_factor = factors + call.factors_count;
+  }
+  const plugin_protocol::FormCallMessage& m = call.form;
+  const ropecheck_plugin_head_view q = m.q, k = m.k;
+  ropecheck_plugin_qk_norm norm = m.norm;
+  const auto* weights = reinterpret_cast<const float*>(base + m.weights_offset);
+  norm.q_weight = weights;
+  norm.k_weight = k.heads > 0 ? weights + spec.head_dim : nullptr;
+  ropecheck_plugin_form_call c{};
+  c.struct_size = sizeof c;
+  c.dtype = call.dtype;
+  c.spec = &spec;
+  c.buffer = base + m.buffer_offset;
+  c.elements = m.elements;
+  c.tokens = call.tokens;
+  c.q = &q;
+  c.k = k.heads > 0 ? &k : nullptr;
+  c.positions = reinterpret_cast<const std::int64_t*>(base + call.positions_offset);
+  c.angle_source = m.angle_source;
+  c.threads = call.threads;
+  c.cos_sin_cache =
+      m.angle_source == ROPECHECK_ANGLE_SOURCE_COS_SIN_CACHE ? reinterpret_cast<const float*>(base + m.cache_offset) : nullptr;
+  c.cache_rows = m.cache_rows;
+  c.norm = m.has_norm != 0 ? &norm : nullptr;
+  return plugin.apply_rope_form(plugin.context, &c);
+}
+
 // A timed call's q and k: private copies of a stage's shared ones, in anonymous memory advised
 // for transparent huge pages as the built-ins' buffers are (bench/aligned_buffer.h; the shared
 // memory file gets none where shmem THP is off, its default): 2 MiB aligned, a PROT_NONE page
@@ -434,6 +502,8 @@ ReplyMessage timed_apply(const Plugin& plugin, const CallMessage& call, std::byt
     ReplyMessage reply;
     if (call.rope_cache != 0) {
       reply.status = plugin.v2 != nullptr ? apply_rope_cache(plugin, call, base) : ROPECHECK_PLUGIN_UNSUPPORTED;
+    } else if (call.rope_form != 0) {
+      reply.status = plugin.v2 != nullptr ? apply_rope_form(plugin, call, base) : ROPECHECK_PLUGIN_UNSUPPORTED;
     } else if (call.probe != nullptr) {
       reply = timed_apply(plugin, call, base, copies);
     } else {

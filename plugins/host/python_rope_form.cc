@@ -17,9 +17,10 @@ namespace {
 using Json = nlohmann::json;
 using Buffers = GuardedBuffers;
 
-// Where each operand lies in the shared memory: the cache call's regions, named for this call so
-// that a write past one says which (the buffer holds q, k and all around them).
-constexpr Buffers::Buffer kBuffer = Buffers::q, kCosSinCache = Buffers::k, kQWeight = Buffers::v, kKWeight = Buffers::slots;
+// Where each operand lies in the shared memory: the form call's regions (the buffer holds q, k and
+// all around them; the norm's weights q's then k's).
+constexpr Buffers::Buffer kBuffer = Buffers::form_buffer, kCosSinCache = Buffers::cos_sin_cache,
+                          kWeights = Buffers::norm_weights;
 
 // The contract's view dict (docs/porting.md): a HeadView in elements; null for an absent k.
 Json view_json(const HeadView& view) {
@@ -35,12 +36,7 @@ class PythonRopeForm final : public RopeFormImpl {
   PythonRopeForm(PythonRopeFormIdentity identity, const PluginOptions& options, std::unique_ptr<GuardedBuffers> memory,
                  std::unique_ptr<PythonProcess> worker, PythonProcessFactory restart)
       : identity_(std::move(identity)), options_(options), memory_(std::move(memory)), worker_(std::move(worker)),
-        restart_(std::move(restart)) {
-    memory_->rename(kBuffer, "the call's buffer");
-    memory_->rename(kCosSinCache, "cos_sin_cache");
-    memory_->rename(kQWeight, "q_weight");
-    memory_->rename(kKWeight, "k_weight");
-  }
+        restart_(std::move(restart)) {}
 
   std::string_view id() const override { return identity_.id; }
   std::string_view summary() const override { return identity_.summary; }
@@ -59,22 +55,23 @@ class PythonRopeForm final : public RopeFormImpl {
     const std::lock_guard lock(mutex_);  // one worker, one request in flight
     const std::vector<double> factors = longrope_factors(call.spec);
     const bool with_k = call.k.heads > 0;
-    const std::span<const float> q_weight = call.has_norm ? call.q_weight : std::span<const float>();
-    const std::span<const float> k_weight = call.has_norm && with_k ? call.k_weight : std::span<const float>();
+    std::vector<float> weights;  // q's, then k's
+    if (call.has_norm) {
+      weights.assign(call.q_weight.begin(), call.q_weight.end());
+      if (with_k) weights.insert(weights.end(), call.k_weight.begin(), call.k_weight.end());
+    }
     std::size_t bytes[Buffers::kBuffers] = {};
     bytes[kBuffer] = call.buffer.size();
     bytes[Buffers::positions] = call.positions.size_bytes();
     bytes[Buffers::factors] = factors.size() * sizeof(double);
     bytes[kCosSinCache] = call.cos_sin_cache.size_bytes();
-    bytes[kQWeight] = q_weight.size_bytes();
-    bytes[kKWeight] = k_weight.size_bytes();
+    bytes[kWeights] = weights.size() * sizeof(float);
     memory_->prepare_all(bytes);
     copy_bytes(memory_->data(kBuffer), call.buffer.data(), call.buffer.size());
     copy_bytes(memory_->data(Buffers::positions), call.positions.data(), call.positions.size_bytes());
     copy_bytes(memory_->data(Buffers::factors), factors.data(), bytes[Buffers::factors]);
     copy_bytes(memory_->data(kCosSinCache), call.cos_sin_cache.data(), call.cos_sin_cache.size_bytes());
-    copy_bytes(memory_->data(kQWeight), q_weight.data(), q_weight.size_bytes());
-    copy_bytes(memory_->data(kKWeight), k_weight.data(), k_weight.size_bytes());
+    copy_bytes(memory_->data(kWeights), weights.data(), bytes[kWeights]);
 
     const bool cached = call.angles == AngleSource::cos_sin_cache;
     Json norm = nullptr;
@@ -82,8 +79,8 @@ class PythonRopeForm final : public RopeFormImpl {
       norm = {{"eps", call.norm.eps},
               {"weight", to_string(call.norm.weight)},
               {"precision", to_string(call.norm.precision)},
-              {"q_weight", memory_->offset(kQWeight)},
-              {"k_weight", with_k ? Json(memory_->offset(kKWeight)) : Json(nullptr)}};
+              {"q_weight", memory_->offset(kWeights)},
+              {"k_weight", with_k ? Json(memory_->offset(kWeights) + call.q_weight.size_bytes()) : Json(nullptr)}};
     }
     const Json request = {{"call", "rope_form"},
                           {"file_bytes", memory_->file_bytes()},
@@ -110,8 +107,7 @@ class PythonRopeForm final : public RopeFormImpl {
     };
     read_only_changed(Buffers::positions, call.positions.data(), call.positions.size_bytes(), "positions");
     read_only_changed(kCosSinCache, call.cos_sin_cache.data(), call.cos_sin_cache.size_bytes(), "cos_sin_cache");
-    read_only_changed(kQWeight, q_weight.data(), q_weight.size_bytes(), "q_weight");
-    read_only_changed(kKWeight, k_weight.data(), k_weight.size_bytes(), "k_weight");
+    read_only_changed(kWeights, weights.data(), bytes[kWeights], "q_weight or k_weight");
     read_only_changed(Buffers::factors, factors.data(), bytes[Buffers::factors], "the LongRoPE factors");
     if (!damage.empty()) {
       worker_.reset();  // it scribbled on shared memory: trust nothing it holds

@@ -86,6 +86,19 @@ void print_plugins(const Json& plugins, std::ostream& out) {
     if (const auto chose = info["description"].get<std::string>(); !chose.empty()) {
       table.add_note("    init: " + chose);
     }
+    // An ABI 6 plugin's call forms: what the forms entry takes, and its QK-norm.
+    if (info.contains("rope_form")) {
+      const auto& forms = info["rope_form"];
+      const bool norm = !forms["norm_weights"].empty();
+      table.add_note(fmt::format("    forms: storages {}; angles from {}; {} views; k {}; {}{}",
+                                 joined(forms["storages"]), joined(forms["angle_sources"]),
+                                 forms["strided"].get<bool>() ? "strided" : "flat",
+                                 forms["k_optional"].get<bool>() ? "optional" : "required",
+                                 forms["plain_calls"].get<bool>() ? "plain calls; " : "",
+                                 norm ? fmt::format("qk_norm weights {} in {}", joined(forms["norm_weights"]),
+                                                    forms["norm_precision"].get<std::string>())
+                                      : std::string("no qk_norm")));
+    }
   }
   table.print(out);
 }
@@ -198,7 +211,9 @@ int run_list(const ListOptions& options, std::ostream& out) {
   for (const auto& p : loaded.attention) attention_plugins.push_back(p.get());
   std::vector<const RopeCacheImpl*> rope_cache_plugins;
   for (const auto& p : loaded.rope_cache) rope_cache_plugins.push_back(p.get());
-  const Json list = list_json(plugins, attention_plugins, rope_cache_plugins);
+  std::vector<const RopeFormImpl*> rope_form_plugins;
+  for (const auto& p : loaded.rope_form) rope_form_plugins.push_back(p.get());
+  const Json list = list_json(plugins, attention_plugins, rope_cache_plugins, rope_form_plugins);
   if (options.json) {
     out << list.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
   } else {

@@ -91,13 +91,9 @@ Json rope_cache_json(const RopeCacheImpl& impl) {
 }
 
 // RoPE in the engines' call forms: what it takes (storages, angle sources, views, k optional,
-// plain calls) and its QK-norm (weight conventions, precision).
-Json rope_form_json(const RopeFormImpl& impl) {
-  Json entry = plain_json(impl, "rope_form");
-  std::string why;
-  entry["available"] = impl.available(&why);
-  entry["unavailable_reason"] = why;
-  const RopeFormCapabilities caps = impl.capabilities();
+// plain calls) and its QK-norm (weight conventions, precision). An ABI 6 plugin's "plugin" entry
+// holds the same under "rope_form".
+void add_form_capabilities(Json& entry, const RopeFormCapabilities& caps) {
   entry["storages"] = names(caps.storages);
   entry["angle_sources"] = names(caps.angle_sources);
   entry["strided"] = caps.strided;
@@ -105,6 +101,14 @@ Json rope_form_json(const RopeFormImpl& impl) {
   entry["plain_calls"] = caps.plain_calls;
   entry["norm_weights"] = names(caps.norm_weights);
   entry["norm_precision"] = caps.normalizes() ? std::string(to_string(caps.norm_precision)) : "";
+}
+
+Json rope_form_json(const RopeFormImpl& impl) {
+  Json entry = plain_json(impl, "rope_form");
+  std::string why;
+  entry["available"] = impl.available(&why);
+  entry["unavailable_reason"] = why;
+  add_form_capabilities(entry, impl.capabilities());
   return entry;
 }
 
@@ -127,6 +131,11 @@ Json plugin_json(const RopeImpl& impl) {
                                        {"scale_directions", names(fused->directions)},
                                        {"padding", std::string(to_string(fused->padding))}};
     }
+    // An ABI 6 plugin's forms entry (plugin_rope_form.h): the call forms it takes, its QK-norm.
+    if (const auto& forms = info->rope_form) {
+      entry["plugin"]["rope_form"] = Json::object();
+      add_form_capabilities(entry["plugin"]["rope_form"], *forms);
+    }
   }
   if (const PythonInfo* info = python_info(impl)) {
     entry["python"] = {{"target", info->target},
@@ -142,9 +151,11 @@ Json plugin_json(const RopeImpl& impl) {
 }  // namespace
 
 Json list_json(const std::vector<const RopeImpl*>& plugins, const std::vector<const AttentionImpl*>& attention_plugins,
-               const std::vector<const RopeCacheImpl*>& rope_cache_plugins) {
+               const std::vector<const RopeCacheImpl*>& rope_cache_plugins,
+               const std::vector<const RopeFormImpl*>& rope_form_plugins) {
   Json list = list_json();
   for (const RopeCacheImpl* impl : rope_cache_plugins) list["rope_cache_implementations"].push_back(rope_cache_json(*impl));
+  for (const RopeFormImpl* impl : rope_form_plugins) list["rope_form_implementations"].push_back(rope_form_json(*impl));
   for (const AttentionImpl* impl : attention_plugins) {
     Json entry = attention_json(*impl);
     if (const AttentionPluginInfo* info = attention_plugin_info(*impl)) {

@@ -8,6 +8,7 @@
 
 #include "impls/attention/attention_impl.h"
 #include "impls/fused/rope_cache_impl.h"
+#include "impls/fused/rope_form_impl.h"
 #include "impls/rope_impl.h"
 
 namespace ropecheck {
@@ -25,8 +26,13 @@ nlohmann::ordered_json list_json();
 // max_head_dim, description}. Every attention entry says its "kv_storage". Fused cache calls
 // ("rope_cache_implementations": {id, kind, summary, available, unavailable_reason, layouts,
 // storages, scale_directions, padding}): the registry's, then the plugins' and Python functions'.
+// The call forms ("rope_form_implementations": {id, kind, summary, available, unavailable_reason,
+// storages, angle_sources, strided, k_optional, plain_calls, norm_weights, norm_precision, "" without
+// a norm}): the registry's, then the ABI 6 plugins' (whose "plugin" entry holds the same as
+// "rope_form").
 nlohmann::ordered_json list_json(const std::vector<const RopeImpl*>& plugins,
                                  const std::vector<const AttentionImpl*>& attention_plugins = {},
-                                 const std::vector<const RopeCacheImpl*>& rope_cache_plugins = {});
+                                 const std::vector<const RopeCacheImpl*>& rope_cache_plugins = {},
+                                 const std::vector<const RopeFormImpl*>& rope_form_plugins = {});
 
 }  // namespace ropecheck

@@ -320,7 +320,7 @@ TEST(PythonRopeFormFailures, WritesIntoTheCacheOrPastTheBufferAreCaught) {
   std::string why = form_failure(*form_load(py_fixture("rope_form_bugs.py:writes_the_cache")), c);
   EXPECT_TRUE(contains(why, "Python function modified cos_sin_cache (read-only) (call form:")) << why;
   why = form_failure(*form_load(py_fixture("rope_form_bugs.py:writes_past_the_buffer")), c);
-  EXPECT_TRUE(contains(why, "Python function wrote 2 bytes past the end of the call's buffer")) << why;
+  EXPECT_TRUE(contains(why, "Python function wrote 2 bytes past the end of the buffer")) << why;
 }
 
 TEST(PythonRopeFormFailures, CallsOutsideTheDeclarationAreRefused) {

@@ -184,8 +184,8 @@ TEST(PluginLoad, UnloadablePluginsAreInvalidInputNamingTheProblem) {
   EXPECT_NE(load_error(built_plugin("no_such_plugin")).find("no such file"), std::string::npos);
   EXPECT_NE(load_error(built_plugin("not_a_plugin")).find("exports no 'ropecheck_plugin_entry'"),
             std::string::npos);
-  EXPECT_NE(load_error(built_plugin("wrong_abi_rope")).find("speaks plugin ABI version 6; this "
-                                                            "ropecheck speaks versions 1, 2, 3, 4 and 5"),
+  EXPECT_NE(load_error(built_plugin("wrong_abi_rope")).find("speaks plugin ABI version 7; this "
+                                                            "ropecheck speaks versions 1, 2, 3, 4, 5 and 6"),
             std::string::npos);
   EXPECT_NE(load_error(built_plugin("fp16_null_rope")).find("declares fp16 but apply_fp16 is NULL"),
             std::string::npos);
@@ -459,7 +459,7 @@ TEST(PluginCli, UnloadablePluginsExit2WithAClearMessage) {
   };
   for (const auto& c : {Case{built_plugin("no_such_plugin"), "no such file"},
                         Case{built_plugin("not_a_plugin"), "exports no 'ropecheck_plugin_entry'"},
-                        Case{built_plugin("wrong_abi_rope"), "speaks plugin ABI version 6"},
+                        Case{built_plugin("wrong_abi_rope"), "speaks plugin ABI version 7"},
                         Case{built_plugin("fp16_null_rope"), "declares fp16 but apply_fp16 is NULL"}}) {
     for (const char* command : {"verify", "list"}) {
       const auto run = ropecheck_cli({command, "--plugin", c.plugin});

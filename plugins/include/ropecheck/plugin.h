@@ -1,5 +1,11 @@
 /* The ropecheck plugin ABI: how an outside RoPE kernel (a shared library, any language with a C
- * ABI) is verified exactly like a built-in implementation. Five versions, all loaded:
+ * ABI) is verified exactly like a built-in implementation. Six versions, all loaded:
+ *   ABI 6 (ropecheck_plugin_v6, v5's layout): ABI 5 plus an optional `forms` entry (below): RoPE
+ *         in the engines' own call forms, with the per-head QK-norm fused before it (Qwen3,
+ *         Gemma 3, GLM-4): q and k as strided views into one buffer (packed qkv, MLA's rope
+ *         part), k optional, angles from the spec or from a cos/sin cache indexed by position,
+ *         fp32, bf16 or fp16 storage. NULL: no forms, as before. Write form kernels against it
+ *         (plugins/examples/rope_form.c).
  *   ABI 5 (ropecheck_plugin_v5, v4's layout): ABI 4 plus an optional fused entry,
  *         apply_rope_cache (below): RoPE fused with the paged KV-cache write, as inference
  *         engines ship it (vLLM's reshape_and_cache_flash and concat_and_cache_mla, FlashInfer's
@@ -37,7 +43,7 @@
  * property with the shrunk counterexample. plugins/examples/good_rope.c is a complete ABI 1
  * plugin (fp16_rope.c one on fp16 storage), scaled_rope.c a complete ABI 2 one, mrope_rope.c a
  * complete ABI 3 one, backward_rope.c a complete ABI 4 one, fused_cache_rope.c a complete ABI 5
- * one.
+ * one, rope_form.c a complete ABI 6 one.
  *
  * The rotation (ropecheck's README, "What is checked"): for token t at position m = positions[t],
  * rotary pair i of every head is rotated by the angle m * theta_i, theta_i = base^(-2i/rotary_dim),
@@ -100,6 +106,7 @@ extern "C" {
 #define ROPECHECK_PLUGIN_ABI_V3 3u /* ropecheck_plugin_v2's struct, with multi-axis RoPE */
 #define ROPECHECK_PLUGIN_ABI_V4 4u /* ABI 3 with the optional backward entry */
 #define ROPECHECK_PLUGIN_ABI_V5 5u /* ABI 4 with the optional fused RoPE + KV-cache entry */
+#define ROPECHECK_PLUGIN_ABI_V6 6u /* ABI 5 with the optional call forms + QK-norm entry */
 /* ropecheck_plugin_v1's abi_version. It stays 1: ABI 1 sources write it into their
  * ropecheck_plugin_v1, and must keep building ABI 1 libraries. */
 #define ROPECHECK_PLUGIN_ABI_VERSION ROPECHECK_PLUGIN_ABI_V1
@@ -480,6 +487,150 @@ typedef struct ropecheck_plugin_v5 {
   int32_t (*query_rope_cache_capabilities)(void* context, ropecheck_plugin_cache_capabilities* caps);
   void* reserved[1]; /* NULL */
 } ropecheck_plugin_v5;
+
+/* ------------------------------------------------------------------------------------------- */
+/* ABI 6: RoPE in the engines' call forms, QK-norm fused before it                              */
+/* ------------------------------------------------------------------------------------------- */
+
+/* The form call (ropecheck's core/rope_form.h). One buffer of `elements` elements of `dtype`
+ * (float for ROPECHECK_DTYPE_FP32; uint16_t bf16 or IEEE binary16 bit patterns for _BF16 and
+ * _FP16, round to nearest even on narrowing, fp16 keeping subnormals) holds q, k and whatever
+ * lies around them: v, MLA's nope parts, gaps. Everything below counts ELEMENTS, never bytes.
+ *   Views: q (always) and k (NULL when the call has none: q alone) are strided views of heads;
+ *   head h of token t starts at element
+ *       offset + t * token_stride + h * head_stride
+ *   and holds spec->head_dim consecutive features (MLA: head_dim is the rope part's width, q_pe
+ *   at offset nope_dim of each [nope | rope] head). A flat view has head_stride = head_dim and
+ *   token_stride = heads * head_dim (q [tokens][q_heads][head_dim] alone in the buffer); a packed
+ *   qkv [tokens][(q_heads + 2 k_heads) * head_dim] has q at offset 0 and k at offset q_heads *
+ *   head_dim, both with token stride (q_heads + 2 k_heads) * head_dim; k's head stride may
+ *   differ from q's. The host guarantees: heads of a view do not overlap one another, tokens do
+ *   not overlap, q's rows and k's rows share no element, and every row lies in the buffer.
+ *   What a call does, token by token (positions[t] = m), head by head of q, then of k:
+ *     1. QK-norm (when norm is not NULL), over ALL head_dim features of the head x:
+ *          r = 1 / sqrt(sum_f(x_f^2) / head_dim + eps)          (eps INSIDE the root)
+ *          x_hat_f = x_f * r * w'_f,  w'_f = w_f (ROPECHECK_NORM_WEIGHT_PLAIN, Qwen3, GLM-4) or
+ *                                     1 + w_f (ROPECHECK_NORM_WEIGHT_ONE_PLUS, Gemma's)
+ *        w is norm->q_weight for q's heads, norm->k_weight for k's (head_dim entries each).
+ *        Precision: ROPECHECK_NORM_FP32 keeps x_hat in fp32 into the rotation (what fused
+ *        kernels do: no rounding to the storage in between); ROPECHECK_NORM_STORAGE rounds x_f r
+ *        to the storage type, then the product with w' again (an unfused norm then RoPE in the
+ *        model's dtype). Both are the same on fp32 storage.
+ *     2. The rotation of the spec's first rotary_dim features of x_hat (x without a norm), as
+ *        apply rotates them (the layouts and scaling at the top of this file); features
+ *        [rotary_dim, head_dim) are stored normalized, not rotated (as they came without a norm).
+ *     3. The result rounded once to the storage and written back in place.
+ *   Angles: ROPECHECK_ANGLE_SOURCE_SPEC: from the spec, as apply forms them (every scaling, the
+ *     attention factor). ROPECHECK_ANGLE_SOURCE_COS_SIN_CACHE: from cos_sin_cache, fp32,
+ *     [cache_rows][rotary_dim], row-major: row m holds cos(m theta_i) a for pair i in
+ *     [0, rotary_dim/2), then sin(m theta_i) a at [rotary_dim/2 + i] (vLLM's cos_sin_cache,
+ *     FlashInfer's apply_rope_with_cos_sin_cache); a (the attention factor) is already in it: do
+ *     not multiply again. Token t uses row positions[t], 0 <= positions[t] < cache_rows; only
+ *     forward specs come with a cache. The spec still says the layout, head_dim and rotary_dim.
+ *   What must not be touched: every element of the buffer outside q's and k's rows (the whole
+ *   buffer is compared after the call), and what is read-only: positions, cos_sin_cache, the
+ *   norm weights, spec and its factor arrays, the views and the norm. Writing one byte outside
+ *   the buffer, or into what is read-only, is detected and FAILS. */
+
+/* Angle sources: values of ropecheck_plugin_form_call.angle_source; bits (1u << value) in
+ * ropecheck_plugin_form_capabilities.angle_sources. */
+#define ROPECHECK_ANGLE_SOURCE_SPEC 0
+#define ROPECHECK_ANGLE_SOURCE_COS_SIN_CACHE 1
+/* QK-norm weight conventions: values of ropecheck_plugin_qk_norm.weight; bits (1u << value) in
+ * .norm_weights. */
+#define ROPECHECK_NORM_WEIGHT_PLAIN 0    /* w (Qwen3, GLM-4) */
+#define ROPECHECK_NORM_WEIGHT_ONE_PLUS 1 /* 1 + w (Gemma) */
+/* QK-norm precision: values of ropecheck_plugin_qk_norm.precision and of .norm_precision. */
+#define ROPECHECK_NORM_FP32 0    /* x_hat kept in fp32 into the rotation */
+#define ROPECHECK_NORM_STORAGE 1 /* x r, then x r w', rounded to the storage type */
+
+/* What the form entry supports. The host zero-fills it, sets struct_size, and calls
+ * query_form_capabilities once per worker start; calls outside it are never made. The rotation
+ * itself is bounded by ropecheck_plugin_capabilities (layouts, angle precisions, scaling kinds,
+ * partial_rotary, max_head_dim, max_position) as apply is; one position axis only. */
+typedef struct ropecheck_plugin_form_capabilities {
+  uint32_t struct_size;    /* set by the host: sizeof the host's struct */
+  uint32_t dtypes;         /* bit mask of ROPECHECK_DTYPE_*: the buffer's storages, at least one */
+  uint32_t angle_sources;  /* bits (1u << ROPECHECK_ANGLE_SOURCE_*), at least one */
+  int32_t strided;         /* nonzero: any views; 0: flat q and k only (see above) */
+  int32_t k_optional;      /* nonzero: calls without k (k NULL) */
+  int32_t plain_calls;     /* nonzero: calls without a norm (norm NULL) */
+  uint32_t norm_weights;   /* bits (1u << ROPECHECK_NORM_WEIGHT_*); 0: no QK-norm. At least one
+                            * of plain_calls and norm_weights. */
+  int32_t norm_precision;  /* ROPECHECK_NORM_FP32 or _STORAGE: the one the norm computes */
+  uint32_t reserved[8];    /* zero */
+} ropecheck_plugin_form_capabilities;
+
+/* A strided view of heads in the buffer, in elements (above). */
+typedef struct ropecheck_plugin_head_view {
+  int64_t heads;        /* >= 1 */
+  int64_t offset;       /* >= 0: where token 0's head 0 starts */
+  int64_t token_stride; /* >= 0: from a token's head h to the next token's head h */
+  int64_t head_stride;  /* >= 0: from head h to head h + 1 of a token */
+} ropecheck_plugin_head_view;
+
+/* The QK-norm of a call (filled by the host, read-only). */
+typedef struct ropecheck_plugin_qk_norm {
+  uint32_t struct_size;   /* sizeof the host's struct */
+  int32_t weight;         /* ROPECHECK_NORM_WEIGHT_*, one the capabilities declare */
+  int32_t precision;      /* ROPECHECK_NORM_*: the one declared */
+  int32_t reserved0;      /* zero */
+  double eps;             /* finite, > 0 (1e-6 in Qwen3 and Gemma 3, 1e-5 in GLM-4) */
+  const float* q_weight;  /* head_dim finite entries */
+  const float* k_weight;  /* head_dim finite entries; NULL when the call has no k */
+  void* reserved[2];      /* NULL */
+} ropecheck_plugin_qk_norm;
+
+/* One form call (filled by the host). tokens >= 1. */
+typedef struct ropecheck_plugin_form_call {
+  uint32_t struct_size;                /* sizeof the host's struct */
+  uint32_t dtype;                      /* one ROPECHECK_DTYPE_* the form capabilities declare */
+  const ropecheck_plugin_spec* spec;   /* axis_mode NONE; forward only with a cos/sin cache */
+  void* buffer;                        /* `elements` elements of dtype, rewritten in place */
+  int64_t elements;
+  int64_t tokens;
+  const ropecheck_plugin_head_view* q;
+  const ropecheck_plugin_head_view* k; /* NULL: no k */
+  const int64_t* positions;            /* one per token (as apply's; cache rows with a cache) */
+  int32_t angle_source;                /* ROPECHECK_ANGLE_SOURCE_*, one declared */
+  int32_t threads;                     /* use at most this many threads (1: this one only) */
+  const float* cos_sin_cache;          /* [cache_rows][rotary_dim]; NULL with angles from the spec */
+  int64_t cache_rows;                  /* >= 1 with a cache; else 0 */
+  const ropecheck_plugin_qk_norm* norm; /* NULL: no QK-norm, the rotation alone */
+  void* reserved[4];                   /* NULL */
+} ropecheck_plugin_form_call;
+
+/* The form entry: a struct of its own, so that it can grow. */
+typedef struct ropecheck_plugin_forms {
+  uint32_t struct_size; /* sizeof(ropecheck_plugin_forms) */
+  uint32_t reserved0;   /* zero */
+  /* Fills caps (struct_size set, the rest zero on entry); returns ROPECHECK_PLUGIN_OK. */
+  int32_t (*query_form_capabilities)(void* context, ropecheck_plugin_form_capabilities* caps);
+  /* The form call (above). Returns ROPECHECK_PLUGIN_OK, _UNSUPPORTED or _ERROR. */
+  int32_t (*apply_rope_form)(void* context, const ropecheck_plugin_form_call* call);
+  void* reserved[4]; /* NULL */
+} ropecheck_plugin_forms;
+
+/* What ropecheck_plugin_entry returns in ABI 6: ropecheck_plugin_v5's fields in the same places,
+ * with `forms` where v5 has its last reserved pointer. A plugin with forms is, beside its RoPE
+ * implementation plugin/<name> (and its fused cache one, with apply_rope_cache), a form
+ * implementation plugin/<name> of its own (`ropecheck list --plugin` shows its capabilities). */
+typedef struct ropecheck_plugin_v6 {
+  uint32_t abi_version; /* ROPECHECK_PLUGIN_ABI_V6 */
+  uint32_t struct_size; /* sizeof(ropecheck_plugin_v6) */
+  const char* name;     /* as in ropecheck_plugin_v2 */
+  const char* summary;
+  int32_t (*init)(const ropecheck_plugin_init_args* args, void** context);
+  int32_t (*query_capabilities)(void* context, ropecheck_plugin_capabilities* caps);
+  int32_t (*apply)(void* context, const ropecheck_plugin_call* call); /* required, as in v2 */
+  void (*teardown)(void* context);
+  int32_t (*apply_backward)(void* context, const ropecheck_plugin_call* call); /* optional (v4) */
+  int32_t (*apply_rope_cache)(void* context, const ropecheck_plugin_cache_call* call); /* optional (v5) */
+  int32_t (*query_rope_cache_capabilities)(void* context, ropecheck_plugin_cache_capabilities* caps);
+  /* Optional: the form entry (above), a pointer to a struct that lives as long as the library.
+   * NULL: no forms. Both of its functions are required. */
+  const ropecheck_plugin_forms* forms;
+} ropecheck_plugin_v6;
 
 #ifdef __cplusplus
 } /* extern "C" */
