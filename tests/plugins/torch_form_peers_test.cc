@@ -30,13 +30,13 @@ using test::Views;
 
 constexpr const char* kVllmRope = "plugin/torch_vllm_rope";
 constexpr const char* kHfQkNorm = "plugin/torch_hf_qk_norm";
-const std::vector<std::string> kFormProperties = {"form_oracle_agreement",     "form_cache_last_row",
+const std::vector<std::string> kTorchFormProperties = {"form_oracle_agreement",     "form_cache_last_row",
                                                   "form_untouched_outside",    "qk_norm_matches_two_passes",
                                                   "qk_norm_scale_invariant",   "qk_norm_zero_head_finite",
                                                   "qk_norm_tail_not_rotated"};
 
 template <typename T>
-bool has(const std::vector<T>& v, T x) {
+bool torch_form_has(const std::vector<T>& v, T x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
@@ -49,19 +49,23 @@ TEST(TorchFormPeers, EachDeclaresItsEnginesStoragesAnglesAndNorm) {
   for (const auto& impl : loaded.rope_form) caps[std::string(impl->id())] = impl->capabilities();
   ASSERT_EQ(caps.size(), 2u);
   // vLLM: its cos_sin_cache (or the table built from the spec), every storage, any view, no norm.
-  for (const StorageType s : {StorageType::fp32, StorageType::bf16, StorageType::fp16}) EXPECT_TRUE(has(caps[kVllmRope].storages, s));
-  EXPECT_TRUE(has(caps[kVllmRope].angle_sources, AngleSource::cos_sin_cache));
+  for (const StorageType s : {StorageType::fp32, StorageType::bf16, StorageType::fp16}) EXPECT_TRUE(torch_form_has(caps[kVllmRope].storages, s));
+  EXPECT_TRUE(torch_form_has(caps[kVllmRope].angle_sources, AngleSource::cos_sin_cache));
   EXPECT_TRUE(caps[kVllmRope].strided);
   EXPECT_TRUE(caps[kVllmRope].k_optional);
   EXPECT_FALSE(caps[kVllmRope].normalizes());
   // HF Qwen3: its own angles, fp32 and bf16, the plain weight, the norm in the model's dtype.
   EXPECT_EQ(caps[kHfQkNorm].angle_sources, std::vector{AngleSource::spec});
-  EXPECT_TRUE(has(caps[kHfQkNorm].storages, StorageType::bf16));
+  EXPECT_TRUE(torch_form_has(caps[kHfQkNorm].storages, StorageType::bf16));
   EXPECT_EQ(caps[kHfQkNorm].norm_weights, std::vector{NormWeight::plain});
   EXPECT_EQ(caps[kHfQkNorm].norm_precision, NormPrecision::storage);
 }
 
 // ---- 2. `verify --plugin`: every call-form property that applies passes -------------------------
+
+// Seen failing: with eps dropped from torch_hf_qk_norm's rsqrt, form_oracle_agreement (3.6 of its
+// bound), qk_norm_matches_two_passes, qk_norm_scale_invariant, qk_norm_zero_head_finite and
+// qk_norm_tail_not_rotated FAILED, and the bytes below differed from the Python form's.
 
 TEST(TorchFormPeers, VerifyPassesEveryFormPropertyThatApplies) {
   const std::map<std::string, int> applying = {{"torch_vllm_rope", 3}, {"torch_hf_qk_norm", 6}};
@@ -70,7 +74,7 @@ TEST(TorchFormPeers, VerifyPassesEveryFormPropertyThatApplies) {
     const test::ScratchDir out(fmt::format("torch_form_verify_{}", peer));
     std::vector<std::string> args = {ROPECHECK_CLI_PATH, "verify", "--plugin", test::built_plugin(peer), "--impl",
                                      fmt::format("plugin/{}", peer), "--cases", "50", "--out", out.str()};
-    for (const auto& p : kFormProperties) args.insert(args.end(), {"--property", p});
+    for (const auto& p : kTorchFormProperties) args.insert(args.end(), {"--property", p});
     const auto run = test::spawn(args);
     ASSERT_TRUE(fs::exists(out / "verify.json")) << run.out << run.err;
     EXPECT_EQ(run.code, 0) << run.out;
