@@ -250,7 +250,7 @@ RopeFormCapabilities form_capabilities_of(const Json& declaration) {
   static constexpr NormWeight kWeights[] = {NormWeight::plain, NormWeight::one_plus};
   static constexpr NormPrecision kPrecisions[] = {NormPrecision::fp32, NormPrecision::storage};
   const Json& form = declaration["rope_form"];
-  if (!form.is_object()) throw InvalidInput("'rope_form' must be a dict (" + fmt::format("{}", fmt::join(kFormKeys, ", ")) + ")");
+  if (!form.is_object()) throw InvalidInput(fmt::format("'rope_form' must be a dict ({})", fmt::join(kFormKeys, ", ")));
   for (const auto& [key, value] : form.items()) {
     if (std::find(std::begin(kFormKeys), std::end(kFormKeys), key) == std::end(kFormKeys)) {
       throw InvalidInput(fmt::format("'rope_form': unknown key '{}' (known: {})", key, fmt::join(kFormKeys, ", ")));
