@@ -125,8 +125,9 @@ TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
     }
   }
   // Every row verify wrote for the peer is pinned above: a new property needs a new row. The fused
-  // call's rows (cache_*, padding_inert, fp8_saturates) are pinned in ggml_fused_peer_test.cc.
-  const std::regex fused("cache_.*|padding_inert|fp8_saturates");
+  // call's rows (cache_*, padding_inert, fp8_saturates) are pinned in ggml_fused_peer_test.cc, the
+  // form call's (form_*, qk_norm_*) in ggml_form_peer_test.cc.
+  const std::regex fused("cache_.*|padding_inert|fp8_saturates|form_.*|qk_norm_.*");
   for (const auto& [key, r] : results) {
     if ((key.first == kGgml || key.first == kGgmlCompute) && !std::regex_match(key.second, fused)) {
       ADD_FAILURE() << "unpinned result " << key.second;
@@ -147,7 +148,7 @@ TEST(GgmlPeerVerify, EveryPropertyVerdictIsThePinnedOne) {
 
 // What the peer declares and what its init chose: both layouts, fp32 and fp16 storage, fp32
 // recurrence angles only, the scaling kinds that map onto ggml_rope_ext, ggml's int32 positions
-// (above ropecheck's own 2^24), both passes (ABI 4; the peer is ABI 5), and a CPU backend this CPU runs (no AVX-512
+// (above ropecheck's own 2^24), both passes (ABI 4; the peer is ABI 6), and a CPU backend this CPU runs (no AVX-512
 // one where it lacks it).
 TEST(GgmlPeerVerify, CapabilitiesAndInitLineAreWhatGgmlDoes) {
   const auto ggml = load_plugin(test::built_plugin("ggml"));
@@ -158,7 +159,8 @@ TEST(GgmlPeerVerify, CapabilitiesAndInitLineAreWhatGgmlDoes) {
   EXPECT_TRUE(caps.partial_rotary);
   EXPECT_EQ(caps.scaling_kinds.size(), 7u);  // none and all six kinds (yarn truncated only)
   EXPECT_EQ(caps.axis_modes, (std::vector{AxisMode::none, AxisMode::mrope, AxisMode::imrope, AxisMode::vision}));
-  EXPECT_EQ(plugin_info(*ggml)->abi_version, ROPECHECK_PLUGIN_ABI_V5);  // the fused entry: ggml_fused_peer_test.cc
+  // The fused entry (ggml_fused_peer_test.cc) and the form entry (ggml_form_peer_test.cc).
+  EXPECT_EQ(plugin_info(*ggml)->abi_version, ROPECHECK_PLUGIN_ABI_V6);
   EXPECT_EQ(caps.passes, (std::vector{Pass::forward, Pass::backward}));
   EXPECT_EQ(caps.max_position, RopeCapabilities{}.max_position);
   const PluginInfo* info = plugin_info(*ggml);
@@ -188,8 +190,8 @@ class InProcessPeer {
     if (symbol == nullptr) throw std::runtime_error("no entry");
     const void* (*entry)();
     std::memcpy(&entry, &symbol, sizeof entry);
-    plugin_ = static_cast<const ropecheck_plugin_v4*>(entry());  // ABI 5 keeps ABI 4's layout
-    if (plugin_->abi_version != ROPECHECK_PLUGIN_ABI_V5) throw std::runtime_error("not ABI 5");
+    plugin_ = static_cast<const ropecheck_plugin_v4*>(entry());  // ABI 6 keeps ABI 4's layout
+    if (plugin_->abi_version != ROPECHECK_PLUGIN_ABI_V6) throw std::runtime_error("not ABI 6");
     char line[200] = {};
     ropecheck_plugin_init_args args{sizeof args, 1, line, sizeof line, 0, {}};
     if (plugin_->init(&args, &context_) != ROPECHECK_PLUGIN_OK) throw std::runtime_error(line);

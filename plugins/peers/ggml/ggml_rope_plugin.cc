@@ -4,7 +4,10 @@
 // ggml's own gradient op, ggml_rope_ext_back (ggml_rope_multi_back), on the same arguments. Its
 // fused call (apply_rope_cache, issue 56) is llama.cpp's pair ggml_rope_ext then ggml_set_rows into
 // the cache tensor (ggml_rope_cache_graph.h): NHD, HND and MLA caches in fp32, fp16 and bf16 (ggml
-// has no FP8 type), padding tokens' q rotated and never sent to set_rows (rotate_q_only).
+// has no FP8 type), padding tokens' q rotated and never sent to set_rows (rotate_q_only). Its form
+// entry (ABI 6, issue 52) is llama.cpp's QK-norm then RoPE graph, ggml_rms_norm, ggml_mul by the
+// weight, ggml_rope_ext, on q and k as ggml_view_3d of the call's buffer, written back by ggml_cpy
+// (ggml_rope_form_graph.h): the chain ggml's GPU back ends fuse; calls without a norm too.
 // Built twice from this file (CMakeLists.txt):
 //   ggml.so          plugin/ggml: every call builds its context and graph, then computes it: what a
 //                    caller of the API pays per call
@@ -28,6 +31,7 @@
 #include "ggml_neox_rows.h"
 #include "ggml_plugin_init.h"
 #include "ggml_rope_cache_graph.h"
+#include "ggml_rope_form_graph.h"
 #include "ggml_rope_graph.h"
 #include "ggml_rope_parameters.h"
 #include "ropecheck/plugin.h"
@@ -46,9 +50,11 @@ struct Peer {
   CpuBackend backend;
   RopeGraph graph;
   RopeCacheGraph cache_graph;
+  RopeFormGraph form_graph;
   int max_threads;
   std::vector<unsigned char> staging;  // q and k of a caller whose buffers ggml cannot wrap
   std::vector<unsigned char> k_copy;   // the fused call's k, rotated there when repacked
+  std::vector<unsigned char> form_copy;  // a form call's buffer, where ggml cannot wrap the caller's
 };
 
 int32_t init(const ropecheck_plugin_init_args* args, void** context) {
@@ -249,21 +255,109 @@ int32_t query_rope_cache_capabilities(void*, ropecheck_plugin_cache_capabilities
   return ROPECHECK_PLUGIN_OK;
 }
 
+// The form call (ABI 6): llama.cpp's QK-norm then RoPE graph on views of the buffer
+// (ggml_rope_form_graph.h). Declared: the storages through ggml's F32 ops, angles from the spec
+// only (ggml_rope_ext forms its own from the positions; it takes no cos/sin cache), any views, k
+// optional, plain calls, both weight conventions (Gemma's 1 + w as the weight tensor a GGUF
+// holds), the normalized value in fp32 into the rotation. Declined (UNSUPPORTED, never sent when
+// the capabilities hold): a spec that does not map, positions beyond int32, a view ggml_view_3d
+// would assert on.
+int32_t query_form_capabilities(void*, ropecheck_plugin_form_capabilities* caps) {
+  caps->dtypes = ROPECHECK_DTYPE_FP32 | ROPECHECK_DTYPE_BF16 | ROPECHECK_DTYPE_FP16;
+  caps->angle_sources = 1u << ROPECHECK_ANGLE_SOURCE_SPEC;
+  caps->strided = 1;
+  caps->k_optional = 1;
+  caps->plain_calls = 1;
+  caps->norm_weights = (1u << ROPECHECK_NORM_WEIGHT_PLAIN) | (1u << ROPECHECK_NORM_WEIGHT_ONE_PLUS);
+  caps->norm_precision = ROPECHECK_NORM_FP32;
+  return ROPECHECK_PLUGIN_OK;
+}
+
+int32_t apply_rope_form(void* context, const ropecheck_plugin_form_call* call) {
+  auto& peer = *static_cast<Peer*>(context);
+  if (call->dtype != ROPECHECK_DTYPE_FP32 && call->dtype != ROPECHECK_DTYPE_BF16 &&
+      call->dtype != ROPECHECK_DTYPE_FP16) {
+    return ROPECHECK_PLUGIN_UNSUPPORTED;
+  }
+  if (call->angle_source != ROPECHECK_ANGLE_SOURCE_SPEC || axis_mode(*call->spec) != ROPECHECK_AXES_NONE) {
+    return ROPECHECK_PLUGIN_UNSUPPORTED;
+  }
+  if (call->norm != nullptr && (call->norm->precision != ROPECHECK_NORM_FP32 ||
+                                (call->norm->weight != ROPECHECK_NORM_WEIGHT_PLAIN &&
+                                 call->norm->weight != ROPECHECK_NORM_WEIGHT_ONE_PLUS))) {
+    return ROPECHECK_PLUGIN_UNSUPPORTED;
+  }
+  RopeParameters parameters;
+  if (!rope_parameters(*call->spec, parameters).empty()) return ROPECHECK_PLUGIN_UNSUPPORTED;
+  for (std::int64_t t = 0; t < call->tokens; ++t) {
+    const std::int64_t m = call->positions[t];
+    if (m < std::numeric_limits<std::int32_t>::min() || m > std::numeric_limits<std::int32_t>::max()) {
+      return ROPECHECK_PLUGIN_UNSUPPORTED;
+    }
+  }
+  const std::int64_t d = call->spec->head_dim;
+  if (!ggml_takes_view(*call->q, call->tokens, d, call->elements) ||
+      (call->k != nullptr && !ggml_takes_view(*call->k, call->tokens, d, call->elements))) {
+    return ROPECHECK_PLUGIN_UNSUPPORTED;
+  }
+  if (call->tokens == 0) return ROPECHECK_PLUGIN_OK;
+  try {
+    // ggml wraps only 32-byte aligned memory (ropecheck's shared memory is page aligned): else the
+    // graph runs on an aligned copy of the buffer, and only the views' rows are copied back.
+    const std::size_t element = call->dtype == ROPECHECK_DTYPE_FP32 ? 4 : 2;
+    void* buffer = call->buffer;
+    if (!aligned(buffer)) {
+      peer.form_copy.resize(static_cast<std::size_t>(call->elements) * element + 32);
+      const auto base = reinterpret_cast<std::uintptr_t>(peer.form_copy.data());
+      buffer = reinterpret_cast<void*>((base + 31) / 32 * 32);
+      std::memcpy(buffer, call->buffer, static_cast<std::size_t>(call->elements) * element);
+    }
+    peer.backend.set_threads(std::clamp(call->threads, 1, peer.max_threads));
+    if (!kReuseGraph || !peer.form_graph.matches(*call, buffer)) {
+      if (!peer.form_graph.build(*call, buffer, parameters).empty()) return ROPECHECK_PLUGIN_ERROR;
+    }
+    if (!peer.form_graph.compute(peer.backend.backend(), *call)) return ROPECHECK_PLUGIN_ERROR;
+    if (buffer != call->buffer) {
+      const auto row_bytes = static_cast<std::size_t>(d) * element;
+      for (const ropecheck_plugin_head_view* view : {call->q, call->k}) {
+        if (view == nullptr) continue;
+        for (std::int64_t t = 0; t < call->tokens; ++t) {
+          for (std::int64_t h = 0; h < view->heads; ++h) {
+            const auto at = static_cast<std::size_t>(view->offset + t * view->token_stride + h * view->head_stride) *
+                            element;
+            std::memcpy(static_cast<unsigned char*>(call->buffer) + at, static_cast<unsigned char*>(buffer) + at,
+                        row_bytes);
+          }
+        }
+      }
+    }
+    return ROPECHECK_PLUGIN_OK;
+  } catch (const std::bad_alloc&) {
+    return ROPECHECK_PLUGIN_ERROR;
+  }
+}
+
+const ropecheck_plugin_forms kForms = {sizeof(ropecheck_plugin_forms), 0, query_form_capabilities, apply_rope_form,
+                                       {nullptr, nullptr, nullptr, nullptr}};
+
 #ifdef ROPECHECK_GGML_REUSE_GRAPH
 constexpr const char* kName = "ggml_compute";
 constexpr const char* kSummary =
     "llama.cpp's ggml_rope_ext (ggml_rope_multi for MROPE, IMROPE, VISION; the _back ops for the gradient; "
-    "ggml_rope_ext then ggml_set_rows into the cache for the fused call) on ggml's CPU backend, the graph reused while the call is the same (graph_compute alone)";
+    "ggml_rope_ext then ggml_set_rows into the cache for the fused call; ggml_rms_norm, ggml_mul, ggml_rope_ext on views "
+    "of the buffer for the form call) on ggml's CPU backend, the graph reused while the call is the same (graph_compute alone)";
 #else
 constexpr const char* kName = "ggml";
 constexpr const char* kSummary =
     "llama.cpp's ggml_rope_ext (NORM interleaved, NEOX half-split; ggml_rope_multi for MROPE, IMROPE, VISION; "
     "ggml_rope_ext_back and ggml_rope_multi_back for the gradient; ggml_rope_ext then ggml_set_rows into an NHD, HND or MLA cache of "
-    "F32, F16 or BF16 for the fused call) on ggml's CPU backend, context and graph built per call";
+    "F32, F16 or BF16 for the fused call; QK-norm as ggml_rms_norm then ggml_mul by the weight, then ggml_rope_ext, on "
+    "q and k as ggml_view_3d of the buffer, written back by ggml_cpy, for the form call) on ggml's CPU backend, context and "
+    "graph built per call";
 #endif
 
-const ropecheck_plugin_v5 kPlugin = {ROPECHECK_PLUGIN_ABI_V5,
-                                     sizeof(ropecheck_plugin_v5),
+const ropecheck_plugin_v6 kPlugin = {ROPECHECK_PLUGIN_ABI_V6,
+                                     sizeof(ropecheck_plugin_v6),
                                      kName,
                                      kSummary,
                                      init,
@@ -273,11 +367,11 @@ const ropecheck_plugin_v5 kPlugin = {ROPECHECK_PLUGIN_ABI_V5,
                                      apply_backward,
                                      apply_rope_cache,
                                      query_rope_cache_capabilities,
-                                     {nullptr}};
+                                     &kForms};
 
 }  // namespace
 }  // namespace ropecheck_ggml_peer
 
-extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v5* ropecheck_plugin_entry(void) {
+extern "C" ROPECHECK_PLUGIN_EXPORT const ropecheck_plugin_v6* ropecheck_plugin_entry(void) {
   return &ropecheck_ggml_peer::kPlugin;
 }
