@@ -77,8 +77,9 @@ constexpr const char* kShortBenchFilter =
     // The fused QK-norm + RoPE kernels beside their limit and their two passes (bench/qk_norm_rope_cases.h)
     "|qk_norm_rope/(avx2|avx512)/qwen3_8b_prefill8192/cache_bf16/"
     // and the call-form peers beside them (bench/qk_norm_rope_peer_cases.h: bf16 only): vLLM's
-    // forward_native with its cache, HF's Qwen3 norm then rotation (its own angles)
-    "|plugin/torch_(vllm_rope|hf_qk_norm)/qwen3_8b_prefill8192/(cache|spec)_bf16/"
+    // forward_native with its cache, HF's Qwen3 norm then rotation and llama.cpp's rms_norm + rope_ext
+    // graph (reused), each with its own angles
+    "|plugin/(torch_(vllm_rope|hf_qk_norm)|ggml_compute)/qwen3_8b_prefill8192/(cache|spec)_bf16/"
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"
     // Multi-axis RoPE: Qwen2-VL's MRoPE beside its 1D twin, HF's layout (the report's table)

@@ -494,7 +494,8 @@ void qk_norm_rope_section(ReportDoc& doc, const BenchData& bench) {
       "weights read; target {:.2f} out of cache), and its speed-up over the same level's two passes "
       "(norm_then_rope: every row normalized in place in the storage, then the plain call), timed in "
       "the same pauses (target {:.2f}), beside what the bytes saved allow. Medians of the run. The "
-      "call-form peers (plugin/, python/: the engines' torch references) run the call they declare on "
+      "call-form peers (plugin/, python/: the engines' own code, torch references and llama.cpp's graph) run "
+      "the call they declare on "
       "the same bytes against the same probe, timed on the wall clock through the plugin's process "
       "boundary; the targets are the own kernels'.",
       kQkNormRopeLimitGoal, kQkNormRopeSpeedupGoal));
