@@ -495,9 +495,8 @@ void qk_norm_rope_section(ReportDoc& doc, const BenchData& bench) {
       "(norm_then_rope: every row normalized in place in the storage, then the plain call), timed in "
       "the same pauses (target {:.2f}), beside what the bytes saved allow. Medians of the run. The "
       "call-form peers (plugin/, python/: the engines' own code, torch references and llama.cpp's graph) run "
-      "the call they declare on "
-      "the same bytes against the same probe, timed on the wall clock through the plugin's process "
-      "boundary; the targets are the own kernels'.",
+      "the call they declare on the same bytes against the same probe, timed on the wall clock through the "
+      "plugin's process boundary; the targets are the own kernels'.",
       kQkNormRopeLimitGoal, kQkNormRopeSpeedupGoal));
   Table t;
   t.header = {"kernel", "shape", "form", "of the limit", "limit target", "speed-up over two passes",
