@@ -160,8 +160,11 @@ void draw_positions(RopeFormCase& c, std::int64_t max_position, bool edges, std:
     c.cache_rows = *rc::gen::element<std::int64_t>(8, 64, 1000, 4096).as("cos/sin cache rows");
     for (auto& m : c.positions) m = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.cache_rows));
     // The cache's last row (where a row read one past lands outside it), and its first.
-    if (edges || rng() % 2 == 0) c.positions[rng() % c.positions.size()] = c.cache_rows - 1;
-    if (edges && c.tokens > 1) c.positions.front() = 0;
+    if (edges) c.positions.front() = 0;
+    if (edges || rng() % 2 == 0) {
+      const std::size_t at = edges && c.tokens > 1 ? 1 + rng() % (c.positions.size() - 1) : rng() % c.positions.size();
+      c.positions[at] = c.cache_rows - 1;
+    }
     c.cos_sin_cache = build_cos_sin_cache(c.spec, c.cache_rows);
     return;
   }
@@ -261,7 +264,11 @@ RopeFormCase pick_rope_form_case(const RopeFormImpl& impl, FormCaseAim aim) {
   const std::int64_t kv_heads = mla ? 1 : *rc::gen::inRange<std::int64_t>(1, big ? 9 : 4).as("kv heads");
   c.k_heads = k_absent ? 0 : kv_heads;
   c.q_heads = kv_heads * *rc::gen::inRange<std::int64_t>(1, big ? 9 : 4).as("q heads per kv head");
-  c.tokens = big ? *power_of_two_neighbour(8).as("tokens") : *rc::gen::inRange<std::int64_t>(1, 9).as("tokens");
+  // The big ones at 2^k - 1, 2^k, 2^k + 1 whatever RapidCheck's size: the paths they reach are
+  // what the small ones cannot.
+  c.tokens = big ? *rc::gen::element<std::int64_t>(15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257)
+                        .as("tokens")
+                 : *rc::gen::inRange<std::int64_t>(1, 9).as("tokens");
   const std::int64_t per_token = (c.q_heads + c.k_heads) * c.spec.head_dim;
   c.tokens = std::max<std::int64_t>(1, std::min(c.tokens, kFormCaseElements / per_token));
 
