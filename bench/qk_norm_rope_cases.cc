@@ -29,12 +29,7 @@ RopeSpec qk_norm_rope_spec(const QkNormRopeShape& s) {
   return spec;
 }
 
-// Bytes one pass moves: q and k rows read and written, each token's cache row read, the weights.
-struct QkNormRopeBytes {
-  double rows, cache, weights;
-  double fused() const { return 2 * rows + cache + weights; }
-  double two_pass() const { return fused() + 2 * rows; }  // every row written and read once more
-};
+}  // namespace
 
 RopeFormCall qk_norm_rope_call(QkNormRopeWorkload& w, NormPrecision precision) {
   const QkNormRopeShape& s = w.shape;
@@ -59,40 +54,32 @@ RopeFormCall qk_norm_rope_call(QkNormRopeWorkload& w, NormPrecision precision) {
   return call;
 }
 
+QkNormRopeBytes qk_norm_rope_bytes(const QkNormRopeWorkload& w) {
+  const QkNormRopeShape& s = w.shape;
+  const double element = element_bytes(w.storage);
+  const auto t = static_cast<double>(s.tokens);
+  return {element * t * static_cast<double>((s.q_heads + s.kv_heads) * s.head_dim),
+          4 * t * static_cast<double>(s.head_dim), 2 * 4 * static_cast<double>(s.head_dim)};
+}
+
 // Every cache line of `rows` asked for ahead of its use.
 void prefetch_rows(std::span<const float> rows) {
   const auto* bytes = reinterpret_cast<const char*>(rows.data());
   for (std::size_t at = 0; at < rows.size_bytes(); at += 64) __builtin_prefetch(bytes + at, 0, 3);
 }
 
-void bench_qk_norm_rope(benchmark::State& state, QkNormRopeCase* c) {
-  QkNormRopeWorkload& w = *c->workload;
-  w.allocate();
-  const QkNormRopeShape& s = w.shape;
-  const RopeFormCall fused = qk_norm_rope_call(w, NormPrecision::fp32);
-  const RopeFormCall passes = qk_norm_rope_call(w, NormPrecision::storage);
-  const double element = element_bytes(w.storage);
-  const auto t = static_cast<double>(s.tokens);
-  const QkNormRopeBytes bytes{element * t * static_cast<double>((s.q_heads + s.kv_heads) * s.head_dim),
-                              4 * t * static_cast<double>(s.head_dim), 2 * 4 * static_cast<double>(s.head_dim)};
-  const auto step = [&] {
-    c->fused->apply(fused);
-    benchmark::ClobberMemory();
-  };
-  const auto two_passes = [&] {
-    c->two_pass->apply(passes);
-    benchmark::ClobberMemory();
-  };
-  // The probe: each token's q and k rows (one span: k follows q in the packed row) scaled in
-  // place as floats over the same bytes (a sign flip of bf16 and fp16 values too: the data stays
-  // finite), the group's cache rows read; groups of at least 16 KiB of rows, as the kernel walks.
-  const auto row_floats = static_cast<std::size_t>((s.q_heads + s.kv_heads) * s.head_dim * element_bytes(w.storage) / 4);
-  const auto stride_floats = static_cast<std::size_t>(qkv_heads(s) * s.head_dim * element_bytes(w.storage) / 4);
-  const auto cache_row = static_cast<std::size_t>(s.head_dim);
-  const std::size_t group = std::max<std::size_t>(1, 4096 / row_floats);
-  const std::span<float> rows(reinterpret_cast<float*>(w.qkv.data()), w.qkv.size() / 4);
-  float sink = 0;
-  const auto probe = [&] {
+// The probe: each token's q and k rows (one span: k follows q in the packed row) scaled in place
+// as floats over the same bytes (a sign flip of bf16 and fp16 values too: the data stays finite),
+// the group's cache rows read; groups of at least 16 KiB of rows, as the kernel walks.
+std::function<void()> qk_norm_rope_probe(QkNormRopeWorkload& w) {
+  return [&w] {
+    const QkNormRopeShape& s = w.shape;
+    const auto row_floats = static_cast<std::size_t>((s.q_heads + s.kv_heads) * s.head_dim * element_bytes(w.storage) / 4);
+    const auto stride_floats = static_cast<std::size_t>(qkv_heads(s) * s.head_dim * element_bytes(w.storage) / 4);
+    const auto cache_row = static_cast<std::size_t>(s.head_dim);
+    const std::size_t group = std::max<std::size_t>(1, 4096 / row_floats);
+    const std::span<float> rows(reinterpret_cast<float*>(w.qkv.data()), w.qkv.size() / 4);
+    float sink = 0;
     const auto tokens = static_cast<std::size_t>(s.tokens);
     for (std::size_t t0 = 0; t0 < tokens; t0 += group) {
       const std::size_t n = std::min(group, tokens - t0);
@@ -108,6 +95,25 @@ void bench_qk_norm_rope(benchmark::State& state, QkNormRopeCase* c) {
     benchmark::DoNotOptimize(sink);
     benchmark::ClobberMemory();
   };
+}
+
+namespace {
+
+void bench_qk_norm_rope(benchmark::State& state, QkNormRopeCase* c) {
+  QkNormRopeWorkload& w = *c->workload;
+  w.allocate();
+  const RopeFormCall fused = qk_norm_rope_call(w, NormPrecision::fp32);
+  const RopeFormCall passes = qk_norm_rope_call(w, NormPrecision::storage);
+  const QkNormRopeBytes bytes = qk_norm_rope_bytes(w);
+  const auto step = [&] {
+    c->fused->apply(fused);
+    benchmark::ClobberMemory();
+  };
+  const auto two_passes = [&] {
+    c->two_pass->apply(passes);
+    benchmark::ClobberMemory();
+  };
+  const std::function<void()> probe = qk_norm_rope_probe(w);
   const double speedup = run_with_limit(state, step, probe, bytes.fused(), two_passes);
   state.counters["speedup_vs_two_pass"] = speedup;
   state.counters["speedup_allowed"] = bytes.two_pass() / bytes.fused();

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,20 @@ struct QkNormRopeCases {
   std::deque<QkNormRopeWorkload> workloads;
   std::deque<QkNormRopeCase> cases;
 };
+
+// Bytes one pass moves: q and k rows read and written, each token's cache row read, the weights.
+struct QkNormRopeBytes {
+  double rows, cache, weights;
+  double fused() const { return 2 * rows + cache + weights; }
+  double two_pass() const { return fused() + 2 * rows; }  // every row written and read once more
+};
+
+// What the own cases time, for the peers' cases beside them (qk_norm_rope_peer_cases.h): the call
+// on the allocated workload (cache angles, Qwen3's plain norm at `precision`), its bytes, and the
+// same-run probe over the same bytes.
+RopeFormCall qk_norm_rope_call(QkNormRopeWorkload& w, NormPrecision precision);
+QkNormRopeBytes qk_norm_rope_bytes(const QkNormRopeWorkload& w);
+std::function<void()> qk_norm_rope_probe(QkNormRopeWorkload& w);
 
 // Registers qk_norm_rope/<level> for every SIMD level this CPU runs (the others into
 // `left_out`; scalar is not a speed level), on every shape, in fp32, bf16 and fp16, one benchmark

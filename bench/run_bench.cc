@@ -145,6 +145,9 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
   // Fused RoPE + KV-cache peers (ABI 5 plugins, Python fused functions) beside the own fused kernels.
   std::vector<const RopeCacheImpl*> rope_cache_peers;
   for (const auto& plugin : plugins.rope_cache) rope_cache_peers.push_back(plugin.get());
+  // Call-form peers (ABI 6 plugins, Python call forms) beside the own fused QK-norm + RoPE kernels.
+  std::vector<const RopeFormImpl*> rope_form_peers;
+  for (const auto& plugin : plugins.rope_form) rope_form_peers.push_back(plugin.get());
   bench::Suite suite;
   suite.rope.time_failing = options.time_failing;
   // The registered cases point into `suite`: unregister them however this returns, so that
@@ -156,7 +159,8 @@ int run_bench(const BenchOptions& options, std::ostream& out) {
     }
   } unregister;
   bench::set_counted_calls(options.counted_calls);
-  const auto table = bench::register_suite(suite, impls, options.threads, attention_peers, rope_cache_peers);
+  const auto table = bench::register_suite(suite, impls, options.threads, attention_peers, rope_cache_peers,
+                                           rope_form_peers);
   if (!suite.left_out.empty()) {
     progress_log().info("bench: {}", suite.left_out.summary());
     suite.left_out.write_each(out);

@@ -15,6 +15,7 @@
 #include "bench/fused_cache_peer_cases.h"
 #include "bench/left_out.h"
 #include "bench/qk_norm_rope_cases.h"
+#include "bench/qk_norm_rope_peer_cases.h"
 #include "bench/ratio_table.h"
 #include "bench/rope_cases.h"
 #include "bench/rotation_cases.h"
@@ -32,6 +33,7 @@ struct Suite {
   FusedCacheCases fused_caches;
   FusedCachePeerCases fused_cache_peers;
   QkNormRopeCases qk_norm_ropes;
+  QkNormRopePeerCases qk_norm_rope_peers;
   LeftOut left_out;  // what this CPU does not run, said once (left_out.h)
 };
 
@@ -39,10 +41,12 @@ struct Suite {
 // plus plugins; attention_peers: attention plugins timed beside attention_blas, time_failing:
 // even where they fail their check; threads: benchmark thread counts for the kernels and
 // attention's team sizes; rope_cache_peers: the fused RoPE + KV-cache peers, timed beside the own
-// fused kernels). Returns the ratio-table rows.
+// fused kernels; rope_form_peers: the call-form peers, beside the own fused QK-norm + RoPE kernels).
+// Returns the ratio-table rows.
 std::vector<Comparison> register_suite(Suite& suite, std::span<const RopeImpl* const> rope_impls,
                                        std::span<const int> threads,
                                        std::span<const AttentionImpl* const> attention_peers = {},
-                                       std::span<const RopeCacheImpl* const> rope_cache_peers = {});
+                                       std::span<const RopeCacheImpl* const> rope_cache_peers = {},
+                                       std::span<const RopeFormImpl* const> rope_form_peers = {});
 
 }  // namespace ropecheck::bench

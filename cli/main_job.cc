@@ -76,6 +76,10 @@ constexpr const char* kShortBenchFilter =
     "|plugin/(torch_[a-z_]+_cache|ggml_compute)/llama3_8b_gqa_prefill4096/nhd_bf16/"
     // The fused QK-norm + RoPE kernels beside their limit and their two passes (bench/qk_norm_rope_cases.h)
     "|qk_norm_rope/(avx2|avx512)/qwen3_8b_prefill8192/cache_bf16/"
+    // and the call-form peers beside them (bench/qk_norm_rope_peer_cases.h: bf16 only): vLLM's
+    // forward_native with its cache, HF's Qwen3 norm then rotation and llama.cpp's rms_norm + rope_ext
+    // graph (reused), each with its own angles
+    "|plugin/(torch_(vllm_rope|hf_qk_norm)|ggml_compute)/qwen3_8b_prefill8192/(cache|spec)_bf16/"
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"
     // Multi-axis RoPE: Qwen2-VL's MRoPE beside its 1D twin, HF's layout (the report's table)
@@ -101,9 +105,12 @@ std::vector<std::filesystem::path> built_peers() {
   // 2 busy cores, where ggml's 2-thread calls wait at their spinning barriers.
   // The fused RoPE + KV-cache peers (ABI 5: vLLM's and FlashInfer's torch references, and the ggml
   // peers' rope_ext + set_rows) are verified by the fused properties and benched beside the own
-  // fused kernels.
+  // fused kernels. The call-form peers (ABI 6: vLLM's forward_native with its cos/sin cache, HF's
+  // Qwen3 QK-norm then rotation) are verified by the form properties and benched beside the own
+  // fused QK-norm + RoPE kernels.
   for (const char* name : {"ggml.so", "ggml_compute.so", "ggml_flash_attn.so", "torch_hf.so", "torch_llama.so",
-                           "torch_hf_mrope.so", "torch_vllm_cache.so", "torch_flashinfer_cache.so"}) {
+                           "torch_hf_mrope.so", "torch_vllm_cache.so", "torch_flashinfer_cache.so",
+                           "torch_vllm_rope.so", "torch_hf_qk_norm.so"}) {
     const auto path = self.parent_path() / "plugins" / name;
     if (std::filesystem::is_regular_file(path, error)) peers.push_back(path);
   }

@@ -493,7 +493,10 @@ void qk_norm_rope_section(ReportDoc& doc, const BenchData& bench) {
       "same-run probe over its own bytes (q and k rows read and written, the cache rows and the "
       "weights read; target {:.2f} out of cache), and its speed-up over the same level's two passes "
       "(norm_then_rope: every row normalized in place in the storage, then the plain call), timed in "
-      "the same pauses (target {:.2f}), beside what the bytes saved allow. Medians of the run.",
+      "the same pauses (target {:.2f}), beside what the bytes saved allow. Medians of the run. The "
+      "call-form peers (plugin/, python/: the engines' own code, torch references and llama.cpp's graph) run "
+      "the call they declare on the same bytes against the same probe, timed on the wall clock through the "
+      "plugin's process boundary; the targets are the own kernels'.",
       kQkNormRopeLimitGoal, kQkNormRopeSpeedupGoal));
   Table t;
   t.header = {"kernel", "shape", "form", "of the limit", "limit target", "speed-up over two passes",
@@ -502,11 +505,12 @@ void qk_norm_rope_section(ReportDoc& doc, const BenchData& bench) {
   const auto number = [](const std::optional<double>& x) { return x ? fmt::format("{:.2f}", *x) : "-"; };
   const auto verdict = [](bool known, bool met) { return std::string(!known ? "-" : met ? "pass" : "fail"); };
   for (const auto& r : rows) {
+    const bool own = !is_outside_id(r.impl);  // a peer is shown beside the targets, not held to them
     t.rows.push_back({{r.impl, ""},
                       {r.shape, ""},
                       {r.form, ""},
                       {r.rate.limit_fraction ? format_fraction(*r.rate.limit_fraction) : "-", ""},
-                      {verdict(r.rate.limit_fraction.has_value(), r.limit_met()), ""},
+                      {verdict(own && r.rate.limit_fraction.has_value(), r.limit_met()), ""},
                       {number(r.speedup), ""},
                       {number(r.allowed), ""},
                       {verdict(r.speedup.has_value(), r.speedup_met()), ""}});

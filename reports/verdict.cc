@@ -161,7 +161,7 @@ std::optional<KernelHeadline> fused_cache_headline(const BenchData& bench) {
 std::optional<KernelHeadline> qk_norm_rope_headline(const BenchData& bench) {
   std::map<std::pair<std::string, std::string>, CaseValue> fastest;
   for (const QkNormRopeRow& row : qk_norm_rope_rows(bench)) {
-    if (row.impl == "qk_norm_rope/scalar" || !row.rate.limit_fraction) continue;
+    if (!row.impl.starts_with("qk_norm_rope/") || row.impl == "qk_norm_rope/scalar" || !row.rate.limit_fraction) continue;
     const auto key = std::make_pair(row.shape, row.form);
     const CaseValue here{fmt::format("{} {} {}", row.impl, row.shape, row.form), *row.rate.limit_fraction};
     if (const auto it = fastest.find(key); it == fastest.end() || here.value > it->second.value) fastest[key] = here;

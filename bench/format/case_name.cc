@@ -211,8 +211,9 @@ std::string registered_name(const QkNormRopeCaseName& n) {
 std::string full_name(const QkNormRopeCaseName& n) { return registered_name(n) + "/real_time"; }
 std::optional<QkNormRopeCaseName> parse_qk_norm_rope_case(std::string_view name) {
   const auto parts = split(name);
-  if (parts.size() != 5 || parts[0] != "qk_norm_rope" || parts[1].empty() || parts[2].empty() ||
-      parts[4] != "real_time") {
+  // The own kernels (qk_norm_rope/<level>) and the peers (plugin/<name>, python/<name>) beside them.
+  const bool subject = parts.size() == 5 && (parts[0] == "qk_norm_rope" || parts[0] == "plugin" || parts[0] == "python");
+  if (!subject || parts[1].empty() || parts[2].empty() || parts[4] != "real_time") {
     return std::nullopt;
   }
   const auto underscore = parts[3].find('_');

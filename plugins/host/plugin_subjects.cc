@@ -43,18 +43,25 @@ LoadedPlugins load_plugins(const std::vector<std::filesystem::path>& paths,
     for (const auto& other : loaded.rope_cache) {
       if (other->id() == id) return python_info(*other);
     }
+    for (const auto& other : loaded.rope_form) {
+      if (other->id() == id) return python_info(*other);
+    }
     return nullptr;
   };
   for (const auto& target : options.python) {
     PythonSubject function = load_python_subject(target, options);
-    const std::string id(function.rope != nullptr ? function.rope->id() : function.rope_cache->id());
+    const std::string id(function.rope != nullptr         ? function.rope->id()
+                         : function.rope_cache != nullptr ? function.rope_cache->id()
+                                                          : function.rope_form->id());
     if (const PythonInfo* other = python_target_of(id); other != nullptr) {
       throw InvalidInput(fmt::format("--python '{}' and '{}' are both {}", target, other->target, id));
     }
     if (function.rope != nullptr) {
       loaded.rope.push_back(std::move(function.rope));
-    } else {
+    } else if (function.rope_cache != nullptr) {
       loaded.rope_cache.push_back(std::move(function.rope_cache));
+    } else {
+      loaded.rope_form.push_back(std::move(function.rope_form));
     }
   }
   return loaded;

@@ -20,7 +20,8 @@ namespace ropecheck {
 // child), attention plugins (attention_plugin.h, in this process), and fused cache calls
 // (impls/fused/rope_cache_impl.h): the fused entries of ABI 5 plugins (plugin_rope_cache.h) and
 // Python callables declaring "fused_cache", each in a worker child; and the call forms with
-// QK-norm (impls/fused/rope_form_impl.h): the forms entries of ABI 6 plugins (plugin_rope_form.h).
+// QK-norm (impls/fused/rope_form_impl.h): the forms entries of ABI 6 plugins (plugin_rope_form.h)
+// and Python callables declaring "rope_form" (python_rope_form.h).
 struct LoadedPlugins {
   std::vector<std::shared_ptr<const RopeImpl>> rope;
   std::vector<std::shared_ptr<const AttentionImpl>> attention;

@@ -20,6 +20,7 @@
 #include "plugins/host/plugin_host.h"
 #include "plugins/host/python_process.h"
 #include "plugins/host/python_rope_cache.h"
+#include "plugins/host/python_rope_form.h"
 
 namespace ropecheck {
 namespace {
@@ -29,9 +30,12 @@ using Json = nlohmann::json;
 constexpr std::string_view kDeclarationKeys[] = {"layouts",      "scaling",      "axes",           "angles",
                                                   "storage",      "max_position", "max_head_dim",   "partial_rotary",
                                                   "backward",     "autograd",     "fused_cache",    "tensors",
-                                                  "device"};
+                                                  "device",       "rope_form"};
 // The keys of a "fused_cache" declaration (docs/porting.md, "The fused cache call").
 constexpr std::string_view kFusedKeys[] = {"layouts", "storage", "directions", "padding"};
+// The keys of a "rope_form" declaration (docs/porting.md, "The call forms"): RopeFormCapabilities.
+constexpr std::string_view kFormKeys[] = {"storage",     "angle_sources", "strided",       "k_optional",
+                                          "plain_calls", "norm_weights",  "norm_precision"};
 
 // A name searched on PATH as a shell does; a name with a slash is a path.
 std::filesystem::path find_interpreter(const std::string& exe) {
@@ -179,20 +183,22 @@ RopeCapabilities capabilities_of(const Json& declaration) {
 
 // The value of `to_string` among `all` that is `name`; InvalidInput listing them otherwise.
 template <typename Enum, std::size_t N>
-Enum enum_named(const std::string& name, const Enum (&all)[N], std::string_view key) {
+Enum enum_named(const std::string& name, const Enum (&all)[N], std::string_view key,
+                std::string_view dict = "fused_cache") {
   for (const Enum value : all) {
     if (to_string(value) == name) return value;
   }
   std::vector<std::string_view> names;
   for (const Enum value : all) names.push_back(to_string(value));
-  throw InvalidInput(fmt::format("'fused_cache': '{}' has '{}', not one of {}", key, name, fmt::join(names, ", ")));
+  throw InvalidInput(fmt::format("'{}': '{}' has '{}', not one of {}", dict, key, name, fmt::join(names, ", ")));
 }
 
 template <typename Enum, std::size_t N>
-std::vector<Enum> enums_named(const Json& value, const Enum (&all)[N], std::string_view key) {
+std::vector<Enum> enums_named(const Json& value, const Enum (&all)[N], std::string_view key,
+                              std::string_view dict = "fused_cache") {
   std::vector<Enum> out;
   for (const auto& name : strings_of(value, key)) {
-    const Enum e = enum_named(name, all, key);
+    const Enum e = enum_named(name, all, key, dict);
     if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
   }
   return out;
@@ -235,16 +241,64 @@ RopeCacheCapabilities fused_capabilities_of(const Json& declaration) {
   return caps;
 }
 
+// A call form's "rope_form" declaration as its capabilities (defaults: RopeFormCapabilities' own:
+// fp32, angles from the spec, strided views, k optional, plain calls, no QK-norm), and what a
+// form cannot declare (a backward, the RoPE function's "storage", with "fused_cache" too).
+RopeFormCapabilities form_capabilities_of(const Json& declaration) {
+  static constexpr StorageType kStorages[] = {StorageType::fp32, StorageType::bf16, StorageType::fp16};
+  static constexpr AngleSource kSources[] = {AngleSource::spec, AngleSource::cos_sin_cache};
+  static constexpr NormWeight kWeights[] = {NormWeight::plain, NormWeight::one_plus};
+  static constexpr NormPrecision kPrecisions[] = {NormPrecision::fp32, NormPrecision::storage};
+  const Json& form = declaration["rope_form"];
+  if (!form.is_object()) throw InvalidInput(fmt::format("'rope_form' must be a dict ({})", fmt::join(kFormKeys, ", ")));
+  for (const auto& [key, value] : form.items()) {
+    if (std::find(std::begin(kFormKeys), std::end(kFormKeys), key) == std::end(kFormKeys)) {
+      throw InvalidInput(fmt::format("'rope_form': unknown key '{}' (known: {})", key, fmt::join(kFormKeys, ", ")));
+    }
+  }
+  if (declaration.contains("fused_cache")) {
+    throw InvalidInput("'rope_form' and 'fused_cache' both declared: a function is one call or the other");
+  }
+  for (const char* key : {"backward", "autograd"}) {
+    if (declaration.contains(key)) throw InvalidInput(fmt::format("'{}': a call form has no backward pass", key));
+  }
+  if (declaration.contains("storage")) {
+    throw InvalidInput("'storage': a call form's storage is 'rope_form': {'storage': [...]}");
+  }
+  RopeFormCapabilities caps;
+  if (form.contains("storage")) caps.storages = enums_named(form["storage"], kStorages, "storage", "rope_form");
+  if (form.contains("angle_sources")) {
+    caps.angle_sources = enums_named(form["angle_sources"], kSources, "angle_sources", "rope_form");
+  }
+  for (const auto& [key, flag] : {std::pair{"strided", &caps.strided}, std::pair{"k_optional", &caps.k_optional},
+                                  std::pair{"plain_calls", &caps.plain_calls}}) {
+    if (!form.contains(key)) continue;
+    if (!form[key].is_boolean()) throw InvalidInput(fmt::format("'rope_form': '{}' must be True or False", key));
+    *flag = form[key].get<bool>();
+  }
+  if (form.contains("norm_weights")) caps.norm_weights = enums_named(form["norm_weights"], kWeights, "norm_weights", "rope_form");
+  if (form.contains("norm_precision")) {
+    if (!form["norm_precision"].is_string()) throw InvalidInput("'rope_form': 'norm_precision' must be fp32 or storage");
+    if (!caps.normalizes()) throw InvalidInput("'rope_form': 'norm_precision' without 'norm_weights' (no QK-norm)");
+    caps.norm_precision = enum_named(form["norm_precision"].get<std::string>(), kPrecisions, "norm_precision", "rope_form");
+  }
+  if (!caps.plain_calls && !caps.normalizes()) {
+    throw InvalidInput("'rope_form': 'plain_calls': False with no 'norm_weights' leaves no call to make");
+  }
+  return caps;
+}
+
 // "tensors" and "device" (the driver judged that torch has the device): torch tensors for a
-// fused call only, a device only with them.
+// fused call or a call form only, a device only with them.
 void check_tensor_declaration(const Json& declaration, bool fused) {
   if (declaration.contains("tensors") && declaration["tensors"] != "numpy" && declaration["tensors"] != "torch") {
     throw InvalidInput(fmt::format("'tensors' must be \"numpy\" or \"torch\", got {}", declaration["tensors"].dump()));
   }
   const bool torch = declaration.value("tensors", std::string("numpy")) == "torch";
   if (torch && !fused) {
-    throw InvalidInput("'tensors': torch tensors are the fused cache call's (declare 'fused_cache'); a RoPE "
-                       "function gets numpy arrays (torch.from_numpy makes them tensors without a copy)");
+    throw InvalidInput("'tensors': torch tensors are the fused cache call's and the call forms' (declare "
+                       "'fused_cache' or 'rope_form'); a RoPE function gets numpy arrays (torch.from_numpy makes "
+                       "them tensors without a copy)");
   }
   if (declaration.contains("device") && !torch) throw InvalidInput("'device' needs 'tensors': 'torch'");
 }
@@ -300,13 +354,16 @@ PythonSubject load_python_subject(const std::string& target, const PluginOptions
                            info.name));
   }
   const Json declaration = hello.contains("declaration") ? hello["declaration"] : Json();
-  const bool fused = declaration.is_object() && declaration.contains("fused_cache");
+  const bool form = declaration.is_object() && declaration.contains("rope_form");
+  const bool fused = !form && declaration.is_object() && declaration.contains("fused_cache");
   RopeCapabilities capabilities;
   RopeCacheCapabilities fused_capabilities;
+  RopeFormCapabilities form_capabilities;
   try {
     capabilities = capabilities_of(declaration);
-    if (declaration.is_object()) check_tensor_declaration(declaration, fused);
+    if (declaration.is_object()) check_tensor_declaration(declaration, fused || form);
     if (fused) fused_capabilities = fused_capabilities_of(declaration);
+    if (form) form_capabilities = form_capabilities_of(declaration);
   } catch (const InvalidInput& e) {
     throw fail(fmt::format("its ropecheck declaration: {}", e.what()));
   }
@@ -325,6 +382,12 @@ PythonSubject load_python_subject(const std::string& target, const PluginOptions
     return fresh;
   };
   PythonSubject subject;
+  if (form) {
+    PythonRopeFormIdentity identity{id, summary, form_capabilities, capabilities, info};
+    subject.rope_form = make_python_rope_form(std::move(identity), options, std::move(memory), std::move(worker),
+                                              std::move(restart));
+    return subject;
+  }
   if (fused) {
     PythonRopeCacheIdentity identity{id, summary, fused_capabilities, capabilities, info};
     subject.rope_cache = make_python_rope_cache(std::move(identity), options, std::move(memory), std::move(worker),
@@ -344,6 +407,9 @@ PythonSubject load_python_subject(const std::string& target, const PluginOptions
 
 std::unique_ptr<RopeImpl> load_python(const std::string& target, const PluginOptions& options) {
   PythonSubject subject = load_python_subject(target, options);
+  if (subject.rope_form != nullptr) {
+    throw InvalidInput(fmt::format("python '{}': it declares a call form ('rope_form'), not a RoPE function", target));
+  }
   if (subject.rope == nullptr) {
     throw InvalidInput(fmt::format("python '{}': it declares the fused cache call ('fused_cache'), not a RoPE "
                                    "function", target));
@@ -354,10 +420,19 @@ std::unique_ptr<RopeImpl> load_python(const std::string& target, const PluginOpt
 std::unique_ptr<RopeCacheImpl> load_python_rope_cache(const std::string& target, const PluginOptions& options) {
   PythonSubject subject = load_python_subject(target, options);
   if (subject.rope_cache == nullptr) {
-    throw InvalidInput(fmt::format("python '{}': a RoPE function, not a fused cache call (it declares no "
-                                   "'fused_cache')", target));
+    throw InvalidInput(fmt::format("python '{}': {}, not a fused cache call (it declares no 'fused_cache')", target,
+                                   subject.rope_form != nullptr ? "a call form" : "a RoPE function"));
   }
   return std::move(subject.rope_cache);
+}
+
+std::unique_ptr<RopeFormImpl> load_python_rope_form(const std::string& target, const PluginOptions& options) {
+  PythonSubject subject = load_python_subject(target, options);
+  if (subject.rope_form == nullptr) {
+    throw InvalidInput(fmt::format("python '{}': {}, not a call form (it declares no 'rope_form')", target,
+                                   subject.rope_cache != nullptr ? "a fused cache call" : "a RoPE function"));
+  }
+  return std::move(subject.rope_form);
 }
 
 const PythonInfo* python_info(const RopeImpl& impl) {
@@ -367,6 +442,11 @@ const PythonInfo* python_info(const RopeImpl& impl) {
 
 const PythonInfo* python_info(const RopeCacheImpl& impl) {
   const PythonRopeCacheIdentity* identity = python_rope_cache_identity(impl);
+  return identity != nullptr ? &identity->info : nullptr;
+}
+
+const PythonInfo* python_info(const RopeFormImpl& impl) {
+  const PythonRopeFormIdentity* identity = python_rope_form_identity(impl);
   return identity != nullptr ? &identity->info : nullptr;
 }
 

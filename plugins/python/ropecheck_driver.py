@@ -5,8 +5,9 @@
 # on a SOCK_SEQPACKET socket. A backward call goes to the declared backward function, or through
 # the function under torch.autograd. A function that declares "fused_cache" is a fused cache
 # call instead: q, k, v, positions, slots and the two caches, as numpy views or as torch tensors
-# on the device it declares (copied back after the call). The contract a function follows:
-# docs/porting.md, "Python".
+# on the device it declares (copied back after the call). One that declares "rope_form" is an
+# engine's call form: q and k as strided views into one buffer, the positions, a cos/sin cache
+# and a QK-norm's weights. The contract a function follows: docs/porting.md, "Python".
 # Written for CPython >= 3.9 but parsed by older ones too, so that they can be told so.
 import importlib
 import importlib.util
@@ -21,7 +22,7 @@ import traceback
 
 MAX_MESSAGE = 1 << 20
 KEYS = ("layouts", "scaling", "axes", "angles", "storage", "max_position", "max_head_dim", "partial_rotary",
-        "backward", "autograd", "fused_cache", "tensors", "device")
+        "backward", "autograd", "fused_cache", "tensors", "device", "rope_form")
 
 
 def reply(channel, message):
@@ -78,6 +79,7 @@ def import_target(target):
 
 ROPE_ARGUMENTS = "fn(q, k, positions, spec)"
 FUSED_ARGUMENTS = "fn(q, k, v, positions, slots, k_cache, v_cache, spec, cache)"
+FORM_ARGUMENTS = "fn(q, k, positions, cos_sin_cache, norm, spec, form)"
 
 
 def check_signature(function, label="", arguments=ROPE_ARGUMENTS):
@@ -168,17 +170,18 @@ def load(target):
     if declaration is not None and not isinstance(declaration, dict):
         return None, {"ok": False, "error": "its ropecheck attribute is a %s; it must be a dict with keys %s"
                       % (type(declaration).__name__, ", ".join(KEYS))}
-    fused = declaration is not None and "fused_cache" in declaration
+    form = declaration is not None and "rope_form" in declaration
+    fused = declaration is not None and "fused_cache" in declaration and not form
     try:
-        check_signature(function, arguments=FUSED_ARGUMENTS if fused else ROPE_ARGUMENTS)
+        check_signature(function, arguments=FORM_ARGUMENTS if form else FUSED_ARGUMENTS if fused else ROPE_ARGUMENTS)
     except TypeError as error:
         return None, {"ok": False, "error": str(error)}
     backward = None
     if declaration is not None:
         declaration = dict(declaration)  # a copy: "backward" becomes a name below
         try:
-            if fused:
-                check_tensors(declaration)  # a fused call has no backward: the host refuses one by name
+            if fused or form:
+                check_tensors(declaration)  # neither has a backward: the host refuses one by name
             else:
                 backward = backward_of(declaration, module)
         except TypeError as error:
@@ -189,9 +192,9 @@ def load(target):
             return None, {"ok": False, "error": "its ropecheck attribute is not plain data: %s" % error}
     doc = inspect.getdoc(function) or ""
     autograd = declaration is not None and declaration.get("autograd") is True
-    if fused:
+    if fused or form:
         torch_device = declaration.get("device", "cpu") if declaration.get("tensors") == "torch" else None
-        subject = FusedCall(function, torch_device)
+        subject = (FormCall if form else FusedCall)(function, torch_device)
     else:
         subject = Subject(function, backward, autograd)
     return subject, {
@@ -333,7 +336,7 @@ def serve(channel, memory, function):
             return  # ropecheck closed the channel: done
         call = json.loads(request.decode("utf-8"))
         buffer = memory.view(call["file_bytes"])
-        if call.get("call") == "rope_cache":
+        if call.get("call") in ("rope_cache", "rope_form"):
             reply(channel, function.serve(call, buffer))
             continue
         tokens, head_dim = call["tokens"], call["head_dim"]
@@ -517,6 +520,115 @@ class FusedCall:
             array = as_bits(torch, value, kinds[name])
             if array.ctypes.data != views[name].ctypes.data:  # not the shared memory itself (a CPU tensor's)
                 numpy.copyto(views[name], array)
+        return None
+
+
+# --- the call forms (docs/porting.md, "Python: the call forms") -------------------------------
+
+# The buffer's element as numpy holds it: bf16 as the uint16 top half of a float32 (numpy has none).
+FORM_NUMPY = {"fp32": "float32", "fp16": "float16", "bf16": "uint16"}
+
+
+def strided(base, view, tokens, head_dim, torch):
+    """A HeadView (elements) of the flat buffer as [tokens, heads, head_dim]: torch.as_strided, or
+    numpy's as_strided over the same memory; None for an absent k."""
+    if view is None:
+        return None
+    shape = (tokens, view["heads"], head_dim)
+    if torch is not None:
+        return torch.as_strided(base, shape, (view["token_stride"], view["head_stride"], 1), view["offset"])
+    import numpy
+    item = base.itemsize
+    return numpy.lib.stride_tricks.as_strided(
+        base[view["offset"]:], shape, (view["token_stride"] * item, view["head_stride"] * item, item), writeable=True)
+
+
+class FormCall:
+    """Serves a call form: the function, and the device its torch tensors go to (None: numpy)."""
+
+    def __init__(self, function, torch_device):
+        self.function = function
+        self.device = torch_device
+
+    def serve(self, call, buffer):
+        import numpy
+        torch = None
+        if self.device is not None:
+            import torch
+        storage, tokens, head_dim = call["storage"], call["tokens"], call["head_dim"]
+        spec = call["spec"]
+
+        def array(shape, dtype, key, writeable):
+            # Read-only inputs: numpy refuses a write; torch gets the shared memory itself (a
+            # from_numpy of a read-only array warns), and ropecheck compares them after the call.
+            a = numpy.ndarray(shape, dtype, buffer, key)
+            a.flags.writeable = writeable or torch is not None
+            return a
+
+        flat = array((call["elements"],), FORM_NUMPY[storage], call["buffer"], True)
+        positions = array((tokens,), numpy.int64, call["positions"], False)
+        cache = None
+        if call["cos_sin_cache"] is not None:
+            cache = array((call["cache_rows"], spec["rotary_dim"]), numpy.float32, call["cos_sin_cache"], False)
+        norm = None
+        if call["norm"] is not None:
+            norm = dict(call["norm"])
+            for name in ("q_weight", "k_weight"):
+                if norm[name] is not None:
+                    norm[name] = array((head_dim,), numpy.float32, norm[name], False)
+        base = flat
+        if torch is not None:
+            base = to_torch(torch, flat, storage, self.device)  # the CPU: the same memory; else a copy there
+            positions, cache = (None if a is None else to_torch(torch, a, None, self.device) for a in (positions, cache))
+            if norm is not None:
+                for name in ("q_weight", "k_weight"):
+                    if norm[name] is not None:
+                        norm[name] = to_torch(torch, norm[name], None, self.device)
+        q = strided(base, call["q"], tokens, head_dim, torch)
+        k = strided(base, call["k"], tokens, head_dim, torch)
+        form = {"storage": storage, "angles": call["angles"], "tokens": tokens, "q_view": call["q"],
+                "k_view": call["k"], "buffer": base}
+        expected = {name: None if x is None else (tuple(x.shape), x.dtype) for name, x in (("q", q), ("k", k))}
+        clock = time.thread_time_ns if call["threads"] == 1 else time.perf_counter_ns
+        try:
+            start = clock()
+            result = self.function(q, k, positions, cache, norm, spec, form)
+            took = clock() - start
+            problem = self.write_back(result, {"q": q, "k": k}, expected)
+            if problem is None and base is not flat and base.data_ptr() != flat.ctypes.data:
+                numpy.copyto(flat, as_bits(torch, base, storage))  # the device's copy of the buffer
+        except BaseException as error:  # SystemExit included: the function's fault, not the driver's
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            return {"status": "error", "raised": True, "error": exception_text(error),
+                    "traceback": short_traceback(error)}
+        finally:
+            del flat, base, q, k, positions, cache, norm, form  # no view may outlive a remap
+        if problem is not None:
+            return {"status": "error", "error": problem, "traceback": ""}
+        return {"status": "ok", "ns": took}
+
+    @staticmethod
+    def write_back(result, views, expected):
+        """None (q and k written in place through the views) or the pair (q, k) of new arrays,
+        copied into the views (k None when the call has none). A problem's text, or None."""
+        if result is None:
+            return None
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            return ("returned a %s: expected None (q and k written in place through their views) or the pair (q, k)"
+                    % type(result).__name__)
+        for name, value in zip(("q", "k"), result):
+            if expected[name] is None:
+                if value is not None:
+                    return "returned k %s: the call has no k (k is None)" % dtype_name(value)
+                continue
+            shape, dtype = expected[name]
+            got_shape = tuple(getattr(value, "shape", ()))
+            if value is None or got_shape != shape or value.dtype != dtype:
+                return "returned %s of shape %s and dtype %s; expected shape %s and dtype %s" % (
+                    name, got_shape, dtype_name(value), shape, str(dtype).replace("torch.", ""))
+            if value is not views[name]:
+                views[name][...] = value  # through the strided view: into the buffer
         return None
 
 

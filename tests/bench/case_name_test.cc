@@ -161,6 +161,26 @@ TEST(CaseName, FusedPeerRoundTripsAndIsNoRopeCase) {
   EXPECT_FALSE(parse_fused_cache_case("other/torch_vllm_cache/llama3_8b_gqa_prefill4096/nhd_bf16/real_time"));
 }
 
+// The call-form peers' cases (bench/qk_norm_rope_peer_cases.h) read back as QK-norm + RoPE cases,
+// beside the own kernels' (the report's table shows them there); they are neither RoPE nor fused
+// cache cases. Without plugin/ and python/ in parse_qk_norm_rope_case the peer parses as nothing.
+TEST(CaseName, FormPeerRoundTripsAsAQkNormRopeCase) {
+  for (const QkNormRopeCaseName& peer : {QkNormRopeCaseName{"plugin/torch_vllm_rope", "qwen3_8b_prefill8192", "cache", "bf16"},
+                                        QkNormRopeCaseName{"python/torch_rope_form.hf_qwen3_qk_norm",
+                                                           "qwen3_8b_prefill8192", "spec", "bf16"}}) {
+    const auto parsed = parse_qk_norm_rope_case(full_name(peer));
+    ASSERT_TRUE(parsed) << full_name(peer);
+    EXPECT_EQ(parsed->impl, peer.impl);
+    EXPECT_EQ(parsed->shape, peer.shape);
+    EXPECT_EQ(parsed->angles, peer.angles);
+    EXPECT_EQ(parsed->storage, "bf16");
+    EXPECT_FALSE(parse_rope_case(full_name(peer)));
+    EXPECT_FALSE(parse_fused_cache_case(full_name(peer)));
+  }
+  EXPECT_FALSE(parse_qk_norm_rope_case("plugin/torch_vllm_cache/llama3_8b_gqa_prefill4096/nhd_bf16/real_time"));
+  EXPECT_FALSE(parse_qk_norm_rope_case("other/torch_vllm_rope/qwen3_8b_prefill8192/cache_bf16/real_time"));
+}
+
 TEST(CaseName, MalformedNamesAreRefused) {
   for (const char* bad : {"", "kernel/avx2", "kernel/avx2/llama7b_prefill512/diagonal/real_time/threads:1",
                           "kernel/avx2/llama7b_prefill512/interleaved/real_time/threads:",
