@@ -261,7 +261,10 @@ RopeFormCase pick_rope_form_case(const RopeFormImpl& impl, FormCaseAim aim) {
                                               BufferLayout::mla).as("layout")
                           : BufferLayout::separate;
   const bool mla = c.layout == BufferLayout::mla;
-  const std::int64_t kv_heads = mla ? 1 : *rc::gen::inRange<std::int64_t>(1, big ? 9 : 4).as("kv heads");
+  // Padded heads: at least two of k, so that a k read with q's head stride shows.
+  const std::int64_t kv_heads = mla ? 1
+                                : *rc::gen::inRange<std::int64_t>(c.layout == BufferLayout::padded_heads ? 2 : 1, big ? 9 : 4)
+                                       .as("kv heads");
   c.k_heads = k_absent ? 0 : kv_heads;
   c.q_heads = kv_heads * *rc::gen::inRange<std::int64_t>(1, big ? 9 : 4).as("q heads per kv head");
   // The big ones at 2^k - 1, 2^k, 2^k + 1 whatever RapidCheck's size: the paths they reach are
