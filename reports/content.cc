@@ -446,6 +446,11 @@ void rotation_ceilings_section(ReportDoc& doc, const BenchData& bench) {
   doc.blocks.emplace_back(std::move(t));
 }
 
+// A table cell of the targets' tables: a number with two decimals, "-" where not measured; and
+// a target's verdict, "-" where it cannot be told.
+std::string target_number(const std::optional<double>& x) { return x ? fmt::format("{:.2f}", *x) : "-"; }
+std::string target_verdict(bool known, bool met) { return !known ? "-" : met ? "pass" : "fail"; }
+
 // The fused RoPE + KV-cache kernels (bench/fused_cache_cases.h) against issue 56's two targets.
 void fused_cache_section(ReportDoc& doc, const BenchData& bench) {
   const auto rows = fused_cache_rows(bench);
@@ -465,19 +470,17 @@ void fused_cache_section(ReportDoc& doc, const BenchData& bench) {
   t.header = {"kernel", "shape", "cache", "of the limit", "limit target", "speed-up over two passes",
               "allowed by the bytes", "speed-up / allowed", "speed-up target"};
   t.numeric = {false, false, false, true, false, true, true, true, false};
-  const auto number = [](const std::optional<double>& x) { return x ? fmt::format("{:.2f}", *x) : "-"; };
-  const auto verdict = [](bool known, bool met) { return std::string(!known ? "-" : met ? "pass" : "fail"); };
   for (const auto& r : rows) {
     const bool own = !is_outside_id(r.impl);  // a peer is shown beside the targets, not held to them
     t.rows.push_back({{r.impl, ""},
                       {r.shape, ""},
                       {r.cache, ""},
                       {r.rate.limit_fraction ? format_fraction(*r.rate.limit_fraction) : "-", ""},
-                      {verdict(own && r.rate.limit_fraction.has_value(), r.limit_met()), ""},
-                      {number(r.speedup), ""},
-                      {number(r.allowed), ""},
-                      {number(r.speedup_fraction), ""},
-                      {verdict(r.speedup_fraction.has_value(), r.speedup_met()), ""}});
+                      {target_verdict(own && r.rate.limit_fraction.has_value(), r.limit_met()), ""},
+                      {target_number(r.speedup), ""},
+                      {target_number(r.allowed), ""},
+                      {target_number(r.speedup_fraction), ""},
+                      {target_verdict(r.speedup_fraction.has_value(), r.speedup_met()), ""}});
   }
   doc.blocks.emplace_back(std::move(t));
 }
@@ -502,18 +505,16 @@ void qk_norm_rope_section(ReportDoc& doc, const BenchData& bench) {
   t.header = {"kernel", "shape", "form", "of the limit", "limit target", "speed-up over two passes",
               "allowed by the bytes", "speed-up target"};
   t.numeric = {false, false, false, true, false, true, true, false};
-  const auto number = [](const std::optional<double>& x) { return x ? fmt::format("{:.2f}", *x) : "-"; };
-  const auto verdict = [](bool known, bool met) { return std::string(!known ? "-" : met ? "pass" : "fail"); };
   for (const auto& r : rows) {
     const bool own = !is_outside_id(r.impl);  // a peer is shown beside the targets, not held to them
     t.rows.push_back({{r.impl, ""},
                       {r.shape, ""},
                       {r.form, ""},
                       {r.rate.limit_fraction ? format_fraction(*r.rate.limit_fraction) : "-", ""},
-                      {verdict(own && r.rate.limit_fraction.has_value(), r.limit_met()), ""},
-                      {number(r.speedup), ""},
-                      {number(r.allowed), ""},
-                      {verdict(r.speedup.has_value(), r.speedup_met()), ""}});
+                      {target_verdict(own && r.rate.limit_fraction.has_value(), r.limit_met()), ""},
+                      {target_number(r.speedup), ""},
+                      {target_number(r.allowed), ""},
+                      {target_verdict(r.speedup.has_value(), r.speedup_met()), ""}});
   }
   doc.blocks.emplace_back(std::move(t));
 }
