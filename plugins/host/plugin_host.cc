@@ -364,4 +364,12 @@ const PluginInfo* plugin_info(const RopeImpl& impl) {
   return identity != nullptr ? std::get_if<PluginInfo>(&identity->info) : nullptr;
 }
 
+void throw_unless_ok(std::int32_t status, std::string_view entry, const std::string& call) {
+  if (status == ROPECHECK_PLUGIN_OK) return;
+  if (status == ROPECHECK_PLUGIN_UNSUPPORTED) throw UnsupportedCase(fmt::format("plugin reported unsupported for {}", call));
+  throw PluginFailure(status == ROPECHECK_PLUGIN_ERROR
+                          ? fmt::format("plugin returned ERROR ({}); the call: {}", entry, call)
+                          : fmt::format("plugin returned unknown status {} ({}); the call: {}", status, entry, call));
+}
+
 }  // namespace ropecheck

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "impls/attention/attention_impl.h"
@@ -67,6 +68,11 @@ class PluginHang : public PluginFailure {
  public:
   explicit PluginHang(const std::string& what) : PluginFailure(what) {}
 };
+
+// A fused entry's returned status, after its guards were checked: OK returns; UNSUPPORTED
+// declines the case (UnsupportedCase); ERROR and anything else fail it (PluginFailure), each
+// naming the entry (apply_rope_cache, apply_rope_form) and the call.
+void throw_unless_ok(std::int32_t status, std::string_view entry, const std::string& call);
 
 // What the worker read from the library (list --plugin shows it).
 struct PluginInfo {

@@ -171,15 +171,7 @@ class PluginRopeCache final : public RopeCacheImpl {
       worker_.reset();  // it scribbled on shared memory: trust nothing it holds
       throw PluginFailure(fmt::format("plugin {} (apply_rope_cache); the call: {}", damage, describe(call)));
     }
-    if (reply.status == ROPECHECK_PLUGIN_UNSUPPORTED) {
-      throw UnsupportedCase(fmt::format("plugin reported unsupported for {}", describe(call)));
-    }
-    if (reply.status != ROPECHECK_PLUGIN_OK) {
-      throw PluginFailure(reply.status == ROPECHECK_PLUGIN_ERROR
-                              ? fmt::format("plugin returned ERROR (apply_rope_cache); the call: {}", describe(call))
-                              : fmt::format("plugin returned unknown status {} (apply_rope_cache); the call: {}",
-                                            reply.status, describe(call)));
-    }
+    throw_unless_ok(reply.status, "apply_rope_cache", describe(call));
   }
 
   OutsideIdentity identity_;

@@ -160,15 +160,7 @@ class PluginRopeForm final : public RopeFormImpl {
       worker_.reset();  // it scribbled on shared memory: trust nothing it holds
       throw PluginFailure(fmt::format("plugin {} (apply_rope_form); the call: {}", damage, describe(call)));
     }
-    if (reply.status == ROPECHECK_PLUGIN_UNSUPPORTED) {
-      throw UnsupportedCase(fmt::format("plugin reported unsupported for {}", describe(call)));
-    }
-    if (reply.status != ROPECHECK_PLUGIN_OK) {
-      throw PluginFailure(reply.status == ROPECHECK_PLUGIN_ERROR
-                              ? fmt::format("plugin returned ERROR (apply_rope_form); the call: {}", describe(call))
-                              : fmt::format("plugin returned unknown status {} (apply_rope_form); the call: {}",
-                                            reply.status, describe(call)));
-    }
+    throw_unless_ok(reply.status, "apply_rope_form", describe(call));
   }
 
   OutsideIdentity identity_;
