@@ -56,11 +56,18 @@ struct FormFast2Bf16 {
     const __m256i even = _mm256_srli_epi32(rounded(a), 16);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm256_blend_epi16(even, rounded(b), 0xAA));
   }
-  // The same rounding of values known to be no NaN (form_pipeline's plain heads): without the
-  // NaN case's compare, or and blend.
+  // The same rounding of values known to be no NaN (form_pipeline's plain heads), without the
+  // NaN case, and in 16-bit lanes after the even and odd features are merged (9 operations for 16
+  // values instead of 10): t the top halves, l the dropped low halves; bits + 0x7FFF + lsb carries
+  // into t when l + (t & 1) + 0x7FFF >= 2^16, bit 15 of avg(l, 0x7FFE | (t & 1)) (avg sums in 17
+  // bits). t + 1 drops its carry as bit 31 of the 32-bit sum does.
   static void store2_plain(std::uint16_t* x, __m256 a, __m256 b) {
-    const __m256i even = _mm256_srli_epi32(rounded_plain(a), 16);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm256_blend_epi16(even, rounded_plain(b), 0xAA));
+    const __m256i ia = _mm256_castps_si256(a), ib = _mm256_castps_si256(b);
+    const __m256i t = _mm256_blend_epi16(_mm256_srli_epi32(ia, 16), ib, 0xAA);
+    const __m256i l = _mm256_blend_epi16(ia, _mm256_slli_epi32(ib, 16), 0xAA);
+    const __m256i bias = _mm256_or_si256(_mm256_and_si256(t, _mm256_set1_epi16(1)), _mm256_set1_epi16(0x7FFE));
+    const __m256i carry = _mm256_srli_epi16(_mm256_avg_epu16(l, bias), 15);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(x), _mm256_add_epi16(t, carry));
   }
   static void coefficients(const float* at, __m256& a, __m256& b) {
     const __m256 lo = _mm256_loadu_ps(at), hi = _mm256_loadu_ps(at + 8);
