@@ -7,6 +7,7 @@
 
 #include "core/errors.h"
 #include "core/frequency.h"
+#include "core/kv_cache.h"
 
 namespace ropecheck {
 
@@ -17,6 +18,27 @@ std::string_view to_string(NormWeight weight) { return weight == NormWeight::pla
 std::string_view to_string(NormPrecision precision) {
   return precision == NormPrecision::fp32 ? "fp32" : "storage";
 }
+
+namespace {
+
+CacheStorage as_cache_storage(StorageType storage) {
+  switch (storage) {
+    case StorageType::bf16: return CacheStorage::bf16;
+    case StorageType::fp16: return CacheStorage::fp16;
+    case StorageType::fp32: break;
+  }
+  return CacheStorage::fp32;
+}
+
+}  // namespace
+
+float load_element(StorageType storage, std::span<const std::byte> buffer, std::int64_t index) {
+  return read_cache_element(as_cache_storage(storage), buffer, index);
+}
+void store_element(StorageType storage, std::span<std::byte> buffer, std::int64_t index, float value) {
+  write_cache_element(as_cache_storage(storage), buffer, index, value);
+}
+int element_bytes(StorageType storage) { return element_bytes(as_cache_storage(storage)); }
 
 HeadView flat_view(std::int64_t heads, std::int64_t head_dim, std::int64_t offset) {
   return {heads, offset, heads * head_dim, head_dim};

@@ -21,7 +21,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -91,26 +90,11 @@ inline double norm_weight(NormWeight convention, float w) {
 }
 
 // Element `index` of a buffer of `storage` elements (fp32 values, bf16/fp16 bit patterns), widened
-// exactly; and a value rounded to nearest even into it.
-inline float load_element(StorageType storage, std::span<const std::byte> buffer, std::int64_t index) {
-  if (storage == StorageType::fp32) {
-    float value;
-    std::memcpy(&value, buffer.data() + index * 4, 4);
-    return value;
-  }
-  std::uint16_t bits;
-  std::memcpy(&bits, buffer.data() + index * 2, 2);
-  return storage == StorageType::bf16 ? float_from_bf16(bits) : float_from_fp16(Fp16{bits});
-}
-inline void store_element(StorageType storage, std::span<std::byte> buffer, std::int64_t index, float value) {
-  if (storage == StorageType::fp32) {
-    std::memcpy(buffer.data() + index * 4, &value, 4);
-    return;
-  }
-  const std::uint16_t bits = storage == StorageType::bf16 ? bf16_from_float(value) : fp16_from_float(value).bits;
-  std::memcpy(buffer.data() + index * 2, &bits, 2);
-}
-inline int element_bytes(StorageType storage) { return storage == StorageType::fp32 ? 4 : 2; }
+// exactly; and a value rounded to nearest even into it: kv_cache.h's element access, on the
+// storages q and k come in.
+float load_element(StorageType storage, std::span<const std::byte> buffer, std::int64_t index);
+void store_element(StorageType storage, std::span<std::byte> buffer, std::int64_t index, float value);
+int element_bytes(StorageType storage);
 
 std::string describe(const QkNorm& norm);            // "qk_norm eps=1e-06 weight=plain precision=fp32"
 std::string describe(const HeadView& view);          // "heads 8 at offset 0, strides 3072 / 128"

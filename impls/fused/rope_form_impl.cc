@@ -28,7 +28,7 @@ void validate_weight(std::span<const float> weight, std::int64_t head_dim, const
 }  // namespace
 
 std::int64_t RopeFormCall::elements() const {
-  return static_cast<std::int64_t>(buffer.size()) / (storage == StorageType::fp32 ? 4 : 2);
+  return static_cast<std::int64_t>(buffer.size()) / element_bytes(storage);
 }
 
 std::string describe(const RopeFormCall& call) {
@@ -70,13 +70,13 @@ RopeCapabilities RopeFormImpl::rope_capabilities() const {
   return caps;
 }
 
-void validate(const RopeFormCall& call) {
+// Every check of apply() but the capabilities.
+static void validate_form_call(const RopeFormCall& call) {
   validate(call.spec);
   const std::int64_t d = call.spec.head_dim;
   if (call.tokens < 0) throw InvalidInput(fmt::format("rope form call: {} tokens", call.tokens));
   if (call.q.heads <= 0) throw InvalidInput(fmt::format("rope form call: q has {} heads", call.q.heads));
-  const std::size_t element = call.storage == StorageType::fp32 ? 4 : 2;
-  if (call.buffer.size() % element != 0) {
+  if (call.buffer.size() % static_cast<std::size_t>(element_bytes(call.storage)) != 0) {
     throw InvalidInput(fmt::format("rope form call: the buffer's {} bytes are not whole {} elements",
                                    call.buffer.size(), to_string(call.storage)));
   }
@@ -121,7 +121,7 @@ const RopeFormCapabilities& RopeFormImpl::checked_capabilities() const {
 }
 
 void RopeFormImpl::apply(const RopeFormCall& call) const {
-  validate(call);
+  validate_form_call(call);
   const RopeCapabilities rope = rope_capabilities();
   if (const std::string why = rope.why_unsupported(call.spec); !why.empty()) {
     throw InvalidInput(fmt::format("{}: {}", id(), why));

@@ -91,7 +91,4 @@ class RopeFormImpl {
   mutable RopeFormCapabilities capabilities_;
 };
 
-// The whole checks of apply(), for hosts that pass a call on (a plugin's, a Python function's).
-void validate(const RopeFormCall& call);
-
 }  // namespace ropecheck

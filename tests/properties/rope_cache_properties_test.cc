@@ -12,6 +12,7 @@
 #include "impls/registry.h"
 #include "properties/catalogue.h"
 #include "properties/harness/rope_cache_cases.h"
+#include "tests/support/draw_cases.h"
 #include "tests/support/property_case.h"
 #include "tests/support/test_config.h"
 
@@ -53,17 +54,10 @@ struct Reach {
       per_head_scales = 0, saturating = 0, last_slot_written = 0;
 };
 
-struct QuietListener : rc::detail::TestListener {
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
-
 Reach reach_of(CacheCaseAim aim) {
   Reach r;
-  QuietListener quiet;
   const RopeCacheImpl& impl = *find_rope_cache("rope_then_write/scalar");
-  const auto result = rc::detail::checkTestable([&] {
+  const bool drawn = test::draw_cases(300, 7, [&] {
     const RopeCacheCase c = pick_rope_cache_case(impl, aim);
     r.layouts.insert(c.cache.layout);
     r.storages.insert(c.cache.storage);
@@ -91,13 +85,8 @@ Reach reach_of(CacheCaseAim aim) {
     const double largest = c.cache.storage == CacheStorage::fp8_e4m3 ? 448 : 57344;
     r.saturating += is_fp8(c.cache.storage) &&
                     std::any_of(truth.k_cache.begin(), truth.k_cache.end(), [&](double y) { return std::abs(y) > largest; });
-  }, rc::detail::TestMetadata{}, [] {
-    rc::detail::TestParams params;
-    params.maxSuccess = 300;
-    params.seed = 7;
-    return params;
-  }(), quiet);
-  EXPECT_TRUE(result.is<rc::detail::SuccessResult>());
+  });
+  EXPECT_TRUE(drawn);
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include "properties/catalogue.h"
 #include "properties/harness/guarded_apply.h"
 #include "properties/harness/rope_form_cases.h"
+#include "tests/support/draw_cases.h"
 #include "tests/support/property_case.h"
 #include "tests/support/test_config.h"
 
@@ -57,18 +58,11 @@ struct FormReach {
       wide = 0, small_heads = 0, threads = 0;
 };
 
-struct FormQuiet : rc::detail::TestListener {
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
-
 FormReach form_reach(FormCaseAim aim) {
   FormReach r;
-  FormQuiet quiet;
   const RopeFormImpl& impl = *find_rope_form("form_reference/scalar");
   CallThreadsInForce threads(32);
-  const auto result = rc::detail::checkTestable([&] {
+  const bool drawn = test::draw_cases(300, 7, [&] {
     const RopeFormCase c = pick_rope_form_case(impl, aim);
     r.layouts.insert(c.layout);
     r.storages.insert(c.storage);
@@ -88,13 +82,8 @@ FormReach form_reach(FormCaseAim aim) {
     r.threads += c.threads > 1;
     const std::vector<float> q = gather_rows(c, c.buffer, c.q);
     r.small_heads += std::any_of(q.begin(), q.end(), [](float v) { return v != 0 && std::abs(v) < 0x1p-15f; });
-  }, rc::detail::TestMetadata{}, [] {
-    rc::detail::TestParams params;
-    params.maxSuccess = 300;
-    params.seed = 7;
-    return params;
-  }(), quiet);
-  EXPECT_TRUE(result.is<rc::detail::SuccessResult>());
+  });
+  EXPECT_TRUE(drawn);
   return r;
 }
 
