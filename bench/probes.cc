@@ -1,16 +1,24 @@
-// The in-place probe at three levels, each in a function compiled for its own ISA by a target
-// attribute (the file itself is built for baseline x86-64: the binary must run on any CPU).
+// The in-place probe at the levels of the build's architecture. x86-64: three, each in a function
+// compiled for its own ISA by a target attribute (the file itself is built for baseline x86-64:
+// the binary must run on any CPU). aarch64: NEON, the baseline's (every aarch64 CPU has it; an
+// SVE probe would move the same bytes, which are the limit, not the lanes).
 #include "bench/probes.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ropecheck::bench {
 namespace {
 
 using Probe = void (*)(float*, std::size_t, float);
 
+#if defined(__x86_64__)
 // Four vectors in flight per step: enough independent loads to keep the memory system busy.
 __attribute__((target("avx512f"))) void scale_avx512(float* x, std::size_t n, float s) {
   const __m512 v = _mm512_set1_ps(s);
@@ -38,10 +46,6 @@ __attribute__((target("avx2"))) void scale_avx2(float* x, std::size_t n, float s
     _mm256_storeu_ps(x + i + 24, _mm256_mul_ps(d, v));
   }
   for (; i < n; ++i) x[i] *= s;
-}
-
-void scale_plain(float* x, std::size_t n, float s) {
-  for (std::size_t i = 0; i < n; ++i) x[i] *= s;
 }
 
 // Four accumulators: the adds' latency stays out of the way of the loads.
@@ -98,6 +102,51 @@ __attribute__((target("avx2"))) void fill_avx2(std::byte* out, std::size_t n, st
   for (; i < n; ++i) out[i] = value;
 }
 
+#endif
+
+#if defined(__aarch64__)
+// As the x86 probes: four vectors in flight a step, four accumulators.
+void scale_neon(float* x, std::size_t n, float s) {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const float32x4_t a = vld1q_f32(x + i), b = vld1q_f32(x + i + 4);
+    const float32x4_t c = vld1q_f32(x + i + 8), d = vld1q_f32(x + i + 12);
+    vst1q_f32(x + i, vmulq_n_f32(a, s));
+    vst1q_f32(x + i + 4, vmulq_n_f32(b, s));
+    vst1q_f32(x + i + 8, vmulq_n_f32(c, s));
+    vst1q_f32(x + i + 12, vmulq_n_f32(d, s));
+  }
+  for (; i < n; ++i) x[i] *= s;
+}
+
+float read_neon(const float* x, std::size_t n) {
+  float32x4_t a = vdupq_n_f32(0), b = a, c = a, d = a;
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    a = vaddq_f32(a, vld1q_f32(x + i));
+    b = vaddq_f32(b, vld1q_f32(x + i + 4));
+    c = vaddq_f32(c, vld1q_f32(x + i + 8));
+    d = vaddq_f32(d, vld1q_f32(x + i + 12));
+  }
+  float sum = vaddvq_f32(vaddq_f32(vaddq_f32(a, b), vaddq_f32(c, d)));
+  for (; i < n; ++i) sum += x[i];
+  return sum;
+}
+
+void fill_neon(std::byte* out, std::size_t n, std::byte value) {
+  const uint8x16_t v = vdupq_n_u8(static_cast<std::uint8_t>(value));
+  std::size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    for (std::size_t j = 0; j < 64; j += 16) vst1q_u8(reinterpret_cast<std::uint8_t*>(out + i + j), v);
+  }
+  for (; i < n; ++i) out[i] = value;
+}
+#endif
+
+void scale_plain(float* x, std::size_t n, float s) {
+  for (std::size_t i = 0; i < n; ++i) x[i] *= s;
+}
+
 float read_plain(const float* x, std::size_t n) {
   float sum = 0;
   for (std::size_t i = 0; i < n; ++i) sum += x[i];
@@ -115,12 +164,17 @@ struct Level {
   void (*fill)(std::byte*, std::size_t, std::byte);
 };
 
-// cpuid, not ROPECHECK_ISA: the probe is the machine's limit even when the kernels are pinned low.
+// The CPU's, not ROPECHECK_ISA: the probe is the machine's limit even when the kernels are pinned
+// low.
 const Level& best_level() {
   static const Level level = [] {
+#if defined(__x86_64__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) return Level{scale_avx512, "avx512f", read_avx512, fill_avx512};
     if (__builtin_cpu_supports("avx2")) return Level{scale_avx2, "avx2", read_avx2, fill_avx2};
+#elif defined(__aarch64__)
+    return Level{scale_neon, "neon", read_neon, fill_neon};
+#endif
     return Level{scale_plain, "scalar", read_plain, fill_plain};
   }();
   return level;

@@ -20,7 +20,7 @@ void inplace_scale(std::span<float> x, float s);
 float stream_read(std::span<const float> x);
 void stream_fill(std::span<std::byte> out, std::byte value);
 
-// The level inplace_scale runs at here: "avx512f", "avx2" or "scalar".
+// The level inplace_scale runs at here: "avx512f", "avx2", "neon" or "scalar".
 std::string_view inplace_scale_isa();
 
 }  // namespace ropecheck::bench

@@ -15,7 +15,6 @@
 #include <benchmark/benchmark.h>
 
 #include <time.h>
-#include <x86intrin.h>
 
 #include <chrono>
 #include <cstdint>
@@ -23,6 +22,7 @@
 #include <type_traits>
 
 #include "bench/counted_region.h"
+#include "bench/tick_count.h"
 
 namespace ropecheck::bench {
 
@@ -59,7 +59,7 @@ double run_with_limit(benchmark::State& state, Step&& step, Probe&& probe, doubl
     count_calls(state, step);
     return 0;
   }
-  constexpr unsigned long long kSliceTicks = 2'000'000;  // ~1 ms at 2 GHz of TSC
+  const unsigned long long kSliceTicks = ticks_per_millisecond();
   std::chrono::duration<double> case_time{0}, probe_time{0}, rival_time{0};
   std::int64_t passes = 0, rival_passes = 0;
   probe();  // untimed: page faults, caches
@@ -89,15 +89,15 @@ double run_with_limit(benchmark::State& state, Step&& step, Probe&& probe, doubl
     }
   };
   auto slice_start = TimeClock::now();
-  auto slice_ticks = __rdtsc();
+  auto slice_ticks = tick_count();
   for (auto _ : state) {
     step();
-    if (__rdtsc() - slice_ticks > kSliceTicks) {
+    if (tick_count() - slice_ticks > kSliceTicks) {
       state.PauseTiming();
       close_slice(slice_start);
       state.ResumeTiming();
       slice_start = TimeClock::now();
-      slice_ticks = __rdtsc();
+      slice_ticks = tick_count();
     }
   }
   close_slice(slice_start);

@@ -30,10 +30,11 @@ void call_slowed(double percent, Call&& call);
 
 }  // namespace ropecheck::bench
 
-#include <x86intrin.h>
+#include "bench/tick_count.h"
 
-// The time-stamp counter, not a clock call: reading it costs a few ns, which even a decode-sized
-// call (under a microsecond) does not notice, so the slowdown is the percentage asked for.
+// Ticks (bench/tick_count.h), not a clock call: reading them costs a few ns, which even a
+// decode-sized call (under a microsecond) does not notice, so the slowdown is the percentage asked
+// for.
 template <typename Call>
 void ropecheck::bench::call_slowed(double percent, Call&& call) {
   if (percent <= 0) {
@@ -45,10 +46,10 @@ void ropecheck::bench::call_slowed(double percent, Call&& call) {
     for (int n = counted_extra_calls_due(percent); n > 0; --n) call();
     return;
   }
-  const unsigned long long start = __rdtsc();
+  const unsigned long long start = tick_count();
   call();
-  const unsigned long long took = __rdtsc() - start;
+  const unsigned long long took = tick_count() - start;
   const auto until = start + took + static_cast<unsigned long long>(static_cast<double>(took) * percent / 100);
-  while (__rdtsc() < until) {
+  while (tick_count() < until) {
   }
 }

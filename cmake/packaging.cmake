@@ -60,8 +60,17 @@ install(FILES ${CMAKE_BINARY_DIR}/generated/debian/changelog.gz DESTINATION ${CM
 find_program(ROPECHECK_HELP2MAN help2man)
 if(ROPECHECK_HELP2MAN AND NOT ROPECHECK_SANITIZE)
   set(man ${CMAKE_BINARY_DIR}/man/ropecheck.1.gz)
+  # A cross-build's CLI runs through its emulator (qemu-aarch64): help2man is given a script that
+  # starts it so (cmake/toolchains/).
+  set(man_cli $<TARGET_FILE:ropecheck>)
+  if(CMAKE_CROSSCOMPILING_EMULATOR)
+    set(man_cli ${CMAKE_BINARY_DIR}/man/ropecheck-emulated)
+    file(GENERATE OUTPUT ${man_cli}
+         CONTENT "#!/bin/sh\nexec ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:ropecheck> \"$@\"\n"
+         FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE)
+  endif()
   add_custom_command(OUTPUT ${man}
-                     COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:ropecheck> -DHELP2MAN=${ROPECHECK_HELP2MAN}
+                     COMMAND ${CMAKE_COMMAND} -DCLI=${man_cli} -DHELP2MAN=${ROPECHECK_HELP2MAN}
                              -DOUT=${man} -DVERSION=${PROJECT_VERSION} -P ${CMAKE_SOURCE_DIR}/cmake/man_page.cmake
                      DEPENDS ropecheck ${CMAKE_SOURCE_DIR}/cmake/man_page.cmake VERBATIM)
   add_custom_target(ropecheck_man_page ALL DEPENDS ${man})

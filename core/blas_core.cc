@@ -32,7 +32,7 @@ std::optional<std::string> blas_core_for(Isa level, std::string_view detected) {
     case Isa::avx512:
       if (one_of(detected, kAvx512Cores) || one_of(detected, kAvx2Cores)) return std::nullopt;
       return "SkylakeX";
-    case Isa::scalar:
+    default:  // scalar; aarch64's levels: OpenBLAS's own choice (its cores are per CPU model, not per level)
       break;
   }
   return std::nullopt;

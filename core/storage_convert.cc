@@ -13,7 +13,11 @@
 namespace ropecheck {
 namespace {
 
+#if defined(__x86_64__)
 #define ROPECHECK_CLONED __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ROPECHECK_CLONED  // aarch64: NEON is the baseline, and GCC 12 clones for x86 only
+#endif
 
 // Selects as masks, not ?: on values, in functions marked inline: GCC 12 turned the ?: forms back
 // into branches and left widen_fp16 and round_fp16 scalar loops (narrow_fp16 too in the baseline

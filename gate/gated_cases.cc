@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "bench/format/case_name.h"
 #include "bench/format/shapes.h"
@@ -59,9 +60,11 @@ std::string counted_level(const std::vector<std::string>& counted_kernels) {
 }
 
 std::string counted_level_note(const std::string& level) {
-  if (cpu_supports(Isa::avx512)) {
-    return fmt::format("this CPU has AVX-512, which Valgrind does not run: kernels counted at {}",
-                       level.empty() ? "no level" : level);
+  for (const auto& [isa, name] : {std::pair{Isa::avx512, "AVX-512"}, std::pair{Isa::sve, "SVE"}}) {
+    if (cpu_supports(isa)) {
+      return fmt::format("this CPU has {}, which Valgrind does not run: kernels counted at {}", name,
+                         level.empty() ? "no level" : level);
+    }
   }
   return "";
 }

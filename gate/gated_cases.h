@@ -23,8 +23,8 @@ inline constexpr std::string_view kGatedLayout = "interleaved";
 
 // The kernel families and their levels, fastest first (impls/kernels/kernel_rope.cc's ids).
 inline constexpr std::string_view kGatedKernelFamilies[] = {"kernel", "kernel_bf16", "kernel_fp16"};
-inline constexpr std::string_view kKernelLevelsFastestFirst[] = {"avx512bf16", "avx512", "avx2",
-                                                                  "scalar"};
+inline constexpr std::string_view kKernelLevelsFastestFirst[] = {"avx512bf16", "avx512", "avx2", "sve",
+                                                                  "neon", "scalar"};
 
 // The attention problem (bench/format/shapes.h's kAttentionProblems), at one OpenBLAS thread.
 inline constexpr long kGatedAttentionTokens = 512;
@@ -38,8 +38,8 @@ std::vector<std::string> fastest_kernels(const std::vector<std::string>& availab
 std::string default_gate_filter(const std::vector<std::string>& kernels);
 
 // Counted (`gate --measure counted`, `count`): the kernel levels Valgrind runs, fastest first.
-// Valgrind has no AVX-512 (its CPUID shows none, so nothing dispatches to it there).
-inline constexpr std::string_view kCountedLevelsFastestFirst[] = {"avx2", "scalar"};
+// Valgrind has no AVX-512 (its CPUID shows none, so nothing dispatches to it there) and no SVE.
+inline constexpr std::string_view kCountedLevelsFastestFirst[] = {"avx2", "neon", "scalar"};
 
 // Per family, the fastest level among `available` that Valgrind runs.
 std::vector<std::string> fastest_counted_kernels(const std::vector<std::string>& available);

@@ -75,6 +75,8 @@ class BlasAttention final : public AttentionImpl {
     switch (softmax_) {
       case Isa::avx512: return "OpenBLAS sgemm on blocks of query rows, AVX-512 softmax (SLEEF)";
       case Isa::avx2: return "OpenBLAS sgemm on blocks of query rows, AVX2 softmax (SLEEF)";
+      case Isa::neon: return "OpenBLAS sgemm on blocks of query rows, NEON softmax (SLEEF)";
+      case Isa::sve: return "OpenBLAS sgemm on blocks of query rows, SVE softmax (SLEEF)";
       case Isa::scalar: break;
     }
     return "OpenBLAS sgemm on blocks of query rows, scalar softmax";
@@ -125,22 +127,26 @@ class FusedAttention final : public AttentionImpl {
 std::unique_ptr<AttentionImpl> make_attention_fused_scalar() {
   return std::make_unique<FusedAttention>(Isa::scalar);
 }
+#if defined(__x86_64__)
 std::unique_ptr<AttentionImpl> make_attention_fused_avx2() {
   return std::make_unique<FusedAttention>(Isa::avx2);
 }
 std::unique_ptr<AttentionImpl> make_attention_fused_avx512() {
   return std::make_unique<FusedAttention>(Isa::avx512);
 }
+#endif
 
 std::unique_ptr<AttentionImpl> make_attention_naive() { return std::make_unique<NaiveAttention>(); }
 std::unique_ptr<AttentionImpl> make_attention_blas_scalar() {
   return std::make_unique<BlasAttention>(Isa::scalar);
 }
+#if defined(__x86_64__)
 std::unique_ptr<AttentionImpl> make_attention_blas_avx2() {
   return std::make_unique<BlasAttention>(Isa::avx2);
 }
 std::unique_ptr<AttentionImpl> make_attention_blas_avx512() {
   return std::make_unique<BlasAttention>(Isa::avx512);
 }
+#endif
 
 }  // namespace ropecheck

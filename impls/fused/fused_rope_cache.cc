@@ -28,8 +28,11 @@ struct LevelKernels {
 LevelKernels level_kernels(Isa level) {
   switch (level) {
     case Isa::scalar: return {level, kernels::fused_rope_cache_scalar, kernels::cache_write_scalar};
+#if defined(__x86_64__)
     case Isa::avx2: return {level, kernels::fused_rope_cache_avx2, kernels::cache_write_avx2};
     case Isa::avx512: return {level, kernels::fused_rope_cache_avx512, kernels::cache_write_avx512};
+#endif
+    default: break;  // a level not built here
   }
   throw InvalidInput("fused cache: unknown ISA level");
 }
@@ -162,12 +165,14 @@ class CallCheck final : public RopeCacheImpl {
 std::unique_ptr<RopeCacheImpl> make_fused_cache_scalar() {
   return std::make_unique<FusedRopeCache>("fused_cache/scalar", level_kernels(Isa::scalar));
 }
+#if defined(__x86_64__)
 std::unique_ptr<RopeCacheImpl> make_fused_cache_avx2() {
   return std::make_unique<FusedRopeCache>("fused_cache/avx2", level_kernels(Isa::avx2));
 }
 std::unique_ptr<RopeCacheImpl> make_fused_cache_avx512() {
   return std::make_unique<FusedRopeCache>("fused_cache/avx512", level_kernels(Isa::avx512));
 }
+#endif
 
 void rotate_in_place_then_write(Isa level, const RopeCacheCall& call, std::span<float> k) {
   if (call.k.data() != k.data() || call.k.size() != k.size()) {

@@ -30,8 +30,11 @@ using FormKernel = void (*)(const kernels::QkNormRopeArgs&);
 FormKernel qkn_kernel(Isa level) {
   switch (level) {
     case Isa::scalar: return kernels::qk_norm_rope_scalar;
+#if defined(__x86_64__)
     case Isa::avx2: return kernels::qk_norm_rope_avx2;
     case Isa::avx512: return kernels::qk_norm_rope_avx512;
+#endif
+    default: break;  // a level not built here
   }
   throw InvalidInput("qk_norm_rope: unknown ISA level");
 }
@@ -149,20 +152,24 @@ class QkNormRope final : public RopeFormImpl {
 std::unique_ptr<RopeFormImpl> make_qk_norm_rope_scalar() {
   return std::make_unique<QkNormRope>("qk_norm_rope/scalar", Isa::scalar, false);
 }
+#if defined(__x86_64__)
 std::unique_ptr<RopeFormImpl> make_qk_norm_rope_avx2() {
   return std::make_unique<QkNormRope>("qk_norm_rope/avx2", Isa::avx2, false);
 }
 std::unique_ptr<RopeFormImpl> make_qk_norm_rope_avx512() {
   return std::make_unique<QkNormRope>("qk_norm_rope/avx512", Isa::avx512, false);
 }
+#endif
 std::unique_ptr<RopeFormImpl> make_norm_then_rope_scalar() {
   return std::make_unique<QkNormRope>("norm_then_rope/scalar", Isa::scalar, true);
 }
+#if defined(__x86_64__)
 std::unique_ptr<RopeFormImpl> make_norm_then_rope_avx2() {
   return std::make_unique<QkNormRope>("norm_then_rope/avx2", Isa::avx2, true);
 }
 std::unique_ptr<RopeFormImpl> make_norm_then_rope_avx512() {
   return std::make_unique<QkNormRope>("norm_then_rope/avx512", Isa::avx512, true);
 }
+#endif
 
 }  // namespace ropecheck

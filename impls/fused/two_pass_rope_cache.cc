@@ -109,11 +109,13 @@ std::unique_ptr<RopeImpl> make_kernel_avx512();
 std::unique_ptr<RopeCacheImpl> make_rope_then_write_scalar() {
   return std::make_unique<TwoPassRopeCache>(make_kernel_scalar(), "rope_then_write/scalar");
 }
+#if defined(__x86_64__)
 std::unique_ptr<RopeCacheImpl> make_rope_then_write_avx2() {
   return std::make_unique<TwoPassRopeCache>(make_kernel_avx2(), "rope_then_write/avx2");
 }
 std::unique_ptr<RopeCacheImpl> make_rope_then_write_avx512() {
   return std::make_unique<TwoPassRopeCache>(make_kernel_avx512(), "rope_then_write/avx512");
 }
+#endif
 
 }  // namespace ropecheck

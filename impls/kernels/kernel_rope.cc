@@ -116,6 +116,7 @@ std::unique_ptr<RopeImpl> make_kernel_scalar() {
   return std::make_unique<KernelRope>("kernel/scalar", "scalar", level_available<Isa::scalar>,
                                       KernelEntry{.fp32 = kernels::rope_kernel_scalar});
 }
+#if defined(__x86_64__)
 std::unique_ptr<RopeImpl> make_kernel_avx2() {
   return std::make_unique<KernelRope>("kernel/avx2", "avx2", level_available<Isa::avx2>,
                                       KernelEntry{.fp32 = kernels::rope_kernel_avx2});
@@ -124,10 +125,12 @@ std::unique_ptr<RopeImpl> make_kernel_avx512() {
   return std::make_unique<KernelRope>("kernel/avx512", "avx512", level_available<Isa::avx512>,
                                       KernelEntry{.fp32 = kernels::rope_kernel_avx512});
 }
+#endif
 std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {
   return std::make_unique<KernelRope>("kernel_bf16/scalar", "scalar", level_available<Isa::scalar>,
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_scalar});
 }
+#if defined(__x86_64__)
 std::unique_ptr<RopeImpl> make_kernel_bf16_avx2() {
   return std::make_unique<KernelRope>("kernel_bf16/avx2", "avx2", level_available<Isa::avx2>,
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx2});
@@ -142,10 +145,12 @@ std::unique_ptr<RopeImpl> make_kernel_bf16_avx512bf16() {
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512bf16});
 }
 
+#endif
 std::unique_ptr<RopeImpl> make_kernel_fp16_scalar() {
   return std::make_unique<KernelRope>("kernel_fp16/scalar", "scalar", level_available<Isa::scalar>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_scalar});
 }
+#if defined(__x86_64__)
 std::unique_ptr<RopeImpl> make_kernel_fp16_avx2() {
   return std::make_unique<KernelRope>("kernel_fp16/avx2", "avx2", level_available<Isa::avx2>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx2});
@@ -154,5 +159,7 @@ std::unique_ptr<RopeImpl> make_kernel_fp16_avx512() {
   return std::make_unique<KernelRope>("kernel_fp16/avx512", "avx512", level_available<Isa::avx512>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx512});
 }
+
+#endif
 
 }  // namespace ropecheck

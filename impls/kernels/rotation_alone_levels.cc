@@ -6,6 +6,7 @@
 namespace ropecheck::kernels {
 namespace {
 
+#if defined(__x86_64__)
 constexpr RotationAloneLevel kRotationAloneLevels[] = {
     {"rotation/avx2", "kernel/avx2", StorageType::fp32, Isa::avx2, false, 16, rotation_alone_avx2, nullptr, nullptr},
     {"rotation/avx512", "kernel/avx512", StorageType::fp32, Isa::avx512, false, 32, rotation_alone_avx512, nullptr,
@@ -22,6 +23,7 @@ constexpr RotationAloneLevel kRotationAloneLevels[] = {
     {"rotation_bf16/avx512bf16", "kernel_bf16/avx512bf16", StorageType::bf16, Isa::avx512, true, 64, nullptr,
      nullptr, rotation_alone_bf16_avx512bf16},
 };
+#endif
 
 }  // namespace
 
@@ -29,6 +31,12 @@ bool RotationAloneLevel::available(std::string* why) const {
   return cpu_supports(isa, why) && (!needs_avx512_bf16 || cpu_supports_avx512_bf16(why));
 }
 
-std::span<const RotationAloneLevel> rotation_alone_levels() { return kRotationAloneLevels; }
+std::span<const RotationAloneLevel> rotation_alone_levels() {
+#if defined(__x86_64__)
+  return kRotationAloneLevels;
+#else
+  return {};
+#endif
+}
 
 }  // namespace ropecheck::kernels

@@ -6,6 +6,7 @@
 namespace ropecheck::kernels {
 namespace {
 
+#if defined(__x86_64__)
 constexpr RoundTripLevel kLevels[] = {
     {"conversion_fp16/avx2", "kernel_fp16/avx2", StorageType::fp16, Isa::avx2, false, round_trip_fp16_avx2, nullptr},
     {"conversion_fp16/avx512", "kernel_fp16/avx512", StorageType::fp16, Isa::avx512, false, round_trip_fp16_avx512,
@@ -16,6 +17,7 @@ constexpr RoundTripLevel kLevels[] = {
     {"conversion_bf16/avx512bf16", "kernel_bf16/avx512bf16", StorageType::bf16, Isa::avx512, true, nullptr,
      round_trip_bf16_avx512bf16},
 };
+#endif
 
 }  // namespace
 
@@ -23,6 +25,12 @@ bool RoundTripLevel::available(std::string* why) const {
   return cpu_supports(isa, why) && (!needs_avx512_bf16 || cpu_supports_avx512_bf16(why));
 }
 
-std::span<const RoundTripLevel> round_trip_levels() { return kLevels; }
+std::span<const RoundTripLevel> round_trip_levels() {
+#if defined(__x86_64__)
+  return kLevels;
+#else
+  return {};
+#endif
+}
 
 }  // namespace ropecheck::kernels

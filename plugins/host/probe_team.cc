@@ -1,7 +1,6 @@
 // run_probe_team: the same-run probe on a timed plugin call's thread count (probe_team.h).
 #include "plugins/host/probe_team.h"
 
-#include <immintrin.h>
 #include <time.h>
 
 #include <algorithm>
@@ -10,6 +9,19 @@
 #include <vector>
 
 namespace ropecheck {
+namespace {
+
+// A spin-wait's pause: the core told that this thread waits (x86 pause, arm yield).
+inline void spin_pause() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
 namespace {
 
 // Thread i's contiguous share of the tokens, as bench/rope_cases.cc's my_tokens.
@@ -67,7 +79,7 @@ ProbeTeamResult run_probe_team(plugin_protocol::WorkerProbe probe, float* q, std
       const Share mine = share_of(i, n, q, q_floats, k, k_floats, tokens);
       for (std::int64_t seen = 0;;) {
         while (batch_number.load(std::memory_order_acquire) == seen && !stop.load(std::memory_order_acquire)) {
-          _mm_pause();
+          spin_pause();
         }
         if (stop.load(std::memory_order_acquire)) return;
         seen = batch_number.load(std::memory_order_acquire);
@@ -83,7 +95,7 @@ ProbeTeamResult run_probe_team(plugin_protocol::WorkerProbe probe, float* q, std
     const double start = seconds_on(CLOCK_MONOTONIC);
     batch_number.fetch_add(1, std::memory_order_acq_rel);
     run_share(probe, mine, batch);
-    while (done.load(std::memory_order_acquire) != n - 1) _mm_pause();
+    while (done.load(std::memory_order_acquire) != n - 1) spin_pause();
     result.seconds += seconds_on(CLOCK_MONOTONIC) - start;
     result.passes += batch;
     if (result.seconds >= min_seconds) break;

@@ -21,7 +21,9 @@ std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
+#if defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
 void fill(float* x, std::size_t count, std::uint64_t key, int lo, std::uint64_t span) {
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t r = mix(key ^ (i * 0x9e3779b97f4a7c15ull));

@@ -68,13 +68,19 @@ TEST(Fp16Conversion, EveryFp16RoundTripsAndEveryMidpointTiesToEven) {
   }
 }
 
-#if defined(__FLT16_MAX__)
-// The compiler's _Float16 (libgcc's or F16C's conversion): an independent rounding.
+#if defined(__aarch64__) || defined(__FLT16_MAX__)
+// The compiler's half type (x86: _Float16, libgcc's or F16C's conversion; aarch64: __fp16, the
+// hardware's fcvt): an independent rounding.
+#if defined(__aarch64__)
+using CompilersHalf = __fp16;
+#else
+using CompilersHalf = _Float16;
+#endif
 TEST(Fp16Conversion, AgreesWithTheCompilersFloat16) {
   for (std::uint64_t bits = 0; bits <= 0xFFFFFFFFu; bits += 4099) {
     const float f = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
     if (std::isnan(f)) continue;
-    const _Float16 theirs = static_cast<_Float16>(f);
+    const CompilersHalf theirs = static_cast<CompilersHalf>(f);
     std::uint16_t their_bits;
     std::memcpy(&their_bits, &theirs, sizeof their_bits);
     ASSERT_EQ(fp16_bits(f), their_bits) << std::hexfloat << f;

@@ -36,6 +36,7 @@ TEST(SoftmaxLevels, EachLevelRunsItsOwnKernel) {
   const auto scalar = softmax_with(kernels::softmax_row_scalar);
   EXPECT_EQ(softmax_at(Isa::scalar), scalar);
   std::string why;
+#if defined(__x86_64__)
   if (!cpu_supports(Isa::avx2, &why)) GTEST_SKIP() << why;
   const auto avx2 = softmax_with(kernels::softmax_row_avx2);
   EXPECT_EQ(softmax_at(Isa::avx2), avx2);
@@ -45,6 +46,7 @@ TEST(SoftmaxLevels, EachLevelRunsItsOwnKernel) {
   const auto avx512 = softmax_with(kernels::softmax_row_avx512);
   EXPECT_EQ(softmax_at(Isa::avx512), avx512);
   EXPECT_NE(scalar, avx512);
+#endif
 }
 
 // Rows up to 145 scores: the AVX-512 max pass's four-vector steps (64 scores), its single
@@ -56,8 +58,8 @@ constexpr std::int64_t kLongestRow = 2 * 64 + 16 + 1;
 // (-inf) among them, and a row all masked: within the two exps' and the sums' rounding (below),
 // zeros where a key is masked or the whole row is, and nothing written past the row.
 TEST(SoftmaxLevels, VectorLevelsAgreeWithScalarOnEveryTail) {
-  for (const Isa level : {Isa::avx2, Isa::avx512}) {
-    if (!cpu_supports(level)) continue;
+  for (const Isa level : built_levels()) {
+    if (level == Isa::scalar || !cpu_supports(level)) continue;
     for (std::int64_t n = 1; n <= kLongestRow; ++n) {
       std::vector<float> row(static_cast<std::size_t>(n) + 8, 123.0f);  // guards past n
       for (std::int64_t j = 0; j < n; ++j) {
