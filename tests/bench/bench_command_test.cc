@@ -17,6 +17,7 @@
 #include "cli/cli_app.h"
 #include "core/exit_codes.h"
 #include "core/isa.h"
+#include "tests/support/levels.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -92,15 +93,16 @@ TEST(BenchCommand, WritesGoogleBenchmarkJsonWithSameRunLimitsAndContext) {
 }
 
 TEST(BenchCommand, TimesEachSixteenBitKernelBesideItsConversionsAlone) {
-  if (!cpu_supports(Isa::avx2)) GTEST_SKIP() << "no AVX2: no 16-bit kernel level above scalar to bound";
+  const std::string level = test::level_name(test::first_simd_level());
+  if (!cpu_supports(test::first_simd_level())) GTEST_SKIP() << "no 16-bit kernel level above scalar to bound here";
   const fs::path dir = scratch("conversion");
-  const auto run = bench({"--filter", "^(conversion|kernel)_fp16/avx2/gpt2_small_prefill512/", "--out",
+  const auto run = bench({"--filter", "^(conversion|kernel)_fp16/" + level + "/gpt2_small_prefill512/", "--out",
                           dir.string()});
   ASSERT_EQ(run.code, kExitOk) << run.out << run.err;
   const auto doc = read_json(dir / "bench.json");
   int conversions = 0;
   for (const auto& b : doc["benchmarks"]) {
-    if (b["run_type"] != "iteration" || b["run_name"] != "conversion_fp16/avx2/gpt2_small_prefill512/real_time/threads:1") {
+    if (b["run_type"] != "iteration" || b["run_name"] != "conversion_fp16/" + level + "/gpt2_small_prefill512/real_time/threads:1") {
       continue;
     }
     ++conversions;
@@ -111,12 +113,12 @@ TEST(BenchCommand, TimesEachSixteenBitKernelBesideItsConversionsAlone) {
   // The console table: each layout's kernel case twice, against its probe and against the
   // conversions (by limit_fraction).
   for (const char* layout : {"interleaved", "half_split"}) {
-    const std::string row = fmt::format("\nkernel_fp16/avx2/gpt2_small_prefill512/{}/threads:1 ", layout);
+    const std::string row = fmt::format("\nkernel_fp16/{}/gpt2_small_prefill512/{}/threads:1 ", level, layout);
     const auto first = run.out.find(row);
     ASSERT_NE(first, std::string::npos) << run.out;
     EXPECT_NE(run.out.find(row, first + 1), std::string::npos) << run.out;
   }
-  EXPECT_NE(run.out.find("conversion_fp16/avx2/gpt2_small_prefill512 (by limit_fraction)"), std::string::npos)
+  EXPECT_NE(run.out.find("conversion_fp16/" + level + "/gpt2_small_prefill512 (by limit_fraction)"), std::string::npos)
       << run.out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/isa.h"
 #include "reports/verdict_text.h"
+#include "tests/support/levels.h"
 #include "tests/support/test_process.h"
 
 namespace ropecheck {
@@ -172,28 +173,29 @@ TEST_P(CliMainJobAtLevel, IsOneScreenAndLeavesTheHigherLevelsOutInOneLine) {
   EXPECT_EQ(run.out.rfind("Verdict: PASSED", 0), 0u) << run.out;
   expect_one_screen(run);
   EXPECT_NE(run.out.find(fmt::format("(kernel levels this CPU runs: {})",
-                                     level == Isa::scalar ? "scalar" : "scalar avx2")),
+                                     level == Isa::scalar ? "scalar" : "scalar " + test::level_name(level))),
             std::string::npos)
       << run.out;
   // One line says how many the bench left out and why; the log names each.
   const auto left_out = lines_containing(run.err, " kernels left out, levels ");
   ASSERT_EQ(left_out.size(), 1u) << run.err;
-  EXPECT_NE(left_out.front().find("avx512"), std::string::npos) << left_out.front();
+  EXPECT_NE(left_out.front().find(test::level_name(test::widest_level())), std::string::npos) << left_out.front();
   EXPECT_NE(left_out.front().find(fmt::format("capped by ROPECHECK_ISA={}", to_string(level))), std::string::npos)
       << left_out.front();
   const std::string log = slurp(cwd / "reports" / "out" / "latest" / "main_job.log");
   const auto each = lines_containing(log, "Not run on this CPU: ");
   EXPECT_NE(left_out.front().find(fmt::format("] bench: {} kernels", each.size())), std::string::npos)
       << left_out.front() << "\n" << each.size() << " in the log";
-  EXPECT_FALSE(lines_containing(log, "Not run on this CPU: kernel/avx512: ").empty()) << log.substr(0, 2000);
+  EXPECT_FALSE(lines_containing(log, "Not run on this CPU: kernel/" + test::level_name(test::widest_level()) + ": ").empty())
+      << log.substr(0, 2000);
   if (level == Isa::scalar) {
-    EXPECT_FALSE(lines_containing(log, "Not run on this CPU: kernel/avx2: ").empty());
+    EXPECT_FALSE(lines_containing(log, "Not run on this CPU: kernel/" + test::level_name(test::first_simd_level()) + ": ").empty());
     EXPECT_TRUE(lines_containing(run.err, "main job: with ").empty()) << run.err;
     EXPECT_EQ(run.out.find("Peers ("), std::string::npos) << run.out;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Levels, CliMainJobAtLevel, testing::Values(Isa::avx2, Isa::scalar),
+INSTANTIATE_TEST_SUITE_P(Levels, CliMainJobAtLevel, testing::Values(test::first_simd_level(), Isa::scalar),
                          [](const testing::TestParamInfo<Isa>& info) { return std::string(to_string(info.param)); });
 
 }  // namespace

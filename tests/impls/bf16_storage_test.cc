@@ -50,6 +50,7 @@ TEST(Bf16Conversion, EveryBf16RoundTripsAndEveryRoundingIsNearest) {
   }
 }
 
+#if defined(__x86_64__)  // the two AVX-512 bf16 roundings
 // bf16 buffers as the kernels get them (the shared checks are in storage16_test.cc).
 std::vector<std::uint16_t> bf16_run(const RopeImpl& impl, const RopeSpec& spec, std::int64_t tokens,
                                     std::int64_t q_heads, std::int64_t k_heads,
@@ -77,6 +78,7 @@ TEST(Bf16Storage, BothAvx512RoundingsAgreeBitForBit) {
         << to_string(layout);
   }
 }
+#endif
 
 TEST(Bf16Storage, Fp32AnglesAreRefusedByName) {
   // The bf16 kernels form angles in double only (the shared refusals: storage16_test.cc).

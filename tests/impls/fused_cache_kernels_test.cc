@@ -262,6 +262,7 @@ TEST(FusedCacheKernels, Fp8SaturatesAndNeverWritesInfOrNaN) {
   }
 }
 
+#if defined(__x86_64__)
 TEST(FusedCacheKernels, Avx2AndAvx512AgreeBitForBit) {
   // Both levels run the same operations (products and FMAs in the same order, the same roundings),
   // so q and every cache byte agree. (The scalar level has no FMA: it rounds twice.)
@@ -282,6 +283,7 @@ TEST(FusedCacheKernels, Avx2AndAvx512AgreeBitForBit) {
     }
   }
 }
+#endif
 
 TEST(FusedCacheKernels, FairTwoPassesLeaveWhatTheFusedCallLeavesWithKRotatedInPlace) {
   // The bench's two passes: kernel/<level> on q and the caller's k in place, then the fused

@@ -1,6 +1,7 @@
 // The fast kernel at every ISA level this CPU has, on every rotary_dim around the vector tiles
 // (XNNPACK style: below, at, between and above 8 and 16 floats, and the pairs' 4/8 angle tiles),
 // both layouts, GQA, guard floats after the buffers; and the ROPECHECK_ISA override.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,9 +20,12 @@ namespace {
 
 constexpr float kGuard = 12345.0f;  // written after every buffer, must survive every kernel
 
+// kernel/<level> for every level this build has (those the CPU lacks are skipped with the reason).
 std::vector<const RopeImpl*> kernel_levels() {
   std::vector<const RopeImpl*> levels;
-  for (const auto* id : {"kernel/scalar", "kernel/avx2", "kernel/avx512"}) levels.push_back(find_rope(id));
+  for (const Isa level : built_levels()) {
+    if (const RopeImpl* impl = find_rope("kernel/" + std::string(to_string(level)))) levels.push_back(impl);
+  }
   return levels;
 }
 
@@ -135,9 +139,10 @@ TEST(IsaDispatch, EnvironmentPinsTheLevel) {
   EXPECT_EQ(dispatched_isa(), Isa::scalar);
   ::setenv("ROPECHECK_ISA", "sse9", 1);
   EXPECT_THROW(dispatched_isa(), InvalidInput);
-  if (!cpu_supports(Isa::avx512)) {
-    ::setenv("ROPECHECK_ISA", "avx512", 1);
-    EXPECT_THROW(dispatched_isa(), InvalidInput) << "a level this CPU lacks must be refused";
+  for (const Isa level : {Isa::avx512, Isa::sve, Isa::neon}) {
+    if (cpu_supports(level)) continue;  // another architecture's level, or one this CPU lacks
+    ::setenv("ROPECHECK_ISA", std::string(to_string(level)).c_str(), 1);
+    EXPECT_THROW(dispatched_isa(), InvalidInput) << "a level this CPU lacks must be refused: " << to_string(level);
   }
   ::unsetenv("ROPECHECK_ISA");
 }
@@ -146,6 +151,21 @@ TEST(IsaDispatch, LevelsAndNames) {
   EXPECT_TRUE(cpu_supports(Isa::scalar));
   EXPECT_EQ(parse_isa("avx2"), Isa::avx2);
   EXPECT_EQ(to_string(Isa::avx512), "avx512");
+  EXPECT_EQ(parse_isa("sve"), Isa::sve);
+  // Every level of the build has its kernel on every storage; another architecture's level is
+  // known by name, never built, and says so.
+  for (const Isa level : built_levels()) {
+    for (const char* family : {"kernel", "kernel_bf16", "kernel_fp16"}) {
+      EXPECT_NE(find_rope(fmt::format("{}/{}", family, to_string(level))), nullptr) << family << "/" << to_string(level);
+    }
+  }
+  for (const Isa level : {Isa::avx2, Isa::avx512, Isa::neon, Isa::sve}) {
+    if (built_here(level)) continue;
+    std::string why;
+    EXPECT_FALSE(cpu_supports(level, &why));
+    EXPECT_NE(why.find("not built for"), std::string::npos) << why;
+    EXPECT_EQ(find_rope(fmt::format("kernel/{}", to_string(level))), nullptr) << to_string(level);
+  }
   // A level the CPU lacks is unavailable in the registry, with the reason, never silently run.
   for (const RopeImpl* level : kernel_levels()) {
     const auto caps = level->capabilities();

@@ -36,7 +36,7 @@
 namespace ropecheck::qk_norm_rope_kernels_test {
 namespace {
 
-constexpr Isa kLevels[] = {Isa::scalar, Isa::avx2, Isa::avx512};
+const std::span<const Isa> kLevels = built_levels();
 
 // One shape: the spec's dims, the views, the buffer's size, tokens, threads, the norm.
 struct Shape {
