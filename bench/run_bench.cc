@@ -51,6 +51,13 @@ void validate(const BenchOptions& o) {
   for (const int n : o.threads) {
     if (n < 1 || n > 256) throw InvalidInput(fmt::format("--threads: {} is not in [1, 256]", n));
   }
+  if (const MachineInfo machine = this_machine(); !machine.emulated_on.empty() && !emulated_timings_allowed(o)) {
+    throw InvalidInput(fmt::format(
+        "bench: this is {}: every timing would be the emulator's, not an aarch64 CPU's. Time on aarch64 "
+        "hardware, or pass --emulated-timings (ROPECHECK_EMULATED_TIMINGS=1) to time anyway, every result "
+        "marked emulated",
+        machine.cpu_model));
+  }
 }
 
 // The facts Google Benchmark's own context lacks: which CPU features and kernel level, which
@@ -62,10 +69,14 @@ void add_context() {
     if (present) flags += (flags.empty() ? "" : " ") + flag;
   }
   std::string levels;
-  for (const Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+  for (const Isa isa : built_levels()) {
     if (cpu_supports(isa)) levels += (levels.empty() ? "" : " ") + std::string(to_string(isa));
   }
   benchmark::AddCustomContext("ropecheck_cpu_model", machine.cpu_model);
+  if (!machine.emulated_on.empty()) benchmark::AddCustomContext("ropecheck_emulated_on", machine.emulated_on);
+  if (const int sve_bits = sve_vector_bits(); sve_bits > 0) {
+    benchmark::AddCustomContext("ropecheck_sve_vector_bits", std::to_string(sve_bits));
+  }
   benchmark::AddCustomContext("ropecheck_cpu_flags", flags);
   benchmark::AddCustomContext("ropecheck_isa_levels", levels);
   benchmark::AddCustomContext("ropecheck_dispatched_isa", std::string(to_string(dispatched_isa())));
@@ -85,6 +96,11 @@ void add_context() {
 }
 
 }  // namespace
+
+bool emulated_timings_allowed(const BenchOptions& options) {
+  const char* env = std::getenv("ROPECHECK_EMULATED_TIMINGS");
+  return options.emulated_timings || (env != nullptr && std::string_view(env) == "1");
+}
 
 std::vector<int> default_thread_counts() {
   std::vector<int> counts = {1, 2, std::clamp(usable_cpus(), 1, 256)};

@@ -34,6 +34,11 @@ struct BenchOptions {
   // so), its filter must match one case, and its threads are 1.
   int counted_calls = 0;
   std::filesystem::path out_dir = kDefaultOutDir;
+  // Under user-mode emulation (an aarch64 build under qemu-aarch64: core/machine_info.h) a timing
+  // is the emulator's, not the machine's: bench refuses unless asked (--emulated-timings, or
+  // ROPECHECK_EMULATED_TIMINGS=1), and then bench.json, the console and the report mark every
+  // timing as emulated.
+  bool emulated_timings = false;
   // Where Google Benchmark's header goes (date, CPU, caches, load, its warnings); null: stderr,
   // as Google Benchmark writes it. The main job keeps it out of its one-screen summary.
   std::ostream* context_out = nullptr;
@@ -43,5 +48,8 @@ struct BenchOptions {
 // prints the console output and the same-run table to `out`, writes out_dir/bench.json.
 // Returns kExitOk, or kExitFailed when a case failed its check; InvalidInput for bad options.
 int run_bench(const BenchOptions& options, std::ostream& out);
+
+// Whether this process may time under emulation: the option, or ROPECHECK_EMULATED_TIMINGS=1.
+bool emulated_timings_allowed(const BenchOptions& options);
 
 }  // namespace ropecheck

@@ -516,6 +516,10 @@ void add_bench(CLI::App& app, Commands& c) {
   c.bench->add_flag("--time-failing", b.time_failing,
                     "Time implementations that fail their check against the oracle too (each such case "
                     "is marked oracle_failed in bench.json and the report; its error printed once)");
+  c.bench->add_flag("--emulated-timings", b.emulated_timings,
+                    "Time under user-mode emulation (an aarch64 build under qemu-aarch64) anyway: every "
+                    "timing is then the emulator's, and bench.json, the console and the report say so. "
+                    "Without it (or ROPECHECK_EMULATED_TIMINGS=1) bench refuses there");
   c.bench->footer("Exit: 0 ran; 1 a case failed its check against the oracle (not timed, or timed with "
                   "--time-failing); 2 bad usage.");
 }

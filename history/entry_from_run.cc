@@ -114,6 +114,12 @@ Entry entry_from_run(const fs::path& run, const CommitFacts& commit, const std::
   }
   const BenchData bench = read_bench_data(file);
   const RunContext context(bench);
+  if (const auto it = bench.context.find("ropecheck_emulated_on"); it != bench.context.end()) {
+    throw InvalidInput(fmt::format(
+        "{}: timed under emulation on {}: its timings are the emulator's, and a history keeps only runs "
+        "whose timings are the machine's",
+        file.string(), it->second));
+  }
   if (context.required("ropecheck_sanitized") == "true") {
     throw InvalidInput(fmt::format(
         "{}: built with ASan+UBSan: its timings are not representative, and a history keeps "

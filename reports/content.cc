@@ -66,6 +66,9 @@ void machine_section(ReportDoc& doc, const ReportInputs& in) {
   }
   const auto& v = in.verify;
   row("CPU", v ? v->cpu_model : "", "ropecheck_cpu_model");
+  row("emulated on (timings are the emulator's)", v ? v->emulated_on : "", "ropecheck_emulated_on");
+  row("SVE vector length (bits)", v && v->sve_vector_bits > 0 ? std::to_string(v->sve_vector_bits) : "",
+      "ropecheck_sve_vector_bits");
   row("logical CPUs", cpus, "num_cpus");
   row("MHz per CPU", "", "mhz_per_cpu");
   row("ISA flags present", flags, "ropecheck_cpu_flags");
@@ -666,6 +669,13 @@ void performance_section(ReportDoc& doc, const ReportInputs& in, const std::map<
     paragraph(doc, fmt::format("No bench.json in {}: `ropecheck bench --out DIR` writes one.{}", in.in_dir.string(),
                                in.counted ? " Its counts are in the next section." : ""));
     return;
+  }
+  if (const std::string host = context(*in.bench, "ropecheck_emulated_on"); !host.empty()) {
+    paragraph(doc, fmt::format("**EMULATED: these are not this machine's timings.** Every case below was timed under "
+                               "user-mode emulation on {} (an aarch64 build under qemu-aarch64): the speeds are the "
+                               "emulator's, and the same-run limits, the targets and the ratios to them say nothing "
+                               "about an aarch64 CPU. docs/aarch64.md gives the targets on paper.",
+                               host));
   }
   const std::string no_cases = "(no matching cases in bench.json)";
   figure(doc, figures, kPlotThroughput, "RoPE throughput vs tokens: " + no_cases);

@@ -70,6 +70,7 @@ class Reader {
     if (!node_.is_object() || !node_.contains(key) || node_[key].is_null()) return "";
     return string(key);
   }
+  bool has(const char* key) const { return node_.is_object() && node_.contains(key) && !node_[key].is_null(); }
   bool boolean(const char* key) const {
     const Json& v = get(key);
     if (!v.is_boolean()) fail(fmt::format("\"{}\" is not a boolean", key));
@@ -144,6 +145,8 @@ VerifyData read_verify_data(const fs::path& file) {
   v.cpu_model = machine.string("cpu_model");
   v.logical_cpus = static_cast<int>(machine.number("logical_cpus"));
   v.dispatched_isa = machine.string("dispatched_isa");
+  v.emulated_on = machine.string_if_present("emulated_on");
+  if (machine.has("sve_vector_bits")) v.sve_vector_bits = static_cast<int>(machine.number("sve_vector_bits"));
   const Json& flags = machine.get("cpu_flags");
   if (!flags.is_object()) machine.fail("\"cpu_flags\" is not an object");
   for (const auto& [flag, present] : flags.items()) {

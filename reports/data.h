@@ -33,6 +33,8 @@ struct KillRow {
 struct VerifyData {
   std::filesystem::path file;
   std::string version, git_commit, compiler, build_type, timestamp, cpu_model, dispatched_isa;
+  std::string emulated_on;  // "" natively
+  int sve_vector_bits = 0;  // 0: no SVE
   bool sanitized = false;
   int logical_cpus = 0;
   std::vector<std::string> cpu_flags;  // the flags of interest that are present

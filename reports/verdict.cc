@@ -199,6 +199,7 @@ void summarize_bench(const BenchData& bench, VerdictSummary& s) {
   if (const auto it = bench.context.find("ropecheck_sanitized"); it != bench.context.end() && it->second == "true") {
     s.sanitized = true;
   }
+  if (const auto it = bench.context.find("ropecheck_emulated_on"); it != bench.context.end()) s.emulated_on = it->second;
   for (auto headline : {rope_headline(bench, "RoPE fp32 kernels", false), rope_headline(bench, "RoPE 16-bit kernels", true),
                         fused_cache_headline(bench), qk_norm_rope_headline(bench), attention_headline(bench)}) {
     if (headline) s.kernels.push_back(std::move(*headline));

@@ -67,6 +67,7 @@ struct VerdictSummary {
   std::size_t bench_cases = 0;
   std::vector<KernelHeadline> kernels;
   bool sanitized = false;  // an ASan+UBSan build: its timings are not representative
+  std::string emulated_on;  // timed under emulation on this host CPU: the emulator's speeds
   std::vector<PeerVerdict> peers;
 
   // Every own implementation passed and no mutant survived: the run's verdict (peers aside).

@@ -103,7 +103,11 @@ std::string verdict_text(const VerdictSummary& s) {
   if (!s.kernels.empty()) {
     out += fmt::format("Kernels against the same-run limit (1 = the limit; each shape at its fastest level; {} bench "
                        "cases){}:\n",
-                       s.bench_cases, s.sanitized ? " [ASan+UBSan build: not representative]" : "");
+                       s.bench_cases,
+                       s.sanitized               ? " [ASan+UBSan build: not representative]"
+                       : !s.emulated_on.empty() ? fmt::format(" [EMULATED on {}: the emulator's speeds, not an aarch64 "
+                                                              "CPU's]", s.emulated_on)
+                                                : "");
     std::vector<std::string> groups;
     std::size_t width = 0;
     for (const KernelHeadline& k : s.kernels) {

@@ -158,6 +158,12 @@ std::map<std::string, BenchCase> read_bench_json(const std::filesystem::path& pa
         "(write it with --benchmark_out_format=json)",
         file.string()));
   }
+  // The gate and compare judge a machine's speed: an emulator's is not one (bench/run_bench.h).
+  if (doc.contains("context") && doc["context"].is_object() && doc["context"].contains("ropecheck_emulated_on")) {
+    throw InvalidInput(fmt::format("{}: timed under emulation on {}: its timings are the emulator's, not the "
+                                   "machine's, and no speed can be judged from them",
+                                   file.string(), doc["context"]["ropecheck_emulated_on"].dump()));
+  }
   std::map<std::string, std::vector<Sample>> by_case;
   const Json& entries = doc["benchmarks"];
   for (std::size_t i = 0; i < entries.size(); ++i) {

@@ -33,10 +33,15 @@ Json tool_json() {
 Json machine_json(const MachineInfo& machine) {
   Json flags = Json::object();
   for (const auto& [flag, present] : machine.flags) flags[flag] = present;
-  return {{"cpu_model", machine.cpu_model},
-          {"logical_cpus", machine.logical_cpus},
-          {"cpu_flags", flags},
-          {"dispatched_isa", std::string(to_string(dispatched_isa()))}};
+  Json json = {{"cpu_model", machine.cpu_model},
+               {"logical_cpus", machine.logical_cpus},
+               {"cpu_flags", flags},
+               {"dispatched_isa", std::string(to_string(dispatched_isa()))}};
+  // What the run was verified on, where it is not a plain CPU: an emulator, and SVE's vector
+  // length (its kernels are length agnostic: each length is its own verification).
+  if (!machine.emulated_on.empty()) json["emulated_on"] = machine.emulated_on;
+  if (const int sve_bits = sve_vector_bits(); sve_bits > 0) json["sve_vector_bits"] = sve_bits;
+  return json;
 }
 
 Json result_json(const SubjectResults& subject, const PropertyResult& r, const RunConfig& config) {

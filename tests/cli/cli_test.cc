@@ -528,17 +528,45 @@ TEST(CliLibrary, PropertyThrowingIsAFailedResultButInvalidInputPropagates) {
   EXPECT_THROW(run_property_guarded(rejecting, subject, RunConfig{}), InvalidInput);
 }
 
+constexpr const char* kX86Cpuinfo =
+    "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: Example CPU @ 3GHz\n"
+    "flags\t\t: fpu avx2 avx512f avx512vl\n\n"
+    "processor\t: 1\nmodel name\t: Other\nflags\t\t: fpu avx512bw\n";
+
 TEST(CliLibrary, ParseCpuinfoReadsTheFirstProcessor) {
-  const auto info = parse_cpuinfo(
-      "processor\t: 0\nmodel name\t: Example CPU @ 3GHz\nflags\t\t: fpu avx2 avx512f avx512vl\n\n"
-      "processor\t: 1\nmodel name\t: Other\nflags\t\t: fpu avx512bw\n");
+  const auto info = parse_cpuinfo(kX86Cpuinfo, Architecture::x86_64);
   EXPECT_EQ(info.cpu_model, "Example CPU @ 3GHz");
   EXPECT_EQ(info.logical_cpus, 2);
   const std::vector<std::pair<std::string, bool>> expected = {
       {"avx2", true}, {"avx512f", true}, {"avx512bw", false}, {"avx512vl", true},
       {"avx512_bf16", false}};
   EXPECT_EQ(info.flags, expected);
+  EXPECT_EQ(info.emulated_on, "");
   EXPECT_EQ(parse_cpuinfo("").cpu_model, "unknown");
+}
+
+TEST(CliLibrary, ParseCpuinfoNamesAnArmCoreByItsPart) {
+  const auto info = parse_cpuinfo(
+      "processor\t: 0\nBogoMIPS\t: 2100.00\nFeatures\t: fp asimd fphp asimdhp sve bf16\n"
+      "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd40\n\n"
+      "processor\t: 1\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU part\t: 0xd40\n",
+      Architecture::aarch64);
+  EXPECT_EQ(info.cpu_model, "ARM Neoverse-V1 (implementer 0x41 part 0xd40)");
+  EXPECT_EQ(info.logical_cpus, 2);
+  EXPECT_EQ(info.emulated_on, "");
+  const std::vector<std::pair<std::string, bool>> expected = {
+      {"asimd", true}, {"asimdhp", true}, {"sve", true}, {"sve2", false}, {"bf16", true}, {"i8mm", false}};
+  EXPECT_EQ(info.flags, expected);
+}
+
+// QEMU's user mode passes the host's /proc/cpuinfo through: an aarch64 build that reads an x86
+// CPU's knows it is emulated, and says so wherever it names its machine.
+TEST(CliLibrary, ParseCpuinfoSeesAnAarch64BuildUnderEmulation) {
+  const auto info = parse_cpuinfo(kX86Cpuinfo, Architecture::aarch64);
+  EXPECT_EQ(info.emulated_on, "Example CPU @ 3GHz");
+  EXPECT_EQ(info.cpu_model, "aarch64 under emulation on Example CPU @ 3GHz");
+  for (const auto& [flag, present] : info.flags) EXPECT_FALSE(present) << flag << ": the host's, not this process's";
+  EXPECT_EQ(parse_cpuinfo(kX86Cpuinfo, Architecture::x86_64).emulated_on, "");
 }
 
 TEST(CliLibrary, ShellQuoteRoundTripsThroughTheShell) {
