@@ -307,6 +307,9 @@ void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& problem);
 void rope_kernel_neon(const RopeKernelProblem& problem);
 void rope_kernel_bf16_neon(const RopeKernelBf16Problem& problem);
 void rope_kernel_fp16_neon(const RopeKernelFp16Problem& problem);
+// mutant/neon_zip_halves_swapped's: rope_kernel_neon with the interleaved table's two zip halves
+// stored in the wrong order (impls/mutants/neon_zip_halves_swapped.cc).
+void rope_kernel_neon_zip_halves_swapped(const RopeKernelProblem& problem);
 #endif
 
 // The 16-bit kernels' conversions alone: n elements widened to fp32 and narrowed back, in place,

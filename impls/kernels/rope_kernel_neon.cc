@@ -63,6 +63,10 @@ void rope_kernel_neon(const RopeKernelProblem& p) { run_tokens<NeonLevel<Fp32Sto
 void rope_kernel_bf16_neon(const RopeKernelBf16Problem& p) { run_tokens<NeonLevel<Bf16Storage>>(p); }
 void rope_kernel_fp16_neon(const RopeKernelFp16Problem& p) { run_tokens<NeonLevel<Fp16Storage>>(p); }
 
+void rope_kernel_neon_zip_halves_swapped(const RopeKernelProblem& p) {
+  run_tokens<NeonLevel<Fp32Storage, /*kZipHalvesSwapped=*/true>>(p);
+}
+
 void round_trip_fp16_neon(Fp16* x, std::int64_t n) { round_trip<Fp16Storage>(x, n); }
 void round_trip_bf16_neon(std::uint16_t* x, std::int64_t n) { round_trip<Bf16Storage>(x, n); }
 
