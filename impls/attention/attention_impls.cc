@@ -135,6 +135,11 @@ std::unique_ptr<AttentionImpl> make_attention_fused_avx512() {
   return std::make_unique<FusedAttention>(Isa::avx512);
 }
 #endif
+#if defined(__aarch64__)
+std::unique_ptr<AttentionImpl> make_attention_fused_neon() {
+  return std::make_unique<FusedAttention>(Isa::neon);
+}
+#endif
 
 std::unique_ptr<AttentionImpl> make_attention_naive() { return std::make_unique<NaiveAttention>(); }
 std::unique_ptr<AttentionImpl> make_attention_blas_scalar() {
@@ -146,6 +151,11 @@ std::unique_ptr<AttentionImpl> make_attention_blas_avx2() {
 }
 std::unique_ptr<AttentionImpl> make_attention_blas_avx512() {
   return std::make_unique<BlasAttention>(Isa::avx512);
+}
+#endif
+#if defined(__aarch64__)
+std::unique_ptr<AttentionImpl> make_attention_blas_neon() {
+  return std::make_unique<BlasAttention>(Isa::neon);
 }
 #endif
 

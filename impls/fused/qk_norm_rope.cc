@@ -34,6 +34,9 @@ FormKernel qkn_kernel(Isa level) {
     case Isa::avx2: return kernels::qk_norm_rope_avx2;
     case Isa::avx512: return kernels::qk_norm_rope_avx512;
 #endif
+#if defined(__aarch64__)
+    case Isa::neon: return kernels::qk_norm_rope_neon;
+#endif
     default: break;  // a level not built here
   }
   throw InvalidInput("qk_norm_rope: unknown ISA level");
@@ -160,6 +163,11 @@ std::unique_ptr<RopeFormImpl> make_qk_norm_rope_avx512() {
   return std::make_unique<QkNormRope>("qk_norm_rope/avx512", Isa::avx512, false);
 }
 #endif
+#if defined(__aarch64__)
+std::unique_ptr<RopeFormImpl> make_qk_norm_rope_neon() {
+  return std::make_unique<QkNormRope>("qk_norm_rope/neon", Isa::neon, false);
+}
+#endif
 std::unique_ptr<RopeFormImpl> make_norm_then_rope_scalar() {
   return std::make_unique<QkNormRope>("norm_then_rope/scalar", Isa::scalar, true);
 }
@@ -169,6 +177,11 @@ std::unique_ptr<RopeFormImpl> make_norm_then_rope_avx2() {
 }
 std::unique_ptr<RopeFormImpl> make_norm_then_rope_avx512() {
   return std::make_unique<QkNormRope>("norm_then_rope/avx512", Isa::avx512, true);
+}
+#endif
+#if defined(__aarch64__)
+std::unique_ptr<RopeFormImpl> make_norm_then_rope_neon() {
+  return std::make_unique<QkNormRope>("norm_then_rope/neon", Isa::neon, true);
 }
 #endif
 

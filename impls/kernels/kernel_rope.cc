@@ -126,6 +126,12 @@ std::unique_ptr<RopeImpl> make_kernel_avx512() {
                                       KernelEntry{.fp32 = kernels::rope_kernel_avx512});
 }
 #endif
+#if defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_neon() {
+  return std::make_unique<KernelRope>("kernel/neon", "neon", level_available<Isa::neon>,
+                                      KernelEntry{.fp32 = kernels::rope_kernel_neon});
+}
+#endif
 std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {
   return std::make_unique<KernelRope>("kernel_bf16/scalar", "scalar", level_available<Isa::scalar>,
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_scalar});
@@ -146,6 +152,12 @@ std::unique_ptr<RopeImpl> make_kernel_bf16_avx512bf16() {
 }
 
 #endif
+#if defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_bf16_neon() {
+  return std::make_unique<KernelRope>("kernel_bf16/neon", "neon", level_available<Isa::neon>,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_neon});
+}
+#endif
 std::unique_ptr<RopeImpl> make_kernel_fp16_scalar() {
   return std::make_unique<KernelRope>("kernel_fp16/scalar", "scalar", level_available<Isa::scalar>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_scalar});
@@ -160,6 +172,12 @@ std::unique_ptr<RopeImpl> make_kernel_fp16_avx512() {
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx512});
 }
 
+#endif
+#if defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_fp16_neon() {
+  return std::make_unique<KernelRope>("kernel_fp16/neon", "neon", level_available<Isa::neon>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_neon});
+}
 #endif
 
 }  // namespace ropecheck

@@ -1,6 +1,7 @@
-// The fast RoPE algorithm, one contract for every ISA level (scalar, AVX2, AVX-512): a porter's
-// reference. Plain C types only: the AVX2/AVX-512 files are compiled with their own ISA flags, and
-// must not instantiate C++ library templates the linker could pick for code that runs anywhere.
+// The fast RoPE algorithm, one contract for every ISA level (scalar, AVX2, AVX-512, NEON): a
+// porter's reference. Plain C types only: the AVX2/AVX-512/NEON files are compiled with their own
+// ISA flags, and must not instantiate C++ library templates the linker could pick for code that
+// runs anywhere.
 //
 // Per token t (position m = positions[t]; multi-axis tokens: run_multi_axis_tokens below):
 //   1. the token's table row: cos/sin of m * theta_i in double, times the attention factor (1
@@ -154,7 +155,7 @@ inline constexpr int kAssembleWidth = 16;
 #elif defined(__AVX2__)
 inline constexpr int kAssembleWidth = 8;
 #else
-inline constexpr int kAssembleWidth = 4;  // SSE2's registers: a wider type GCC splits a float at a time
+inline constexpr int kAssembleWidth = 4;  // SSE2's or NEON's registers: a wider type GCC splits a float at a time
 #endif
 using AssembleFloats = float __attribute__((vector_size(4 * kAssembleWidth)));
 using AssembleInts = std::int32_t __attribute__((vector_size(4 * kAssembleWidth)));
@@ -300,6 +301,16 @@ void rope_kernel_fp16_scalar(const RopeKernelFp16Problem& problem);  // portable
 void rope_kernel_fp16_avx2(const RopeKernelFp16Problem& problem);
 // AVX-512 F (vcvtph2ps / vcvtps2ph, round to nearest even, subnormals kept).
 void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& problem);
+#if defined(__aarch64__)
+// Advanced SIMD (every aarch64 CPU): fp16 by fcvtl / fcvtn (round to nearest even, subnormals
+// kept: FPCR as Linux starts it), bf16 by the portable rounding with integer ops, 4 lanes a vector.
+void rope_kernel_neon(const RopeKernelProblem& problem);
+void rope_kernel_bf16_neon(const RopeKernelBf16Problem& problem);
+void rope_kernel_fp16_neon(const RopeKernelFp16Problem& problem);
+// mutant/neon_zip_halves_swapped's: rope_kernel_neon with the interleaved table's two zip halves
+// stored in the wrong order (impls/mutants/neon_zip_halves_swapped.cc).
+void rope_kernel_neon_zip_halves_swapped(const RopeKernelProblem& problem);
+#endif
 
 // The 16-bit kernels' conversions alone: n elements widened to fp32 and narrowed back, in place,
 // by a level's own storage code (the kernel's loads and stores above), nothing in between. Every
@@ -312,6 +323,10 @@ void round_trip_fp16_avx512(Fp16* x, std::int64_t n);
 void round_trip_bf16_avx2(std::uint16_t* x, std::int64_t n);
 void round_trip_bf16_avx512(std::uint16_t* x, std::int64_t n);
 void round_trip_bf16_avx512bf16(std::uint16_t* x, std::int64_t n);
+#if defined(__aarch64__)
+void round_trip_fp16_neon(Fp16* x, std::int64_t n);
+void round_trip_bf16_neon(std::uint16_t* x, std::int64_t n);
+#endif
 
 // The kernels' rotations alone: n elements rotated in place by one fixed angle (kAloneCos,
 // kAloneSin), its cos and sin held in registers, with a level's own storage code and arithmetic
@@ -331,5 +346,10 @@ void rotation_alone_avx512(float* x, std::int64_t n, bool interleaved);
 void rotation_alone_fp16_avx512(Fp16* x, std::int64_t n, bool interleaved);
 void rotation_alone_bf16_avx512(std::uint16_t* x, std::int64_t n, bool interleaved);
 void rotation_alone_bf16_avx512bf16(std::uint16_t* x, std::int64_t n, bool interleaved);
+#if defined(__aarch64__)
+void rotation_alone_neon(float* x, std::int64_t n, bool interleaved);
+void rotation_alone_fp16_neon(Fp16* x, std::int64_t n, bool interleaved);
+void rotation_alone_bf16_neon(std::uint16_t* x, std::int64_t n, bool interleaved);
+#endif
 
 }  // namespace ropecheck::kernels

@@ -23,6 +23,15 @@ constexpr RotationAloneLevel kRotationAloneLevels[] = {
     {"rotation_bf16/avx512bf16", "kernel_bf16/avx512bf16", StorageType::bf16, Isa::avx512, true, 64, nullptr,
      nullptr, rotation_alone_bf16_avx512bf16},
 };
+#elif defined(__aarch64__)
+// 4 floats a register: blocks of 8.
+constexpr RotationAloneLevel kRotationAloneLevels[] = {
+    {"rotation/neon", "kernel/neon", StorageType::fp32, Isa::neon, false, 8, rotation_alone_neon, nullptr, nullptr},
+    {"rotation_fp16/neon", "kernel_fp16/neon", StorageType::fp16, Isa::neon, false, 8, nullptr,
+     rotation_alone_fp16_neon, nullptr},
+    {"rotation_bf16/neon", "kernel_bf16/neon", StorageType::bf16, Isa::neon, false, 8, nullptr, nullptr,
+     rotation_alone_bf16_neon},
+};
 #endif
 
 }  // namespace
@@ -32,7 +41,7 @@ bool RotationAloneLevel::available(std::string* why) const {
 }
 
 std::span<const RotationAloneLevel> rotation_alone_levels() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
   return kRotationAloneLevels;
 #else
   return {};

@@ -53,6 +53,9 @@ TEST(FusedCacheFp8Narrowing, SimdLevelsAreCoreFp8BitForBitOverADenseSweep) {
       {Isa::avx2, kernels::fp8_narrow_avx2},
       {Isa::avx512, kernels::fp8_narrow_avx512},
 #endif
+#if defined(__aarch64__)
+      {Isa::neon, kernels::fp8_narrow_neon},
+#endif
   };
   constexpr std::size_t kChunk = std::size_t{1} << 20;
   std::vector<float> x(kChunk);

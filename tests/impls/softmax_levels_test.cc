@@ -1,5 +1,6 @@
 // softmax_row runs the kernel of the level it is given, bit for bit: the scalar level on every
-// CPU, AVX-512 only where it is asked for (a CPU without it cannot execute that kernel).
+// CPU, AVX-512 only where it is asked for (a CPU without it cannot execute that kernel); on
+// aarch64 the NEON level likewise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -46,6 +47,11 @@ TEST(SoftmaxLevels, EachLevelRunsItsOwnKernel) {
   const auto avx512 = softmax_with(kernels::softmax_row_avx512);
   EXPECT_EQ(softmax_at(Isa::avx512), avx512);
   EXPECT_NE(scalar, avx512);
+#elif defined(__aarch64__)
+  if (!cpu_supports(Isa::neon, &why)) GTEST_SKIP() << why;
+  const auto neon = softmax_with(kernels::softmax_row_neon);
+  EXPECT_EQ(softmax_at(Isa::neon), neon);
+  EXPECT_NE(scalar, neon);
 #endif
 }
 
@@ -99,7 +105,7 @@ TEST(SoftmaxLevels, VectorLevelsAgreeWithScalarOnEveryTail) {
 // weight. A max pass that misses any lane or step shifts by 0, and exp(100) overflows fp32
 // (inf / inf: NaN); the rows above, all within +-9, cannot tell a wrong shift from a right one.
 TEST(SoftmaxLevels, EveryLevelShiftsByTheRowsMax) {
-  for (const Isa level : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+  for (const Isa level : built_levels()) {
     if (!cpu_supports(level)) continue;
     for (std::int64_t n = 1; n <= kLongestRow; ++n) {
       for (std::int64_t top = 0; top < n; ++top) {

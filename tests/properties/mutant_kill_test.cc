@@ -52,6 +52,12 @@ const std::map<std::string, std::set<std::string>>& required_kills() {
       {"mutant/kernel_prefill_tile_positions", {"identity_at_zero"}},
       {"mutant/kernel_wide_head_halves", {"oracle_agreement"}},
       {"mutant/kernel_long_context_rows", {"oracle_agreement"}},
+#if defined(__aarch64__)
+      // the NEON kernel's interleaved table with its zip halves swapped: pairs of each four
+      // rotate by each other's angles (rotations still: the truth tells), and a partial last
+      // block of angles moves its zero lanes in front (pairs wiped: the norm and R_0 = I tell)
+      {"mutant/neon_zip_halves_swapped", {"oracle_agreement", "norm_preservation", "identity_at_zero"}},
+#endif
       // multi-axis ports (multi_axis_mutants.cc): a pair in the wrong section, h and w swapped,
       // the interleaving one pair off: rotations still, only the truth and a section's locality
       // (moving one axis moves only its pairs) tell
