@@ -14,8 +14,6 @@
 namespace ropecheck::bench {
 namespace {
 
-constexpr Isa kFusedLevels[] = {Isa::scalar, Isa::avx2, Isa::avx512};
-
 bool is_mla(const FusedCacheShape& s) { return s.latent_dim > 0; }
 std::int64_t v_dim(const FusedCacheShape& s) { return is_mla(s) ? s.latent_dim : s.head_dim; }
 
@@ -130,7 +128,7 @@ void FusedCacheWorkload::allocate() {
 std::vector<Comparison> register_fused_cache_cases(FusedCacheCases& owner, LeftOut& left_out) {
   std::vector<Comparison> table;
   for (const FusedCacheShape& shape : kFusedCacheShapes) owner.workloads.emplace_back(shape);
-  for (const Isa level : kFusedLevels) {
+  for (const Isa level : built_levels()) {
     const std::string id = fmt::format("fused_cache/{}", to_string(level));
     const RopeCacheImpl* impl = find_rope_cache(id);
     if (impl == nullptr) continue;

@@ -16,8 +16,6 @@
 namespace ropecheck::bench {
 namespace {
 
-constexpr Isa kQkNormRopeLevels[] = {Isa::avx2, Isa::avx512};
-
 std::int64_t qkv_heads(const QkNormRopeShape& s) { return s.q_heads + 2 * s.kv_heads; }
 
 RopeSpec qk_norm_rope_spec(const QkNormRopeShape& s) {
@@ -148,7 +146,8 @@ std::vector<Comparison> register_qk_norm_rope_cases(QkNormRopeCases& owner, Left
       owner.workloads.emplace_back(shape, storage);
     }
   }
-  for (const Isa level : kQkNormRopeLevels) {
+  for (const Isa level : built_levels()) {
+    if (level == Isa::scalar) continue;  // the SIMD levels: scalar is not a speed level
     const std::string id = fmt::format("qk_norm_rope/{}", to_string(level));
     const RopeFormImpl* fused = find_rope_form(id);
     const RopeFormImpl* two_pass = find_rope_form(fmt::format("norm_then_rope/{}", to_string(level)));

@@ -188,7 +188,7 @@ void add_verify(CLI::App& app, Commands& c) {
   c.verify->add_flag("--mutants", v.mutants,
                      "Also run every mutant; each must be caught (FAILED) by some property");
   c.verify->add_option("--isa", v.isa,
-                       "Run as on a CPU whose best level is this one (scalar, avx2, avx512): "
+                       "Run as on a CPU whose best level is this one (scalar, avx2, avx512; aarch64: scalar, neon, sve): "
                        "higher levels are skipped, dispatch uses it (env ROPECHECK_ISA)")
       ->type_name("LEVEL");
   c.verify->add_option("--reproduce", v.reproduce,

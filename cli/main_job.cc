@@ -55,27 +55,28 @@ namespace {
 // Google Benchmark's filter is a POSIX extended regex: the forward's RoPE cases are told from the
 // backward's by what follows the layout, "real_time" or a plugin's "threads:" (the backward's has
 // "backward/" there). The backward only where it says something new: the fast kernels and the
-// peers on one shape; the others' backward is their forward's pass with the sine flipped.
+// peers on one shape; the others' backward is their forward's pass with the sine flipped. Each
+// architecture's levels are named (x86-64: avx2, avx512; aarch64: neon, sve); a build has only its own.
 #define ROPECHECK_FORWARD "/(real_time|threads:)"
 constexpr const char* kShortBenchFilter =
-    "^(kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16)/llama7b_prefill512/interleaved/backward/"
+    "^(kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16|neon|sve)/llama7b_prefill512/interleaved/backward/"
     "|plugin/(torch_[a-z_]+|ggml)/llama7b_prefill512/[a-z_]+/backward/"
-    "|kernel/(scalar|avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
+    "|kernel/(scalar|avx2|avx512|neon|sve)/(gpt2_small_prefill512|llama7b_prefill512|llama7b_prefill4096|"
     "llama7b_decode_at4095)/interleaved" ROPECHECK_FORWARD
-    "|kernel_(bf16/(avx2|avx512|avx512bf16)|fp16/(avx2|avx512))/llama7b_prefill512/interleaved" ROPECHECK_FORWARD
+    "|kernel_(bf16/(avx2|avx512|avx512bf16|neon|sve)|fp16/(avx2|avx512|neon|sve))/llama7b_prefill512/interleaved" ROPECHECK_FORWARD
     // and each beside its conversions alone, its ceiling (bench/conversion_cases.h)
     "|conversion_(bf16|fp16)/[a-z0-9]+/llama7b_prefill512/"
     // and each SIMD level beside its rotation alone (bench/rotation_cases.h) where its cases run
     "|rotation(_bf16|_fp16)?/[a-z0-9]+/llama7b_prefill512/interleaved/"
-    "|rotation/(avx2|avx512)/(gpt2_small_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/interleaved/"
+    "|rotation/(avx2|avx512|neon|sve)/(gpt2_small_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/interleaved/"
     "|(complex_multiply|rotate_half)/scalar/(llama7b_prefill512|llama7b_decode_at4095)/interleaved" ROPECHECK_FORWARD
     // The fused RoPE + KV-cache kernels beside their limit and their two passes (bench/fused_cache_cases.h)
-    "|fused_cache/(avx2|avx512)/llama3_8b_gqa_prefill4096/nhd_(fp8_e4m3|bf16)/"
+    "|fused_cache/(avx2|avx512|neon|sve)/llama3_8b_gqa_prefill4096/nhd_(fp8_e4m3|bf16)/"
     // and the fused peers beside them (bench/fused_cache_peer_cases.h: bf16 only): vLLM's and
     // FlashInfer's torch references, llama.cpp's rope_ext + set_rows graph (reused, as llama.cpp does)
     "|plugin/(torch_[a-z_]+_cache|ggml_compute)/llama3_8b_gqa_prefill4096/nhd_bf16/"
     // The fused QK-norm + RoPE kernels beside their limit and their two passes (bench/qk_norm_rope_cases.h)
-    "|qk_norm_rope/(avx2|avx512)/qwen3_8b_prefill8192/cache_bf16/"
+    "|qk_norm_rope/(avx2|avx512|neon|sve)/qwen3_8b_prefill8192/cache_bf16/"
     // and the call-form peers beside them (bench/qk_norm_rope_peer_cases.h: bf16 only): vLLM's
     // forward_native with its cache, HF's Qwen3 norm then rotation and llama.cpp's rms_norm + rope_ext
     // graph (reused), each with its own angles
@@ -83,14 +84,14 @@ constexpr const char* kShortBenchFilter =
     "|sinusoidal/"
     "|attention_blas/.*/head_dim:128/"
     // Multi-axis RoPE: Qwen2-VL's MRoPE beside its 1D twin, HF's layout (the report's table)
-    "|kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16)/qwen2vl_7b(_mrope)?_prefill512/half_split" ROPECHECK_FORWARD
+    "|kernel(_bf16|_fp16)?/(avx2|avx512|avx512bf16|neon|sve)/qwen2vl_7b(_mrope)?_prefill512/half_split" ROPECHECK_FORWARD
     // Peers beside the kernels on the same shapes (the HF form is half-split only).
     "|plugin/torch_[a-z_]+/(llama7b_prefill512|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)/[a-z_]+/threads:"
     "|plugin/ggml(_compute)?/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095|qwen2vl_7b_mrope_prefill512)"
     "/[a-z_]+/threads:"
     // llama.cpp's flash attention beside attention_blas: two lengths and the GQA problem
     "|plugin/ggml_flash_attn/causal_8heads(_2kv)?/tokens:(512|2048)/head_dim:128/"
-    "|kernel/(avx2|avx512)/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/half_split" ROPECHECK_FORWARD ")";
+    "|kernel/(avx2|avx512|neon|sve)/(llama7b_prefill512|llama7b_prefill4096|llama7b_decode_at4095)/half_split" ROPECHECK_FORWARD ")";
 #undef ROPECHECK_FORWARD
 
 // The peers built beside this binary (plugins/peers/*/CMakeLists.txt write them to <build>/plugins/,

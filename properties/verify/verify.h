@@ -31,7 +31,7 @@ struct VerifyOptions {
   // Most threads a call is given (RunConfig::threads); 0: default_verify_threads().
   int threads = 0;
   std::string reproduce;                // a RapidCheck reproduce string from a __REPRO line
-  std::string isa;                      // scalar|avx2|avx512: as on a CPU with nothing above it
+  std::string isa;                      // scalar|avx2|avx512|neon|sve: as on a CPU with nothing above it
   std::filesystem::path out_dir = kDefaultOutDir;
   std::filesystem::path junit_out;  // --junit: also write JUnit XML here (verify_junit.h)
   // --plugin: shared libraries speaking plugins/include/ropecheck/plugin.h, verified as `plugin/<name>`
