@@ -104,8 +104,9 @@ inline Exited spawn(const std::vector<std::string>& args, const std::filesystem:
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   // A cross-build's tests run under its emulator (qemu-aarch64, cmake/toolchains/), and a program
-  // started from there runs natively: the built CLI, not the host's, is started through the
-  // emulator too (ROPECHECK_TEST_EMULATOR: tests/CMakeLists.txt; empty in a native build).
+  // they start is executed by the host's kernel, which runs the built CLI only where binfmt_misc
+  // hands aarch64 binaries to QEMU: the CLI is started through the emulator itself, with or
+  // without that (ROPECHECK_TEST_EMULATOR: tests/CMakeLists.txt; empty in a native build).
   std::vector<std::string> command = args;
   if (!std::string_view(ROPECHECK_TEST_EMULATOR).empty() && !args.empty() && args[0] == ROPECHECK_CLI_PATH) {
     command.insert(command.begin(), ROPECHECK_TEST_EMULATOR);
