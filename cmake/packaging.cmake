@@ -20,11 +20,12 @@ set(ROPECHECK_PACKAGE_MAINTAINER "ropecheck maintainers <maintainers@ropecheck.i
 # `cc -shared -fPIC -O2 good_rope.c -o good_rope.so -lm`), and the outside project, which builds
 # against the installed package as it stands. Under share/ropecheck/, not share/doc/: minimal
 # Debian images drop /usr/share/doc/* at install time (dpkg path-exclude), and these are meant to be
-# built, not only read.
+# built, not only read. neon_rope.c (an aarch64 NEON kernel, for ARM porters) is shipped as source
+# in every package, though only an aarch64 build compiles it.
 install(FILES plugins/examples/example_rope.h plugins/examples/example_scaling.h plugins/examples/good_rope.c
               plugins/examples/broken_rope.c plugins/examples/fp16_rope.c plugins/examples/scaled_rope.c
               plugins/examples/recurrence_rope.c plugins/examples/mrope_rope.c plugins/examples/backward_rope.c
-              plugins/examples/fused_cache_rope.c
+              plugins/examples/fused_cache_rope.c plugins/examples/neon_rope.c
               plugins/examples/example_attention.c
         DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples)
 install(DIRECTORY plugins/examples/outside-project DESTINATION ${CMAKE_INSTALL_DATADIR}/ropecheck/examples

@@ -43,6 +43,7 @@ for expected in /usr/bin/ropecheck /usr/include/ropecheck/plugin.h /usr/include/
     /usr/lib/cmake/ropecheck/ropecheckTargets.cmake /usr/lib/cmake/ropecheck/ropecheckAddPluginTest.cmake \
     /usr/share/man/man1/ropecheck.1.gz /usr/share/doc/ropecheck/copyright /usr/share/doc/ropecheck/README.md \
     /usr/share/doc/ropecheck/docs/porting.md /usr/share/ropecheck/examples/good_rope.c \
+    /usr/share/ropecheck/examples/neon_rope.c \
     /usr/share/ropecheck/examples/outside-project/CMakeLists.txt; do
   grep -qx "$expected" "$scratch/files" || fail "the package lacks $expected"
 done

@@ -103,8 +103,16 @@ inline Exited spawn(const std::vector<std::string>& args, const std::filesystem:
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  // A cross-build's tests run under its emulator (qemu-aarch64, cmake/toolchains/), and a program
+  // they start is executed by the host's kernel, which runs the built CLI only where binfmt_misc
+  // hands aarch64 binaries to QEMU: the CLI is started through the emulator itself, with or
+  // without that (ROPECHECK_TEST_EMULATOR: tests/CMakeLists.txt; empty in a native build).
+  std::vector<std::string> command = args;
+  if (!std::string_view(ROPECHECK_TEST_EMULATOR).empty() && !args.empty() && args[0] == ROPECHECK_CLI_PATH) {
+    command.insert(command.begin(), ROPECHECK_TEST_EMULATOR);
+  }
   std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   // A ropecheck command run here checks the plumbing of a command (a plugin's protocol, a Python
   // function's, the result files), not the kernels at real sizes: no model shapes, unless the
@@ -122,7 +130,7 @@ inline Exited spawn(const std::vector<std::string>& args, const std::filesystem:
   pid_t pid = 0;
   const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw std::runtime_error("posix_spawn failed for " + args[0]);
+  if (spawned != 0) throw std::runtime_error("posix_spawn failed for " + command[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   Exited exited;
