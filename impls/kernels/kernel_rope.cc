@@ -1,7 +1,8 @@
 // kernel/<level>, kernel_bf16/<level> and kernel_fp16/<level>: the fast RoPE algorithm of
 // impls/kernels/rope_kernel.h at each ISA level, on fp32, bf16 and fp16 storage, one registry
 // entry per (storage, level) so that every property runs on every level this CPU has (the others
-// are listed as unavailable, with the reason). Angles are formed in double (fp64 angle precision: error flat in position).
+// are listed as unavailable, with the reason); x86-64 builds have avx2 and avx512, aarch64 ones
+// sve. Angles are formed in double (fp64 angle precision: error flat in position).
 // The backward pass runs the same level's kernel on the negated frequencies: a R(m)^T = a R(-m),
 // and m * (-theta_i) is -(m * theta_i) exactly, so its rows are the forward's with the sine
 // negated and its bounds the forward's. Each pass keeps its own rows (a training step alternates
@@ -125,6 +126,11 @@ std::unique_ptr<RopeImpl> make_kernel_avx512() {
   return std::make_unique<KernelRope>("kernel/avx512", "avx512", level_available<Isa::avx512>,
                                       KernelEntry{.fp32 = kernels::rope_kernel_avx512});
 }
+#elif defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_sve() {
+  return std::make_unique<KernelRope>("kernel/sve", "sve", level_available<Isa::sve>,
+                                      KernelEntry{.fp32 = kernels::rope_kernel_sve});
+}
 #endif
 std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {
   return std::make_unique<KernelRope>("kernel_bf16/scalar", "scalar", level_available<Isa::scalar>,
@@ -144,7 +150,11 @@ std::unique_ptr<RopeImpl> make_kernel_bf16_avx512bf16() {
                                       cpu_supports_avx512_bf16,
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512bf16});
 }
-
+#elif defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_bf16_sve() {
+  return std::make_unique<KernelRope>("kernel_bf16/sve", "sve", level_available<Isa::sve>,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_sve});
+}
 #endif
 std::unique_ptr<RopeImpl> make_kernel_fp16_scalar() {
   return std::make_unique<KernelRope>("kernel_fp16/scalar", "scalar", level_available<Isa::scalar>,
@@ -159,7 +169,11 @@ std::unique_ptr<RopeImpl> make_kernel_fp16_avx512() {
   return std::make_unique<KernelRope>("kernel_fp16/avx512", "avx512", level_available<Isa::avx512>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx512});
 }
-
+#elif defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_fp16_sve() {
+  return std::make_unique<KernelRope>("kernel_fp16/sve", "sve", level_available<Isa::sve>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_sve});
+}
 #endif
 
 }  // namespace ropecheck

@@ -1,4 +1,4 @@
-// The fast RoPE algorithm, one contract for every ISA level (scalar, AVX2, AVX-512): a porter's
+// The fast RoPE algorithm, one contract for every ISA level (scalar, AVX2, AVX-512, SVE): a porter's
 // reference. Plain C types only: the AVX2/AVX-512 files are compiled with their own ISA flags, and
 // must not instantiate C++ library templates the linker could pick for code that runs anywhere.
 //
@@ -301,6 +301,14 @@ void rope_kernel_fp16_avx2(const RopeKernelFp16Problem& problem);
 // AVX-512 F (vcvtph2ps / vcvtps2ph, round to nearest even, subnormals kept).
 void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& problem);
 
+#if defined(__aarch64__)
+// SVE, any vector length (128 to 2048 bits; rope_kernel_sve_body.h): fp32; bf16 with the portable
+// rounding in integer ops; fp16 by fcvt (round to nearest even, subnormals kept).
+void rope_kernel_sve(const RopeKernelProblem& problem);
+void rope_kernel_bf16_sve(const RopeKernelBf16Problem& problem);
+void rope_kernel_fp16_sve(const RopeKernelFp16Problem& problem);
+#endif
+
 // The 16-bit kernels' conversions alone: n elements widened to fp32 and narrowed back, in place,
 // by a level's own storage code (the kernel's loads and stores above), nothing in between. Every
 // element of q and k goes through both in any RoPE on that storage, so the bench times these as
@@ -312,13 +320,17 @@ void round_trip_fp16_avx512(Fp16* x, std::int64_t n);
 void round_trip_bf16_avx2(std::uint16_t* x, std::int64_t n);
 void round_trip_bf16_avx512(std::uint16_t* x, std::int64_t n);
 void round_trip_bf16_avx512bf16(std::uint16_t* x, std::int64_t n);
+#if defined(__aarch64__)
+void round_trip_fp16_sve(Fp16* x, std::int64_t n);
+void round_trip_bf16_sve(std::uint16_t* x, std::int64_t n);
+#endif
 
 // The kernels' rotations alone: n elements rotated in place by one fixed angle (kAloneCos,
 // kAloneSin), its cos and sin held in registers, with a level's own storage code and arithmetic
 // and nothing else: no table, no positions, no heads. Any RoPE on that level also loads its
 // cos/sin (or forms them) and walks heads, so the bench times these as each kernel level's
 // rotation ceiling (rotation_alone_levels.h). The elements go in blocks of two of the level's
-// registers (block_elements there): interleaved, pairs (2j, 2j + 1), as the kernel's; half-split,
+// registers (block() there): interleaved, pairs (2j, 2j + 1), as the kernel's; half-split,
 // pairs (i, i + block / 2) within a block, the kernel's two halves as two registers. A remainder
 // under one block is only converted (the round trip), not rotated. The arithmetic per pair is
 // the kernel's: y_a = x_a c - x_b s and y_b = x_b c + x_a s, each a product rounded and one FMA.
@@ -331,5 +343,11 @@ void rotation_alone_avx512(float* x, std::int64_t n, bool interleaved);
 void rotation_alone_fp16_avx512(Fp16* x, std::int64_t n, bool interleaved);
 void rotation_alone_bf16_avx512(std::uint16_t* x, std::int64_t n, bool interleaved);
 void rotation_alone_bf16_avx512bf16(std::uint16_t* x, std::int64_t n, bool interleaved);
+#if defined(__aarch64__)
+// SVE: blocks of two vectors, 2 * svcntw() elements whatever the storage (one a 32-bit lane).
+void rotation_alone_sve(float* x, std::int64_t n, bool interleaved);
+void rotation_alone_fp16_sve(Fp16* x, std::int64_t n, bool interleaved);
+void rotation_alone_bf16_sve(std::uint16_t* x, std::int64_t n, bool interleaved);
+#endif
 
 }  // namespace ropecheck::kernels

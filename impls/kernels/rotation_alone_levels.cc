@@ -23,6 +23,15 @@ constexpr RotationAloneLevel kRotationAloneLevels[] = {
     {"rotation_bf16/avx512bf16", "kernel_bf16/avx512bf16", StorageType::bf16, Isa::avx512, true, 64, nullptr,
      nullptr, rotation_alone_bf16_avx512bf16},
 };
+#elif defined(__aarch64__)
+// SVE's registers are as long as the CPU makes them: block_elements 0, block() asks at run time.
+constexpr RotationAloneLevel kRotationAloneLevels[] = {
+    {"rotation/sve", "kernel/sve", StorageType::fp32, Isa::sve, false, 0, rotation_alone_sve, nullptr, nullptr},
+    {"rotation_fp16/sve", "kernel_fp16/sve", StorageType::fp16, Isa::sve, false, 0, nullptr, rotation_alone_fp16_sve,
+     nullptr},
+    {"rotation_bf16/sve", "kernel_bf16/sve", StorageType::bf16, Isa::sve, false, 0, nullptr, nullptr,
+     rotation_alone_bf16_sve},
+};
 #endif
 
 }  // namespace
@@ -31,8 +40,13 @@ bool RotationAloneLevel::available(std::string* why) const {
   return cpu_supports(isa, why) && (!needs_avx512_bf16 || cpu_supports_avx512_bf16(why));
 }
 
+int RotationAloneLevel::block() const {
+  // SVE: two vectors of 32-bit lanes (every storage is widened one element a lane there).
+  return block_elements != 0 ? block_elements : 2 * (sve_vector_bits() / 32);
+}
+
 std::span<const RotationAloneLevel> rotation_alone_levels() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
   return kRotationAloneLevels;
 #else
   return {};

@@ -17,6 +17,11 @@ constexpr RoundTripLevel kLevels[] = {
     {"conversion_bf16/avx512bf16", "kernel_bf16/avx512bf16", StorageType::bf16, Isa::avx512, true, nullptr,
      round_trip_bf16_avx512bf16},
 };
+#elif defined(__aarch64__)
+constexpr RoundTripLevel kLevels[] = {
+    {"conversion_fp16/sve", "kernel_fp16/sve", StorageType::fp16, Isa::sve, false, round_trip_fp16_sve, nullptr},
+    {"conversion_bf16/sve", "kernel_bf16/sve", StorageType::bf16, Isa::sve, false, nullptr, round_trip_bf16_sve},
+};
 #endif
 
 }  // namespace
@@ -26,7 +31,7 @@ bool RoundTripLevel::available(std::string* why) const {
 }
 
 std::span<const RoundTripLevel> round_trip_levels() {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
   return kLevels;
 #else
   return {};
