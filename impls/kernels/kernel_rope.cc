@@ -50,11 +50,12 @@ struct KernelEntry {
 class KernelRope final : public RopeImpl {
  public:
   KernelRope(std::string_view id, std::string_view isa, Availability availability,
-             KernelEntry kernel)
-      : id_(id), isa_(isa), availability_(availability), kernel_(kernel) {}
+             KernelEntry kernel, std::string_view summary = {})
+      : id_(id), isa_(isa), availability_(availability), kernel_(kernel), summary_(summary) {}
 
   std::string_view id() const override { return id_; }
   std::string_view summary() const override {
+    if (!summary_.empty()) return summary_;
     if (kernel_.bf16 != nullptr) {
       return "fast kernel on bf16 storage: bf16 in and out, fp32 arithmetic, cos/sin once per "
              "token (SLEEF, double angles), all q and k heads in one pass";
@@ -104,6 +105,7 @@ class KernelRope final : public RopeImpl {
   std::string_view isa_;
   Availability availability_;
   KernelEntry kernel_;
+  std::string_view summary_;  // empty: the storage's own words below
 };
 
 template <Isa level>
@@ -130,6 +132,11 @@ std::unique_ptr<RopeImpl> make_kernel_avx512() {
 std::unique_ptr<RopeImpl> make_kernel_sve() {
   return std::make_unique<KernelRope>("kernel/sve", "sve", level_available<Isa::sve>,
                                       KernelEntry{.fp32 = kernels::rope_kernel_sve});
+}
+// The SVE level's fp32 kernel under another entry point, id and summary, all else kernel/sve's:
+// a mutant (impls/mutants/) runs the real kernel with one decision flipped.
+std::unique_ptr<RopeImpl> make_kernel_sve_variant(std::string_view id, std::string_view summary, Fp32Kernel kernel) {
+  return std::make_unique<KernelRope>(id, "sve", level_available<Isa::sve>, KernelEntry{.fp32 = kernel}, summary);
 }
 #endif
 std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {

@@ -307,6 +307,10 @@ void rope_kernel_fp16_avx512(const RopeKernelFp16Problem& problem);
 void rope_kernel_sve(const RopeKernelProblem& problem);
 void rope_kernel_bf16_sve(const RopeKernelBf16Problem& problem);
 void rope_kernel_fp16_sve(const RopeKernelFp16Problem& problem);
+// rope_kernel_sve with its remainder predicate built for whole vectors only: the last features of
+// a head whose rotary features are not a multiple of the vector length stay unrotated
+// (mutant/sve_tail_predicate_dropped).
+void rope_kernel_sve_tail_predicate_dropped(const RopeKernelProblem& problem);
 #endif
 
 // The 16-bit kernels' conversions alone: n elements widened to fp32 and narrowed back, in place,

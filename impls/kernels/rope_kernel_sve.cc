@@ -17,6 +17,11 @@ void rope_kernel_sve(const RopeKernelProblem& p) { run_tokens<SveLevel<SveFp32>>
 void rope_kernel_bf16_sve(const RopeKernelBf16Problem& p) { run_tokens<SveLevel<SveBf16>>(p); }
 void rope_kernel_fp16_sve(const RopeKernelFp16Problem& p) { run_tokens<SveLevel<SveFp16>>(p); }
 
+// mutant/sve_tail_predicate_dropped: the fp32 kernel above with feature_lanes' one decision flipped.
+void rope_kernel_sve_tail_predicate_dropped(const RopeKernelProblem& p) {
+  run_tokens<SveLevel<SveFp32, true>>(p);
+}
+
 void round_trip_fp16_sve(Fp16* x, std::int64_t n) { round_trip<SveFp16>(x, n); }
 void round_trip_bf16_sve(std::uint16_t* x, std::int64_t n) { round_trip<SveBf16>(x, n); }
 
