@@ -46,6 +46,11 @@ TEST(SoftmaxLevels, EachLevelRunsItsOwnKernel) {
   const auto avx512 = softmax_with(kernels::softmax_row_avx512);
   EXPECT_EQ(softmax_at(Isa::avx512), avx512);
   EXPECT_NE(scalar, avx512);
+#elif defined(__aarch64__)
+  if (!cpu_supports(Isa::sve, &why)) GTEST_SKIP() << why;
+  const auto sve = softmax_with(kernels::softmax_row_sve);
+  EXPECT_EQ(softmax_at(Isa::sve), sve);
+  EXPECT_NE(scalar, sve);
 #endif
 }
 
@@ -99,7 +104,7 @@ TEST(SoftmaxLevels, VectorLevelsAgreeWithScalarOnEveryTail) {
 // weight. A max pass that misses any lane or step shifts by 0, and exp(100) overflows fp32
 // (inf / inf: NaN); the rows above, all within +-9, cannot tell a wrong shift from a right one.
 TEST(SoftmaxLevels, EveryLevelShiftsByTheRowsMax) {
-  for (const Isa level : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+  for (const Isa level : built_levels()) {
     if (!cpu_supports(level)) continue;
     for (std::int64_t n = 1; n <= kLongestRow; ++n) {
       for (std::int64_t top = 0; top < n; ++top) {
