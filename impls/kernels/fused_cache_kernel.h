@@ -49,6 +49,9 @@ struct FusedCacheArgs : RopeKernelArgs<float> {
 void fused_rope_cache_scalar(const FusedCacheArgs& args);
 void fused_rope_cache_avx2(const FusedCacheArgs& args);
 void fused_rope_cache_avx512(const FusedCacheArgs& args);
+#if defined(__aarch64__)
+void fused_rope_cache_sve(const FusedCacheArgs& args);  // any vector length
+#endif
 
 // The write pass alone, with the fused kernel's own stores: every valid token's k row (as it is,
 // not rotated) and v row, scaled and narrowed into the cache; q and the table unused. The second
@@ -56,10 +59,16 @@ void fused_rope_cache_avx512(const FusedCacheArgs& args);
 void cache_write_scalar(const FusedCacheArgs& args);
 void cache_write_avx2(const FusedCacheArgs& args);
 void cache_write_avx512(const FusedCacheArgs& args);
+#if defined(__aarch64__)
+void cache_write_sve(const FusedCacheArgs& args);
+#endif
 
 // The SIMD FP8 narrowing alone (saturating, round to nearest even, NaN stays NaN: core/fp8.h's
 // fp8_from_float, bit for bit), n floats into n codes: for the exhaustive test.
 void fp8_narrow_avx2(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2);
 void fp8_narrow_avx512(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2);
+#if defined(__aarch64__)
+void fp8_narrow_sve(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2);
+#endif
 
 }  // namespace ropecheck::kernels
