@@ -67,5 +67,8 @@ struct QkNormRopeArgs : RopeKernelArgs<float> {
 void qk_norm_rope_scalar(const QkNormRopeArgs& args);
 void qk_norm_rope_avx2(const QkNormRopeArgs& args);
 void qk_norm_rope_avx512(const QkNormRopeArgs& args);
+#if defined(__aarch64__)
+void qk_norm_rope_sve(const QkNormRopeArgs& args);  // any vector length
+#endif
 
 }  // namespace ropecheck::kernels
