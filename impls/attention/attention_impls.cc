@@ -134,6 +134,10 @@ std::unique_ptr<AttentionImpl> make_attention_fused_avx2() {
 std::unique_ptr<AttentionImpl> make_attention_fused_avx512() {
   return std::make_unique<FusedAttention>(Isa::avx512);
 }
+#elif defined(__aarch64__)
+std::unique_ptr<AttentionImpl> make_attention_fused_sve() {
+  return std::make_unique<FusedAttention>(Isa::sve);
+}
 #endif
 #if defined(__aarch64__)
 std::unique_ptr<AttentionImpl> make_attention_fused_neon() {
@@ -151,6 +155,10 @@ std::unique_ptr<AttentionImpl> make_attention_blas_avx2() {
 }
 std::unique_ptr<AttentionImpl> make_attention_blas_avx512() {
   return std::make_unique<BlasAttention>(Isa::avx512);
+}
+#elif defined(__aarch64__)
+std::unique_ptr<AttentionImpl> make_attention_blas_sve() {
+  return std::make_unique<BlasAttention>(Isa::sve);
 }
 #endif
 #if defined(__aarch64__)

@@ -31,6 +31,8 @@ LevelKernels level_kernels(Isa level) {
 #if defined(__x86_64__)
     case Isa::avx2: return {level, kernels::fused_rope_cache_avx2, kernels::cache_write_avx2};
     case Isa::avx512: return {level, kernels::fused_rope_cache_avx512, kernels::cache_write_avx512};
+#elif defined(__aarch64__)
+    case Isa::sve: return {level, kernels::fused_rope_cache_sve, kernels::cache_write_sve};
 #endif
 #if defined(__aarch64__)
     case Isa::neon: return {level, kernels::fused_rope_cache_neon, kernels::cache_write_neon};
@@ -174,6 +176,10 @@ std::unique_ptr<RopeCacheImpl> make_fused_cache_avx2() {
 }
 std::unique_ptr<RopeCacheImpl> make_fused_cache_avx512() {
   return std::make_unique<FusedRopeCache>("fused_cache/avx512", level_kernels(Isa::avx512));
+}
+#elif defined(__aarch64__)
+std::unique_ptr<RopeCacheImpl> make_fused_cache_sve() {
+  return std::make_unique<FusedRopeCache>("fused_cache/sve", level_kernels(Isa::sve));
 }
 #endif
 #if defined(__aarch64__)

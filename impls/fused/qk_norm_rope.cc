@@ -33,6 +33,8 @@ FormKernel qkn_kernel(Isa level) {
 #if defined(__x86_64__)
     case Isa::avx2: return kernels::qk_norm_rope_avx2;
     case Isa::avx512: return kernels::qk_norm_rope_avx512;
+#elif defined(__aarch64__)
+    case Isa::sve: return kernels::qk_norm_rope_sve;
 #endif
 #if defined(__aarch64__)
     case Isa::neon: return kernels::qk_norm_rope_neon;
@@ -162,6 +164,10 @@ std::unique_ptr<RopeFormImpl> make_qk_norm_rope_avx2() {
 std::unique_ptr<RopeFormImpl> make_qk_norm_rope_avx512() {
   return std::make_unique<QkNormRope>("qk_norm_rope/avx512", Isa::avx512, false);
 }
+#elif defined(__aarch64__)
+std::unique_ptr<RopeFormImpl> make_qk_norm_rope_sve() {
+  return std::make_unique<QkNormRope>("qk_norm_rope/sve", Isa::sve, false);
+}
 #endif
 #if defined(__aarch64__)
 std::unique_ptr<RopeFormImpl> make_qk_norm_rope_neon() {
@@ -177,6 +183,10 @@ std::unique_ptr<RopeFormImpl> make_norm_then_rope_avx2() {
 }
 std::unique_ptr<RopeFormImpl> make_norm_then_rope_avx512() {
   return std::make_unique<QkNormRope>("norm_then_rope/avx512", Isa::avx512, true);
+}
+#elif defined(__aarch64__)
+std::unique_ptr<RopeFormImpl> make_norm_then_rope_sve() {
+  return std::make_unique<QkNormRope>("norm_then_rope/sve", Isa::sve, true);
 }
 #endif
 #if defined(__aarch64__)

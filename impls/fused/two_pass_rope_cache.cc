@@ -106,6 +106,7 @@ std::unique_ptr<RopeImpl> make_kernel_scalar();
 std::unique_ptr<RopeImpl> make_kernel_avx2();
 std::unique_ptr<RopeImpl> make_kernel_avx512();
 std::unique_ptr<RopeImpl> make_kernel_neon();
+std::unique_ptr<RopeImpl> make_kernel_sve();
 
 std::unique_ptr<RopeCacheImpl> make_rope_then_write_scalar() {
   return std::make_unique<TwoPassRopeCache>(make_kernel_scalar(), "rope_then_write/scalar");
@@ -117,10 +118,12 @@ std::unique_ptr<RopeCacheImpl> make_rope_then_write_avx2() {
 std::unique_ptr<RopeCacheImpl> make_rope_then_write_avx512() {
   return std::make_unique<TwoPassRopeCache>(make_kernel_avx512(), "rope_then_write/avx512");
 }
-#endif
-#if defined(__aarch64__)
+#elif defined(__aarch64__)
 std::unique_ptr<RopeCacheImpl> make_rope_then_write_neon() {
   return std::make_unique<TwoPassRopeCache>(make_kernel_neon(), "rope_then_write/neon");
+}
+std::unique_ptr<RopeCacheImpl> make_rope_then_write_sve() {
+  return std::make_unique<TwoPassRopeCache>(make_kernel_sve(), "rope_then_write/sve");
 }
 #endif
 

@@ -51,6 +51,7 @@ void fused_rope_cache_avx2(const FusedCacheArgs& args);
 void fused_rope_cache_avx512(const FusedCacheArgs& args);
 #if defined(__aarch64__)
 void fused_rope_cache_neon(const FusedCacheArgs& args);
+void fused_rope_cache_sve(const FusedCacheArgs& args);  // any vector length
 #endif
 
 // The write pass alone, with the fused kernel's own stores: every valid token's k row (as it is,
@@ -61,6 +62,7 @@ void cache_write_avx2(const FusedCacheArgs& args);
 void cache_write_avx512(const FusedCacheArgs& args);
 #if defined(__aarch64__)
 void cache_write_neon(const FusedCacheArgs& args);
+void cache_write_sve(const FusedCacheArgs& args);
 #endif
 
 // The SIMD FP8 narrowing alone (saturating, round to nearest even, NaN stays NaN: core/fp8.h's
@@ -69,6 +71,7 @@ void fp8_narrow_avx2(const float* x, std::uint8_t* out, std::int64_t n, bool e5m
 void fp8_narrow_avx512(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2);
 #if defined(__aarch64__)
 void fp8_narrow_neon(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2);
+void fp8_narrow_sve(const float* x, std::uint8_t* out, std::int64_t n, bool e5m2);
 #endif
 
 }  // namespace ropecheck::kernels

@@ -1,7 +1,8 @@
 // kernel/<level>, kernel_bf16/<level> and kernel_fp16/<level>: the fast RoPE algorithm of
 // impls/kernels/rope_kernel.h at each ISA level, on fp32, bf16 and fp16 storage, one registry
 // entry per (storage, level) so that every property runs on every level this CPU has (the others
-// are listed as unavailable, with the reason). Angles are formed in double (fp64 angle precision: error flat in position).
+// are listed as unavailable, with the reason); x86-64 builds have avx2 and avx512, aarch64 ones
+// sve. Angles are formed in double (fp64 angle precision: error flat in position).
 // The backward pass runs the same level's kernel on the negated frequencies: a R(m)^T = a R(-m),
 // and m * (-theta_i) is -(m * theta_i) exactly, so its rows are the forward's with the sine
 // negated and its bounds the forward's. Each pass keeps its own rows (a training step alternates
@@ -49,11 +50,12 @@ struct KernelEntry {
 class KernelRope final : public RopeImpl {
  public:
   KernelRope(std::string_view id, std::string_view isa, Availability availability,
-             KernelEntry kernel)
-      : id_(id), isa_(isa), availability_(availability), kernel_(kernel) {}
+             KernelEntry kernel, std::string_view summary = {})
+      : id_(id), isa_(isa), availability_(availability), kernel_(kernel), summary_(summary) {}
 
   std::string_view id() const override { return id_; }
   std::string_view summary() const override {
+    if (!summary_.empty()) return summary_;
     if (kernel_.bf16 != nullptr) {
       return "fast kernel on bf16 storage: bf16 in and out, fp32 arithmetic, cos/sin once per "
              "token (SLEEF, double angles), all q and k heads in one pass";
@@ -103,6 +105,7 @@ class KernelRope final : public RopeImpl {
   std::string_view isa_;
   Availability availability_;
   KernelEntry kernel_;
+  std::string_view summary_;  // empty: the storage's own words below
 };
 
 template <Isa level>
@@ -124,6 +127,16 @@ std::unique_ptr<RopeImpl> make_kernel_avx2() {
 std::unique_ptr<RopeImpl> make_kernel_avx512() {
   return std::make_unique<KernelRope>("kernel/avx512", "avx512", level_available<Isa::avx512>,
                                       KernelEntry{.fp32 = kernels::rope_kernel_avx512});
+}
+#elif defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_sve() {
+  return std::make_unique<KernelRope>("kernel/sve", "sve", level_available<Isa::sve>,
+                                      KernelEntry{.fp32 = kernels::rope_kernel_sve});
+}
+// The SVE level's fp32 kernel under another entry point, id and summary, all else kernel/sve's:
+// a mutant (impls/mutants/) runs the real kernel with one decision flipped.
+std::unique_ptr<RopeImpl> make_kernel_sve_variant(std::string_view id, std::string_view summary, Fp32Kernel kernel) {
+  return std::make_unique<KernelRope>(id, "sve", level_available<Isa::sve>, KernelEntry{.fp32 = kernel}, summary);
 }
 #endif
 #if defined(__aarch64__)
@@ -150,7 +163,11 @@ std::unique_ptr<RopeImpl> make_kernel_bf16_avx512bf16() {
                                       cpu_supports_avx512_bf16,
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512bf16});
 }
-
+#elif defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_bf16_sve() {
+  return std::make_unique<KernelRope>("kernel_bf16/sve", "sve", level_available<Isa::sve>,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_sve});
+}
 #endif
 #if defined(__aarch64__)
 std::unique_ptr<RopeImpl> make_kernel_bf16_neon() {
@@ -171,7 +188,11 @@ std::unique_ptr<RopeImpl> make_kernel_fp16_avx512() {
   return std::make_unique<KernelRope>("kernel_fp16/avx512", "avx512", level_available<Isa::avx512>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx512});
 }
-
+#elif defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_fp16_sve() {
+  return std::make_unique<KernelRope>("kernel_fp16/sve", "sve", level_available<Isa::sve>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_sve});
+}
 #endif
 #if defined(__aarch64__)
 std::unique_ptr<RopeImpl> make_kernel_fp16_neon() {

@@ -69,6 +69,7 @@ void qk_norm_rope_avx2(const QkNormRopeArgs& args);
 void qk_norm_rope_avx512(const QkNormRopeArgs& args);
 #if defined(__aarch64__)
 void qk_norm_rope_neon(const QkNormRopeArgs& args);
+void qk_norm_rope_sve(const QkNormRopeArgs& args);  // any vector length
 #endif
 
 }  // namespace ropecheck::kernels

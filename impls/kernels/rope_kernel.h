@@ -1,5 +1,5 @@
-// The fast RoPE algorithm, one contract for every ISA level (scalar, AVX2, AVX-512, NEON): a
-// porter's reference. Plain C types only: the AVX2/AVX-512/NEON files are compiled with their own
+// The fast RoPE algorithm, one contract for every ISA level (scalar, AVX2, AVX-512, NEON, SVE): a
+// porter's reference. Plain C types only: the AVX2/AVX-512/NEON/SVE files are compiled with their own
 // ISA flags, and must not instantiate C++ library templates the linker could pick for code that
 // runs anywhere.
 //
@@ -310,6 +310,15 @@ void rope_kernel_fp16_neon(const RopeKernelFp16Problem& problem);
 // mutant/neon_zip_halves_swapped's: rope_kernel_neon with the interleaved table's two zip halves
 // stored in the wrong order (impls/mutants/neon_zip_halves_swapped.cc).
 void rope_kernel_neon_zip_halves_swapped(const RopeKernelProblem& problem);
+// SVE, any vector length (128 to 2048 bits; rope_kernel_sve_body.h): fp32; bf16 with the portable
+// rounding in integer ops; fp16 by fcvt (round to nearest even, subnormals kept).
+void rope_kernel_sve(const RopeKernelProblem& problem);
+void rope_kernel_bf16_sve(const RopeKernelBf16Problem& problem);
+void rope_kernel_fp16_sve(const RopeKernelFp16Problem& problem);
+// rope_kernel_sve with its remainder predicate built for whole vectors only: the last features of
+// a head whose rotary features are not a multiple of the vector length stay unrotated
+// (mutant/sve_tail_predicate_dropped).
+void rope_kernel_sve_tail_predicate_dropped(const RopeKernelProblem& problem);
 #endif
 
 // The 16-bit kernels' conversions alone: n elements widened to fp32 and narrowed back, in place,
@@ -326,6 +335,8 @@ void round_trip_bf16_avx512bf16(std::uint16_t* x, std::int64_t n);
 #if defined(__aarch64__)
 void round_trip_fp16_neon(Fp16* x, std::int64_t n);
 void round_trip_bf16_neon(std::uint16_t* x, std::int64_t n);
+void round_trip_fp16_sve(Fp16* x, std::int64_t n);
+void round_trip_bf16_sve(std::uint16_t* x, std::int64_t n);
 #endif
 
 // The kernels' rotations alone: n elements rotated in place by one fixed angle (kAloneCos,
@@ -333,7 +344,7 @@ void round_trip_bf16_neon(std::uint16_t* x, std::int64_t n);
 // and nothing else: no table, no positions, no heads. Any RoPE on that level also loads its
 // cos/sin (or forms them) and walks heads, so the bench times these as each kernel level's
 // rotation ceiling (rotation_alone_levels.h). The elements go in blocks of two of the level's
-// registers (block_elements there): interleaved, pairs (2j, 2j + 1), as the kernel's; half-split,
+// registers (block() there): interleaved, pairs (2j, 2j + 1), as the kernel's; half-split,
 // pairs (i, i + block / 2) within a block, the kernel's two halves as two registers. A remainder
 // under one block is only converted (the round trip), not rotated. The arithmetic per pair is
 // the kernel's: y_a = x_a c - x_b s and y_b = x_b c + x_a s, each a product rounded and one FMA.
@@ -350,6 +361,10 @@ void rotation_alone_bf16_avx512bf16(std::uint16_t* x, std::int64_t n, bool inter
 void rotation_alone_neon(float* x, std::int64_t n, bool interleaved);
 void rotation_alone_fp16_neon(Fp16* x, std::int64_t n, bool interleaved);
 void rotation_alone_bf16_neon(std::uint16_t* x, std::int64_t n, bool interleaved);
+// SVE: blocks of two vectors, 2 * svcntw() elements whatever the storage (one a 32-bit lane).
+void rotation_alone_sve(float* x, std::int64_t n, bool interleaved);
+void rotation_alone_fp16_sve(Fp16* x, std::int64_t n, bool interleaved);
+void rotation_alone_bf16_sve(std::uint16_t* x, std::int64_t n, bool interleaved);
 #endif
 
 }  // namespace ropecheck::kernels

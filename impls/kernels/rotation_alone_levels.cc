@@ -24,13 +24,19 @@ constexpr RotationAloneLevel kRotationAloneLevels[] = {
      nullptr, rotation_alone_bf16_avx512bf16},
 };
 #elif defined(__aarch64__)
-// 4 floats a register: blocks of 8.
+// NEON: 4 floats a register, blocks of 8. SVE's registers are as long as the CPU makes them:
+// block_elements 0, block() asks at run time.
 constexpr RotationAloneLevel kRotationAloneLevels[] = {
     {"rotation/neon", "kernel/neon", StorageType::fp32, Isa::neon, false, 8, rotation_alone_neon, nullptr, nullptr},
     {"rotation_fp16/neon", "kernel_fp16/neon", StorageType::fp16, Isa::neon, false, 8, nullptr,
      rotation_alone_fp16_neon, nullptr},
     {"rotation_bf16/neon", "kernel_bf16/neon", StorageType::bf16, Isa::neon, false, 8, nullptr, nullptr,
      rotation_alone_bf16_neon},
+    {"rotation/sve", "kernel/sve", StorageType::fp32, Isa::sve, false, 0, rotation_alone_sve, nullptr, nullptr},
+    {"rotation_fp16/sve", "kernel_fp16/sve", StorageType::fp16, Isa::sve, false, 0, nullptr, rotation_alone_fp16_sve,
+     nullptr},
+    {"rotation_bf16/sve", "kernel_bf16/sve", StorageType::bf16, Isa::sve, false, 0, nullptr, nullptr,
+     rotation_alone_bf16_sve},
 };
 #endif
 
@@ -38,6 +44,11 @@ constexpr RotationAloneLevel kRotationAloneLevels[] = {
 
 bool RotationAloneLevel::available(std::string* why) const {
   return cpu_supports(isa, why) && (!needs_avx512_bf16 || cpu_supports_avx512_bf16(why));
+}
+
+int RotationAloneLevel::block() const {
+  // SVE: two vectors of 32-bit lanes (every storage is widened one element a lane there).
+  return block_elements != 0 ? block_elements : 2 * (sve_vector_bits() / 32);
 }
 
 std::span<const RotationAloneLevel> rotation_alone_levels() {

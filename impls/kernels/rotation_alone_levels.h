@@ -23,13 +23,17 @@ struct RotationAloneLevel {
   StorageType storage;         // which one of the three functions is set
   Isa isa;
   bool needs_avx512_bf16;
-  int block_elements;          // elements a block: two of the level's registers (rope_kernel.h)
+  int block_elements;          // elements a block: two of the level's registers (rope_kernel.h);
+                               // 0: the registers' length is the CPU's (SVE), block() asks it
   void (*fp32)(float* x, std::int64_t n, bool interleaved);
   void (*fp16)(Fp16* x, std::int64_t n, bool interleaved);
   void (*bf16)(std::uint16_t* x, std::int64_t n, bool interleaved);
 
   // cpuid (and ROPECHECK_ISA's cap, as the kernels'): false with `why` when this CPU cannot run it.
   bool available(std::string* why = nullptr) const;
+  // Elements a block on this CPU: block_elements, or for a vector-length agnostic level (0 there)
+  // two of its registers at the vector length this process runs at.
+  int block() const;
 };
 
 std::span<const RotationAloneLevel> rotation_alone_levels();

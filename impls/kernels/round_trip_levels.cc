@@ -21,6 +21,8 @@ constexpr RoundTripLevel kLevels[] = {
 constexpr RoundTripLevel kLevels[] = {
     {"conversion_fp16/neon", "kernel_fp16/neon", StorageType::fp16, Isa::neon, false, round_trip_fp16_neon, nullptr},
     {"conversion_bf16/neon", "kernel_bf16/neon", StorageType::bf16, Isa::neon, false, nullptr, round_trip_bf16_neon},
+    {"conversion_fp16/sve", "kernel_fp16/sve", StorageType::fp16, Isa::sve, false, round_trip_fp16_sve, nullptr},
+    {"conversion_bf16/sve", "kernel_bf16/sve", StorageType::bf16, Isa::sve, false, nullptr, round_trip_bf16_sve},
 };
 #endif
 

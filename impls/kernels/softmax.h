@@ -12,6 +12,7 @@ void softmax_row_avx2(float* x, std::int64_t n);
 void softmax_row_avx512(float* x, std::int64_t n);
 #if defined(__aarch64__)
 void softmax_row_neon(float* x, std::int64_t n);
+void softmax_row_sve(float* x, std::int64_t n);  // any vector length, predicated tail
 #endif
 
 }  // namespace ropecheck::kernels

@@ -52,6 +52,8 @@ TEST(FusedCacheFp8Narrowing, SimdLevelsAreCoreFp8BitForBitOverADenseSweep) {
 #if defined(__x86_64__)
       {Isa::avx2, kernels::fp8_narrow_avx2},
       {Isa::avx512, kernels::fp8_narrow_avx512},
+#elif defined(__aarch64__)
+      {Isa::sve, kernels::fp8_narrow_sve},
 #endif
 #if defined(__aarch64__)
       {Isa::neon, kernels::fp8_narrow_neon},

@@ -72,7 +72,7 @@ TEST(RotationAloneLevels, WholeBlocksRotateAsTheKernelsArithmeticAndTheRestIsOnl
     if (!level.available()) continue;  // every level this CPU runs
     for (const bool interleaved : {true, false}) {
       SCOPED_TRACE(std::string(level.id) + (interleaved ? " interleaved" : " half_split"));
-      const auto block = static_cast<std::size_t>(level.block_elements);
+      const auto block = static_cast<std::size_t>(level.block());
       for (const std::size_t n : {std::size_t{0}, block - 1, 5 * block, 5 * block + block / 2 + 3}) {
         constexpr std::size_t kGuards = 64;
         Elements x{level.storage, std::vector<float>(n + kGuards), std::vector<std::uint16_t>(n + kGuards)};

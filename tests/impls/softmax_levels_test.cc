@@ -52,6 +52,10 @@ TEST(SoftmaxLevels, EachLevelRunsItsOwnKernel) {
   const auto neon = softmax_with(kernels::softmax_row_neon);
   EXPECT_EQ(softmax_at(Isa::neon), neon);
   EXPECT_NE(scalar, neon);
+  if (!cpu_supports(Isa::sve, &why)) GTEST_SKIP() << why;
+  const auto sve = softmax_with(kernels::softmax_row_sve);
+  EXPECT_EQ(softmax_at(Isa::sve), sve);
+  EXPECT_NE(scalar, sve);
 #endif
 }
 
