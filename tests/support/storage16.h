@@ -15,7 +15,11 @@ struct Bf16Storage {
   using Element = std::uint16_t;
   static constexpr StorageType kStorage = StorageType::bf16;
   static constexpr const char* kKernelPrefix = "kernel_bf16/";
+#if defined(__aarch64__)
+  static constexpr int kKernelLevels = 3;  // portable, NEON and SVE integer rounding
+#else
   static constexpr int kKernelLevels = 4;  // portable, AVX2 and AVX-512 integer rounding, AVX512_BF16
+#endif
   static constexpr int kMantissaBits = 7;
   static Element guard() { return 0x4B40; }  // 12288.0, must survive every kernel
   static std::uint32_t bits(Element e) { return e; }
@@ -32,7 +36,7 @@ struct Fp16Storage {
   using Element = Fp16;
   static constexpr StorageType kStorage = StorageType::fp16;
   static constexpr const char* kKernelPrefix = "kernel_fp16/";
-  static constexpr int kKernelLevels = 3;  // portable, AVX2 (F16C), AVX-512
+  static constexpr int kKernelLevels = 3;  // portable, AVX2 (F16C), AVX-512; portable, NEON, SVE (fcvt)
   static constexpr int kMantissaBits = 10;
   static Element guard() { return Fp16{0x7A00}; }  // 49152.0
   static std::uint32_t bits(Element e) { return e.bits; }
