@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
     --arch) [ $# -ge 2 ] || { echo "install-ggml-peer: --arch needs x64 or arm64" >&2; exit 2; }
             arch=$2; shift 2 ;;
     --arch=*) arch=${1#--arch=}; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '/^set -euo/q; 2,$p' "$0"; exit 0 ;;
     -*) echo "install-ggml-peer: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac

@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --cache) cache=$(realpath -m "$2"); shift 2 ;;
     --keep) keep=1; shift ;;
     --arch) arch=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '/^set -euo/q; 2,$p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
