@@ -81,10 +81,24 @@ if [ "$arch" != "$native_arch" ]; then
 fi
 
 root=$(mktemp -d /var/tmp/ropecheck-fresh-root.XXXXXX)
+# What runs inside the root runs in its own PID and mount namespaces (inside below), so that the
+# root is removed only once nothing runs in it: stopped, this script ends that namespace first.
+inner=""
+inside() {  # inside COMMAND...: in new mount and PID namespaces, ended with the unshare process
+  unshare -m --propagation private --pid --fork --kill-child "$@" &
+  inner=$!
+  wait "$inner"
+  local status=$?
+  inner=""
+  return "$status"
+}
 cleanup() {
+  if [ -n "$inner" ]; then kill "$inner" 2>/dev/null || true; wait "$inner" 2>/dev/null || true; fi
   if [ "$keep" -eq 1 ]; then echo "install-into-fresh-root: the root is kept in $root"; else rm -rf --one-file-system "$root"; fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 # --- a fresh bookworm root ---------------------------------------------------------------------------
 base_name=bookworm-minbase.tar  # amd64's, as named before there were others
@@ -108,7 +122,7 @@ else
   debootstrap --arch="$arch" --foreign --variant=minbase bookworm "$root" ${ROPECHECK_DEBIAN_MIRROR:-} \
     >"$root.debootstrap.log" 2>&1 || { tail -20 "$root.debootstrap.log"; exit 1; }
   say "debootstrap --second-stage inside the $arch root, emulated"
-  unshare -m --propagation private chroot "$root" /debootstrap/debootstrap --second-stage \
+  inside chroot "$root" /debootstrap/debootstrap --second-stage \
     >>"$root.debootstrap.log" 2>&1 || { tail -20 "$root.debootstrap.log"; exit 1; }
   rm -f "$root.debootstrap.log"
   if [ -n "$base" ]; then
@@ -121,7 +135,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 install -m 644 "$deb" "$root/tmp/"
 debname=$(basename "$deb")
 
-# --- inside the root: every mount in a private namespace, gone when it exits ----------------------
+# --- inside the root: every mount in a private namespace, gone when it exits (inside) --------------
 cat >"$root/tmp/fresh-root-steps.sh" <<'STEPS'
 set -euo pipefail
 deb=$1
@@ -171,7 +185,7 @@ if [ -n "$cache" ]; then
 fi
 say "into the $arch root at $root"
 # shellcheck disable=SC2016
-unshare -m --propagation private bash -c '
+inside bash -c '
   set -e
   root=$1 deb=$2 archives=${3:-}
   mount -t proc proc "$root/proc"
