@@ -1,5 +1,5 @@
-# The Debian package: `cpack --config build/CPackConfig.cmake` -> ropecheck_<version>_amd64.deb
-# (docs/packaging.md). Included by the top-level CMakeLists.txt after every install() rule.
+# The Debian package: `cpack --config build/CPackConfig.cmake` -> ropecheck_<version>_amd64.deb;
+# from the aarch64 preset's build-aarch64/, ropecheck_<version>_arm64.deb (docs/packaging.md). Included by the top-level CMakeLists.txt after every install() rule.
 #
 # What it holds (under /usr): bin/ropecheck; include/ropecheck/plugin.h and attention_plugin.h; lib/cmake/ropecheck/
 # (find_package(ropecheck), ropecheck_add_plugin_test); share/ropecheck/examples/ (the example
@@ -100,7 +100,29 @@ string(REPLACE ";" "" CPACK_PACKAGE_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION}")
 set(CPACK_PACKAGE_CONTACT "${ROPECHECK_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # ropecheck_<version>_amd64.deb
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # ropecheck_<version>_<architecture>.deb
+# The Debian architecture is the target's: cpack's default (dpkg --print-architecture) is the build
+# machine's, right for the native build only. A cross-build (the aarch64 preset) names it from the
+# toolchain's GNU triplet, and dpkg-shlibdeps runs as for a cross package: DEB_HOST_ARCH in cpack's
+# environment (cmake/cpack_project_config.cmake) makes it read the binary with the target's objdump
+# (aarch64-linux-gnu-objdump) and look for its libraries in the target's multiarch directories
+# (/usr/lib/aarch64-linux-gnu), where the arm64 packages of scripts/install-aarch64-deps.sh put
+# them and their shlibs/symbols files; Depends is then found, not written by hand.
+set(CPACK_ROPECHECK_DEB_HOST_ARCH "")
+if(CMAKE_CROSSCOMPILING)
+  set(triplet ${CMAKE_LIBRARY_ARCHITECTURE})
+  if(NOT triplet)
+    set(triplet ${CMAKE_SYSTEM_PROCESSOR}-linux-gnu)
+  endif()
+  execute_process(COMMAND dpkg-architecture -t${triplet} -qDEB_HOST_ARCH
+                  OUTPUT_VARIABLE CPACK_ROPECHECK_DEB_HOST_ARCH OUTPUT_STRIP_TRAILING_WHITESPACE
+                  ERROR_QUIET RESULT_VARIABLE arch_result)
+  if(NOT arch_result EQUAL 0 OR NOT CPACK_ROPECHECK_DEB_HOST_ARCH)
+    message(FATAL_ERROR "ropecheck: no Debian architecture for the target ${triplet} "
+                        "(dpkg-architecture, from dpkg-dev: scripts/install-aarch64-deps.sh)")
+  endif()
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${CPACK_ROPECHECK_DEB_HOST_ARCH})
+endif()
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # The shared libraries the CLI links (OpenBLAS, spdlog, fmt, SLEEF, Google Benchmark, libstdc++),
