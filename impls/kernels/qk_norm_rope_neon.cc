@@ -3,10 +3,10 @@
 // with its storage policies (bf16 and fp16 rounded as its kernels round them). A head is read
 // twice: once for its sum of squares (two accumulators), once more from L1 to normalize, rotate
 // and store it. Every remainder (features, weights, angles: a cos/sin cache's row may end at the
-// end of its buffer) goes through a stack buffer: NEON has no masked loads. No fast path yet (the
-// x86 levels' FormFast256 pipeline for the models' half-split shapes): every shape takes the
-// general heads, kFormBatch at a time. Compiled with the aarch64 baseline's flags (CMake object
-// library).
+// end of its buffer) goes through a stack buffer: NEON has no masked loads. The models' shapes
+// (half-split, rotary_dim == head_dim of 64, 128 or 256, the fp32 norm) take FormFastNeon in
+// qk_norm_rope_kernel_body.h's pipeline (the x86 levels' FormFast256: the weight folded into the
+// angles, in an L1 row). Compiled with the aarch64 baseline's flags (CMake object library).
 // Napkin math: as qk_norm_rope_avx2.cc's; a head of 128 is 32 vectors read twice and written once.
 #include <arm_neon.h>
 
@@ -41,9 +41,94 @@ struct FormNeonBf16 : Bf16Storage {
 // n < 4 floats of a weight or angle row, the rest 0: never read past the row's end.
 inline float32x4_t form_load_first(const float* at, int n) { return Fp32Storage::load_first(at, n); }
 
+// The fast path (qk_norm_rope_kernel_body.h's form_pipeline): half-split, rotary_dim == head_dim
+// == D (64, 128 or 256), the norm in fp32. As the x86 levels' FormFast256: per token and view the
+// weight is folded into the angles once (wc1 = w_i c_i, ws1 = w_i s_i, wc2 = w_(h+i) c_i, ws2 =
+// w_(h+i) s_i, one product each) into an L1 row, then each head: y1 = x1 r wc1 - x2 r ws2, y2 =
+// x2 r wc2 + x1 r ws1, stored once. The roundings are the unfused chain's count (x r, w c, the
+// cache's c, the product): the same bound. S: the storage policy, 8 elements a load2 in order
+// (the 16-bit storages' narrowing keeps its NaN case: kPlain changes nothing here).
+template <typename S, int D>
+struct FormFastNeon {
+  using Element = typename S::Element;
+  static constexpr int kHalf = D / 2, kVectors = kHalf / 4;  // vectors a half
+
+  struct Folded {
+    alignas(16) float row[4 * kHalf];  // per vector j: wc1, ws1, wc2, ws2 at 16 j
+  };
+  static Folded fold(const float* w, FormAngles a) {
+    Folded k;
+    for (int j = 0; j < kVectors; ++j) {
+      const float32x4_t c = vld1q_f32(a.c + 4 * j), s = vld1q_f32(a.s + 4 * j);
+      const float32x4_t w1 = vld1q_f32(w + 4 * j), w2 = vld1q_f32(w + kHalf + 4 * j);
+      float* at = k.row + 16 * j;
+      vst1q_f32(at, vmulq_f32(w1, c));
+      vst1q_f32(at + 4, vmulq_f32(w1, s));
+      vst1q_f32(at + 8, vmulq_f32(w2, c));
+      vst1q_f32(at + 12, vmulq_f32(w2, s));
+    }
+    return k;
+  }
+
+  static bool finite(const Folded& k) {
+    const float32x4_t bound = vdupq_n_f32(kFormPlainCoefficient);
+    uint32x4_t below = vdupq_n_u32(0xFFFFFFFFu);
+    for (int j = 0; j < 4 * kHalf; j += 4) below = vandq_u32(below, vcaltq_f32(vld1q_f32(k.row + j), bound));
+    return vminvq_u32(below) == 0xFFFFFFFFu;  // |x| < bound is false for a NaN
+  }
+
+  static float sum_of_squares(const Element* x) {
+    float32x4_t acc[4];
+#pragma GCC unroll 16
+    for (int b = 0; b < 2 * kVectors; b += 2) {
+      float32x4_t u, v;
+      S::load2(x + 4 * b, u, v);
+      const int j = b % 4;
+      acc[j] = b < 4 ? vmulq_f32(u, u) : vfmaq_f32(acc[j], u, u);
+      acc[j + 1] = b < 4 ? vmulq_f32(v, v) : vfmaq_f32(acc[j + 1], v, v);
+    }
+    return vaddvq_f32(vaddq_f32(vaddq_f32(acc[0], acc[1]), vaddq_f32(acc[2], acc[3])));
+  }
+
+  template <bool kPlain>
+  static void apply(Element* x, float r_value, const Folded& k) {
+    const float32x4_t r = vdupq_n_f32(r_value);
+#pragma GCC unroll 8
+    for (int b = 0; b < kVectors; b += 2) {
+      float32x4_t x1[2], x2[2], y1[2], y2[2];
+      S::load2(x + 4 * b, x1[0], x1[1]);
+      S::load2(x + kHalf + 4 * b, x2[0], x2[1]);
+      for (int j = 0; j < 2; ++j) {
+        const float* at = k.row + 16 * (b + j);
+        const float32x4_t r1 = vmulq_f32(x1[j], r), r2 = vmulq_f32(x2[j], r);
+        y1[j] = vfmsq_f32(vmulq_f32(r1, vld1q_f32(at)), r2, vld1q_f32(at + 12));
+        y2[j] = vfmaq_f32(vmulq_f32(r1, vld1q_f32(at + 4)), r2, vld1q_f32(at + 8));
+      }
+      S::store2(x + 4 * b, y1[0], y1[1]);
+      S::store2(x + kHalf + 4 * b, y2[0], y2[1]);
+    }
+  }
+};
+
 template <typename S, FormNorm kNorm, bool kRotate>
 struct NeonFormHead {
   using Element = typename S::Element;
+
+  // The fast path (FormFastNeon, form_pipeline) where it applies.
+  static bool fast_token(const QkNormRopeArgs& p, std::int64_t t, FormAngles a)
+    requires(kNorm == FormNorm::fp32 && kRotate)
+  {
+    if (p.fast == nullptr || p.interleaved || p.rotary_dim != p.head_dim ||
+        p.q_view.heads + p.k_view.heads > FormFastState::kMaxHeads) {
+      return false;
+    }
+    switch (p.head_dim) {
+      case 64: form_pipeline<FormFastNeon<S, 64>, NeonFormHead>(p, t, a); return true;
+      case 128: form_pipeline<FormFastNeon<S, 128>, NeonFormHead>(p, t, a); return true;
+      case 256: form_pipeline<FormFastNeon<S, 256>, NeonFormHead>(p, t, a); return true;
+      default: return false;
+    }
+  }
 
   static float sum_of_squares(const Element* x, int d) {
     float32x4_t s0 = vdupq_n_f32(0.0f), s1 = vdupq_n_f32(0.0f);
