@@ -4,15 +4,15 @@
 #   1. installs what is missing (scripts/install-aarch64-deps.sh) and lets the kernel start aarch64
 #      programs through qemu-aarch64 (binfmt_misc), so that a test's child processes run too;
 #   2. the uncontracted build (the aarch64 default) and its ctest suite under emulation at QEMU's
-#      default CPU (max: NEON, and SVE at 512 bits), 10 RapidCheck cases per property (below);
+#      default CPU (max: NEON, and SVE at 512 bits), 25 RapidCheck cases per property (below);
 #   3. again at SVE 128 and 256 bits (QEMU_CPU=max,sve-default-vector-length=16|32): every test
 #      that runs an SVE implementation, its mutant's kill among them; and as on a CPU without SVE
 #      (ROPECHECK_ISA=neon): the tests whose results follow the dispatched level;
 #   4. the contracted build (ROPECHECK_FP_CONTRACT=fast: a*b + c as one FMA, as GCC does on
 #      aarch64 unless told): the properties room, the same properties on every implementation and
 #      every mutant's required kills.
-# 10 cases, not 100: under emulation the oracle's long double (binary128 in software on aarch64)
-# makes a property case about 27 times as slow as on x86-64 (docs/aarch64.md).
+# 25 cases (the sanitizer leg's), not 100: under emulation the oracle's long double (binary128 in
+# software on aarch64) makes a property case about 27 times as slow as on x86-64 (docs/aarch64.md).
 # Timings under emulation are the emulator's: bench refuses them, and where this leg's tests time
 # anything (ROPECHECK_EMULATED_TIMINGS=1, the aarch64 test preset's) every result is marked.
 # Run as root (binfmt, packages). Exit status non-zero if anything fails.
