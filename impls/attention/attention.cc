@@ -96,10 +96,8 @@ void softmax_row(float* x, std::int64_t n, Isa level) {
     case Isa::avx512: return kernels::softmax_row_avx512(x, n);
     case Isa::avx2: return kernels::softmax_row_avx2(x, n);
 #elif defined(__aarch64__)
-    case Isa::sve: return kernels::softmax_row_sve(x, n);
-#endif
-#if defined(__aarch64__)
     case Isa::neon: return kernels::softmax_row_neon(x, n);
+    case Isa::sve: return kernels::softmax_row_sve(x, n);
 #endif
     default: break;  // scalar, or a level not built here
   }

@@ -135,13 +135,11 @@ std::unique_ptr<AttentionImpl> make_attention_fused_avx512() {
   return std::make_unique<FusedAttention>(Isa::avx512);
 }
 #elif defined(__aarch64__)
-std::unique_ptr<AttentionImpl> make_attention_fused_sve() {
-  return std::make_unique<FusedAttention>(Isa::sve);
-}
-#endif
-#if defined(__aarch64__)
 std::unique_ptr<AttentionImpl> make_attention_fused_neon() {
   return std::make_unique<FusedAttention>(Isa::neon);
+}
+std::unique_ptr<AttentionImpl> make_attention_fused_sve() {
+  return std::make_unique<FusedAttention>(Isa::sve);
 }
 #endif
 
@@ -157,13 +155,11 @@ std::unique_ptr<AttentionImpl> make_attention_blas_avx512() {
   return std::make_unique<BlasAttention>(Isa::avx512);
 }
 #elif defined(__aarch64__)
-std::unique_ptr<AttentionImpl> make_attention_blas_sve() {
-  return std::make_unique<BlasAttention>(Isa::sve);
-}
-#endif
-#if defined(__aarch64__)
 std::unique_ptr<AttentionImpl> make_attention_blas_neon() {
   return std::make_unique<BlasAttention>(Isa::neon);
+}
+std::unique_ptr<AttentionImpl> make_attention_blas_sve() {
+  return std::make_unique<BlasAttention>(Isa::sve);
 }
 #endif
 

@@ -32,10 +32,8 @@ LevelKernels level_kernels(Isa level) {
     case Isa::avx2: return {level, kernels::fused_rope_cache_avx2, kernels::cache_write_avx2};
     case Isa::avx512: return {level, kernels::fused_rope_cache_avx512, kernels::cache_write_avx512};
 #elif defined(__aarch64__)
-    case Isa::sve: return {level, kernels::fused_rope_cache_sve, kernels::cache_write_sve};
-#endif
-#if defined(__aarch64__)
     case Isa::neon: return {level, kernels::fused_rope_cache_neon, kernels::cache_write_neon};
+    case Isa::sve: return {level, kernels::fused_rope_cache_sve, kernels::cache_write_sve};
 #endif
     default: break;  // a level not built here
   }
@@ -178,13 +176,11 @@ std::unique_ptr<RopeCacheImpl> make_fused_cache_avx512() {
   return std::make_unique<FusedRopeCache>("fused_cache/avx512", level_kernels(Isa::avx512));
 }
 #elif defined(__aarch64__)
-std::unique_ptr<RopeCacheImpl> make_fused_cache_sve() {
-  return std::make_unique<FusedRopeCache>("fused_cache/sve", level_kernels(Isa::sve));
-}
-#endif
-#if defined(__aarch64__)
 std::unique_ptr<RopeCacheImpl> make_fused_cache_neon() {
   return std::make_unique<FusedRopeCache>("fused_cache/neon", level_kernels(Isa::neon));
+}
+std::unique_ptr<RopeCacheImpl> make_fused_cache_sve() {
+  return std::make_unique<FusedRopeCache>("fused_cache/sve", level_kernels(Isa::sve));
 }
 #endif
 

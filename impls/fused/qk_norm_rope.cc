@@ -34,10 +34,8 @@ FormKernel qkn_kernel(Isa level) {
     case Isa::avx2: return kernels::qk_norm_rope_avx2;
     case Isa::avx512: return kernels::qk_norm_rope_avx512;
 #elif defined(__aarch64__)
-    case Isa::sve: return kernels::qk_norm_rope_sve;
-#endif
-#if defined(__aarch64__)
     case Isa::neon: return kernels::qk_norm_rope_neon;
+    case Isa::sve: return kernels::qk_norm_rope_sve;
 #endif
     default: break;  // a level not built here
   }
@@ -165,13 +163,11 @@ std::unique_ptr<RopeFormImpl> make_qk_norm_rope_avx512() {
   return std::make_unique<QkNormRope>("qk_norm_rope/avx512", Isa::avx512, false);
 }
 #elif defined(__aarch64__)
-std::unique_ptr<RopeFormImpl> make_qk_norm_rope_sve() {
-  return std::make_unique<QkNormRope>("qk_norm_rope/sve", Isa::sve, false);
-}
-#endif
-#if defined(__aarch64__)
 std::unique_ptr<RopeFormImpl> make_qk_norm_rope_neon() {
   return std::make_unique<QkNormRope>("qk_norm_rope/neon", Isa::neon, false);
+}
+std::unique_ptr<RopeFormImpl> make_qk_norm_rope_sve() {
+  return std::make_unique<QkNormRope>("qk_norm_rope/sve", Isa::sve, false);
 }
 #endif
 std::unique_ptr<RopeFormImpl> make_norm_then_rope_scalar() {
@@ -185,13 +181,11 @@ std::unique_ptr<RopeFormImpl> make_norm_then_rope_avx512() {
   return std::make_unique<QkNormRope>("norm_then_rope/avx512", Isa::avx512, true);
 }
 #elif defined(__aarch64__)
-std::unique_ptr<RopeFormImpl> make_norm_then_rope_sve() {
-  return std::make_unique<QkNormRope>("norm_then_rope/sve", Isa::sve, true);
-}
-#endif
-#if defined(__aarch64__)
 std::unique_ptr<RopeFormImpl> make_norm_then_rope_neon() {
   return std::make_unique<QkNormRope>("norm_then_rope/neon", Isa::neon, true);
+}
+std::unique_ptr<RopeFormImpl> make_norm_then_rope_sve() {
+  return std::make_unique<QkNormRope>("norm_then_rope/sve", Isa::sve, true);
 }
 #endif
 

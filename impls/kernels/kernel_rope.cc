@@ -2,7 +2,7 @@
 // impls/kernels/rope_kernel.h at each ISA level, on fp32, bf16 and fp16 storage, one registry
 // entry per (storage, level) so that every property runs on every level this CPU has (the others
 // are listed as unavailable, with the reason); x86-64 builds have avx2 and avx512, aarch64 ones
-// sve. Angles are formed in double (fp64 angle precision: error flat in position).
+// neon and sve. Angles are formed in double (fp64 angle precision: error flat in position).
 // The backward pass runs the same level's kernel on the negated frequencies: a R(m)^T = a R(-m),
 // and m * (-theta_i) is -(m * theta_i) exactly, so its rows are the forward's with the sine
 // negated and its bounds the forward's. Each pass keeps its own rows (a training step alternates
@@ -129,6 +129,10 @@ std::unique_ptr<RopeImpl> make_kernel_avx512() {
                                       KernelEntry{.fp32 = kernels::rope_kernel_avx512});
 }
 #elif defined(__aarch64__)
+std::unique_ptr<RopeImpl> make_kernel_neon() {
+  return std::make_unique<KernelRope>("kernel/neon", "neon", level_available<Isa::neon>,
+                                      KernelEntry{.fp32 = kernels::rope_kernel_neon});
+}
 std::unique_ptr<RopeImpl> make_kernel_sve() {
   return std::make_unique<KernelRope>("kernel/sve", "sve", level_available<Isa::sve>,
                                       KernelEntry{.fp32 = kernels::rope_kernel_sve});
@@ -137,12 +141,6 @@ std::unique_ptr<RopeImpl> make_kernel_sve() {
 // a mutant (impls/mutants/) runs the real kernel with one decision flipped.
 std::unique_ptr<RopeImpl> make_kernel_sve_variant(std::string_view id, std::string_view summary, Fp32Kernel kernel) {
   return std::make_unique<KernelRope>(id, "sve", level_available<Isa::sve>, KernelEntry{.fp32 = kernel}, summary);
-}
-#endif
-#if defined(__aarch64__)
-std::unique_ptr<RopeImpl> make_kernel_neon() {
-  return std::make_unique<KernelRope>("kernel/neon", "neon", level_available<Isa::neon>,
-                                      KernelEntry{.fp32 = kernels::rope_kernel_neon});
 }
 #endif
 std::unique_ptr<RopeImpl> make_kernel_bf16_scalar() {
@@ -164,15 +162,13 @@ std::unique_ptr<RopeImpl> make_kernel_bf16_avx512bf16() {
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_avx512bf16});
 }
 #elif defined(__aarch64__)
-std::unique_ptr<RopeImpl> make_kernel_bf16_sve() {
-  return std::make_unique<KernelRope>("kernel_bf16/sve", "sve", level_available<Isa::sve>,
-                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_sve});
-}
-#endif
-#if defined(__aarch64__)
 std::unique_ptr<RopeImpl> make_kernel_bf16_neon() {
   return std::make_unique<KernelRope>("kernel_bf16/neon", "neon", level_available<Isa::neon>,
                                       KernelEntry{.bf16 = kernels::rope_kernel_bf16_neon});
+}
+std::unique_ptr<RopeImpl> make_kernel_bf16_sve() {
+  return std::make_unique<KernelRope>("kernel_bf16/sve", "sve", level_available<Isa::sve>,
+                                      KernelEntry{.bf16 = kernels::rope_kernel_bf16_sve});
 }
 #endif
 std::unique_ptr<RopeImpl> make_kernel_fp16_scalar() {
@@ -189,15 +185,13 @@ std::unique_ptr<RopeImpl> make_kernel_fp16_avx512() {
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_avx512});
 }
 #elif defined(__aarch64__)
-std::unique_ptr<RopeImpl> make_kernel_fp16_sve() {
-  return std::make_unique<KernelRope>("kernel_fp16/sve", "sve", level_available<Isa::sve>,
-                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_sve});
-}
-#endif
-#if defined(__aarch64__)
 std::unique_ptr<RopeImpl> make_kernel_fp16_neon() {
   return std::make_unique<KernelRope>("kernel_fp16/neon", "neon", level_available<Isa::neon>,
                                       KernelEntry{.fp16 = kernels::rope_kernel_fp16_neon});
+}
+std::unique_ptr<RopeImpl> make_kernel_fp16_sve() {
+  return std::make_unique<KernelRope>("kernel_fp16/sve", "sve", level_available<Isa::sve>,
+                                      KernelEntry{.fp16 = kernels::rope_kernel_fp16_sve});
 }
 #endif
 
