@@ -84,20 +84,20 @@ MachineInfo parse_cpuinfo(const std::string& cpuinfo, Architecture architecture)
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
     const auto key = trim(std::string_view(line).substr(0, colon));
-    const auto value = std::string(trim(std::string_view(line).substr(colon + 1)));
+    const auto value = trim(std::string_view(line).substr(colon + 1));
     if (key == "processor") {
       ++info.logical_cpus;
     } else if (key == "model name" && x86_model.empty()) {
-      x86_model = value;
+      x86_model = std::string(value);
     } else if (key == "vendor_id") {
       x86_host = true;
     } else if (key == "CPU implementer" && implementer.empty()) {
-      implementer = value;
+      implementer = std::string(value);
     } else if (key == "CPU part" && part.empty()) {
-      part = value;
+      part = std::string(value);
     } else if ((key == "flags" || key == "Features") && !have_flags) {
       x86_host = x86_host || key == "flags";
-      std::istringstream words{value};
+      std::istringstream words{std::string(value)};
       for (std::string word; words >> word;) present.insert(word);
       have_flags = true;
     }
