@@ -16,10 +16,20 @@
 # Timings under emulation are the emulator's: bench refuses them, and where this leg's tests time
 # anything (ROPECHECK_EMULATED_TIMINGS=1, the aarch64 test preset's) every result is marked.
 # Run as root (binfmt, packages). Exit status non-zero if anything fails.
-#   scripts/test-aarch64.sh
+#   scripts/test-aarch64.sh            the whole leg (about an hour on 2 cores: docs/aarch64.md)
+#   scripts/test-aarch64.sh --levels   what CI runs (.ci/run): the tests of every NEON and SVE
+#                                      implementation and mutant at 512, 256 and 128 bits, the
+#                                      dispatched level as without SVE, and the contracted build's
+#                                      property tests of the same implementations (not the rest of
+#                                      the suite, whose code is the scalar one x86-64 runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -eq 0 ] || { echo "usage: scripts/test-aarch64.sh" >&2; exit 2; }
+levels_only=0
+case "${1:-}" in
+  "") ;;
+  --levels) levels_only=1 ;;
+  *) echo "usage: scripts/test-aarch64.sh [--levels]" >&2; exit 2 ;;
+esac
 
 scripts/install-aarch64-deps.sh
 jobs=$(nproc)
@@ -43,10 +53,19 @@ build() {  # build PRESET [TARGET...]
 }
 
 # The ggml peer's aarch64 build (pinned, checksum-checked), verified under emulation beside the own
-# kernels, as the x86-64 legs verify its x86-64 build.
-scripts/install-ggml-peer.sh --arch arm64
+# kernels in the whole leg, as the x86-64 legs verify its x86-64 build.
+[ "$levels_only" -eq 1 ] || scripts/install-ggml-peer.sh --arch arm64
+# The tests of an aarch64 level's implementation or mutant: their names hold the level
+# (kernel_sve, attention_blas/neon, MutantKill.IsKilled/mutant_sve_tail_predicate_dropped, ...),
+# and the outside NEON kernel's (NeonRopePlugin).
+readonly level_tests='[/_.](neon|sve)|NeonRope'
+
 leg "configure and build (uncontracted)" build aarch64
-leg "ctest under qemu-aarch64 (SVE 512 bits)" ctest --preset aarch64 -j"${jobs}"
+if [ "$levels_only" -eq 1 ]; then
+  leg "the NEON and SVE tests (SVE 512 bits)" ctest --preset aarch64 -j"${jobs}" -R "$level_tests"
+else
+  leg "ctest under qemu-aarch64 (SVE 512 bits)" ctest --preset aarch64 -j"${jobs}"
+fi
 for vl_bytes in 16 32; do
   leg "the SVE tests at $((vl_bytes * 8)) bits" env QEMU_CPU="max,sve-default-vector-length=${vl_bytes}" \
     ctest --preset aarch64 -j"${jobs}" -R '[/_.]sve'
@@ -54,4 +73,9 @@ done
 leg "as on a CPU without SVE (ROPECHECK_ISA=neon)" env ROPECHECK_ISA=neon \
   ctest --preset aarch64 -j"${jobs}" -R 'IsaDispatch|KernelLevel|Attention|attention_|Softmax'
 leg "configure and build (contracted: ROPECHECK_FP_CONTRACT=fast)" build aarch64-contracted properties_tests ropecheck
-leg "the properties room, contracted" ctest --preset aarch64-contracted -j"${jobs}" -L properties
+if [ "$levels_only" -eq 1 ]; then
+  leg "the NEON and SVE property tests, contracted" ctest --preset aarch64-contracted -j"${jobs}" -L properties \
+    -R "$level_tests"
+else
+  leg "the properties room, contracted" ctest --preset aarch64-contracted -j"${jobs}" -L properties
+fi
