@@ -64,7 +64,6 @@ leg "configure and build (uncontracted)" build aarch64
 if [ "$levels_only" -eq 1 ]; then
   # (not the main job as on a NEON-only CPU, CliMainJobAtLevel_neon: a whole main job, the suite's)
   leg "the NEON and SVE tests (SVE 512 bits)" ctest --preset aarch64 -j"${jobs}" -R "$level_tests" -E '^CliMainJob'
-
 else
   leg "ctest under qemu-aarch64 (SVE 512 bits)" ctest --preset aarch64 -j"${jobs}"
 fi
